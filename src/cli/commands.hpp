@@ -1,0 +1,21 @@
+// One subcommand, one file: each binds its options to a CLI11 subcommand and
+// sets the callback. main.cpp only assembles them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace attn {
+
+// What a command reports back to main(): its exit code when it does not
+// throw (0 success, 1 a check or verify found a mismatch).
+struct CommandContext {
+  int exit_code = 0;
+};
+
+void setup_run(CLI::App& app, CommandContext& context);
+void setup_lessons(CLI::App& app, CommandContext& context);
+
+// Writes `text` to standard output in one piece.
+void write_stdout(const std::string& text);
+
+}  // namespace attn

@@ -1,0 +1,89 @@
+// `attn-trace run`: trace a lesson and print every step in one format.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "backend/backend.hpp"
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/lesson_library.hpp"
+#include "core/pipeline.hpp"
+#include "render/render.hpp"
+
+namespace attn {
+
+namespace {
+
+struct RunOptions {
+  std::string lesson = kDefaultLesson;
+  std::string format = "text";
+  std::string backend = "cpu";
+  std::vector<std::string> steps;
+  int head = -1;
+  int precision = 4;
+  std::string color = "auto";
+  bool summary = false;
+};
+
+bool use_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color && *no_color) return false;
+  const char* term = std::getenv("TERM");
+  if (term && std::string(term) == "dumb") return false;
+  return isatty(STDOUT_FILENO) == 1;
+}
+
+void run_command(const RunOptions& o) {
+  const Lesson lesson = find_lesson(o.lesson);
+  const std::unique_ptr<Backend> backend = make_backend(o.backend);
+  const Trace trace = run_pipeline(lesson, *backend);
+
+  RenderOptions render;
+  render.precision = o.precision;
+  render.color = use_color(o.color);
+  render.summary = o.summary;
+  render.steps = o.steps;
+  if (o.head >= 0) render.head = static_cast<std::size_t>(o.head);
+
+  if (o.format == "text") write_stdout(render_text(lesson, trace, render));
+  else if (o.format == "json") write_stdout(render_json(lesson, trace, render));
+  else if (o.format == "markdown") write_stdout(render_markdown(lesson, trace, render));
+  else write_stdout(render_latex(lesson, trace, render));
+  for (const std::string& w : trace.warnings)
+    if (o.format != "text") fmt::print(stderr, "attn-trace: warning: {}\n", w);
+}
+
+}  // namespace
+
+void write_stdout(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+void setup_run(CLI::App& app, CommandContext& /*context*/) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* run = app.add_subcommand("run", "Trace a lesson: every step of attention, shown");
+  run->add_option("lesson", options->lesson,
+                  "Embedded lesson id or path to a lesson .toml (default: river-bank)");
+  run->add_option("--format", options->format, "text, json, markdown or latex")
+      ->check(CLI::IsMember({"text", "json", "markdown", "latex"}));
+  run->add_option("--backend", options->backend, "cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  run->add_option("--step", options->steps, "Show only these step ids (e.g. head0.weights)");
+  run->add_option("--head", options->head, "Show only this head's per-head steps")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--precision", options->precision, "Decimals shown (default 4)")
+      ->check(CLI::Range(0, 17));
+  run->add_option("--color", options->color, "auto, always or never (NO_COLOR is respected)")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  run->add_flag("--summary", options->summary,
+                "Shape, min/max/mean/std and corners instead of every cell");
+  run->callback([options] { run_command(*options); });
+}
+
+}  // namespace attn

@@ -1,0 +1,385 @@
+// Loading a lesson file (SPEC section 4): every key read, every shape checked.
+#include "core/lesson.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/toml_read.hpp"
+
+namespace attn {
+
+std::string shape_str(std::size_t rows, std::size_t cols) {
+  return fmt::format("{}×{}", rows, cols);
+}
+
+double Lesson::scale_divisor() const {
+  switch (scale_kind) {
+    case ScaleKind::sqrt_dk: return std::sqrt(static_cast<double>(d_k));
+    case ScaleKind::none: return 1.0;
+    case ScaleKind::number: return scale_number;
+  }
+  return 1.0;
+}
+
+namespace {
+
+// A weight matrix: a TOML matrix or the string "identity" (square, of `size`).
+arma::mat read_weight(const TomlReader& toml, const toml::node& node, std::string_view key,
+                      std::size_t size) {
+  if (node.is_string()) {
+    if (node.as_string()->get() != "identity")
+      toml.fail(&node, key,
+                fmt::format("\"{}\" is not a weight matrix; write a matrix or \"identity\"",
+                            node.as_string()->get()));
+    return arma::eye(size, size);
+  }
+  return toml.matrix(node, key);
+}
+
+std::vector<std::string> default_tokens(std::size_t n) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(fmt::format("t{}", i));
+  return out;
+}
+
+class LessonParser {
+ public:
+  LessonParser(std::string_view text, const std::string& origin) : toml_(text, origin) {}
+
+  Lesson parse() {
+    const toml::table& root = toml_.root();
+    toml_.require_known_keys(root, "", {"lesson", "model", "input", "weights", "claim"});
+    lesson_.origin = toml_.origin();
+    read_header(root);
+    read_model(root);
+    read_input(root);
+    read_weights(root);
+    read_claims(root);
+    check_shapes();
+    return std::move(lesson_);
+  }
+
+ private:
+  const toml::node* get(const toml::table* table, std::string_view key) const {
+    return table ? table->get(key) : nullptr;
+  }
+
+  void read_header(const toml::table& root) {
+    const toml::table* t = toml_.table(root, "lesson");
+    if (t) toml_.require_known_keys(*t, "lesson", {"id", "title", "source", "story"});
+    if (const toml::node* n = get(t, "id")) lesson_.id = toml_.string(*n, "lesson.id");
+    if (lesson_.id.empty())
+      lesson_.id = std::filesystem::path(toml_.origin()).stem().string();
+    if (const toml::node* n = get(t, "title")) lesson_.title = toml_.string(*n, "lesson.title");
+    if (const toml::node* n = get(t, "source")) lesson_.source = toml_.string(*n, "lesson.source");
+    if (const toml::node* n = get(t, "story")) lesson_.story = toml_.string(*n, "lesson.story");
+  }
+
+  void read_model(const toml::table& root) {
+    const toml::table* t = toml_.table(root, "model");
+    model_ = t;
+    if (!t) return;
+    toml_.require_known_keys(*t, "model",
+                             {"heads", "d_k", "scale", "causal", "mask_fill", "masked_row",
+                              "positional_encoding"});
+    if (const toml::node* n = get(t, "heads")) {
+      const long long h = toml_.integer(*n, "model.heads");
+      if (h < 1) toml_.fail(n, "model.heads", "must be at least 1");
+      lesson_.heads = static_cast<std::size_t>(h);
+    }
+    if (const toml::node* n = get(t, "d_k")) {
+      const long long d = toml_.integer(*n, "model.d_k");
+      if (d < 1) toml_.fail(n, "model.d_k", "must be at least 1");
+      d_k_node_ = n;
+      lesson_.d_k = static_cast<std::size_t>(d);
+    }
+    if (const toml::node* n = get(t, "scale")) {
+      if (n->is_string()) {
+        const std::string s = n->as_string()->get();
+        if (s == "sqrt_dk") lesson_.scale_kind = ScaleKind::sqrt_dk;
+        else if (s == "none") lesson_.scale_kind = ScaleKind::none;
+        else toml_.fail(n, "model.scale", fmt::format("\"{}\" is not a scale; write \"sqrt_dk\", \"none\" or a positive number", s));
+      } else {
+        const double s = toml_.number(*n, "model.scale").value;
+        if (!(s > 0))
+          toml_.fail(n, "model.scale",
+                     fmt::format("{} is not a valid divisor; the scale must be a positive number "
+                                 "(or \"sqrt_dk\" / \"none\")", s));
+        lesson_.scale_kind = ScaleKind::number;
+        lesson_.scale_number = s;
+      }
+    }
+    if (const toml::node* n = get(t, "causal")) lesson_.causal = toml_.boolean(*n, "model.causal");
+    if (const toml::node* n = get(t, "mask_fill")) {
+      if (n->is_string() && n->as_string()->get() == "-inf") {
+        lesson_.mask_fill = -arma::datum::inf;
+      } else if (n->is_floating_point() && n->as_floating_point()->get() == -arma::datum::inf) {
+        lesson_.mask_fill = -arma::datum::inf;
+      } else if (n->is_number()) {
+        lesson_.mask_fill = toml_.number(*n, "model.mask_fill").value;
+      } else {
+        toml_.fail(n, "model.mask_fill", "write \"-inf\" or a finite number such as -1e9");
+      }
+    }
+    if (const toml::node* n = get(t, "masked_row")) {
+      const std::string s = toml_.string(*n, "model.masked_row");
+      if (s == "nan") lesson_.masked_row = MaskedRowPolicy::nan;
+      else if (s == "zero") lesson_.masked_row = MaskedRowPolicy::zero;
+      else if (s == "uniform") lesson_.masked_row = MaskedRowPolicy::uniform;
+      else toml_.fail(n, "model.masked_row", fmt::format("\"{}\" is not a policy; write \"nan\", \"zero\" or \"uniform\"", s));
+    }
+    if (const toml::node* n = get(t, "positional_encoding")) {
+      const std::string s = toml_.string(*n, "model.positional_encoding");
+      if (s == "none") lesson_.positional_encoding = PositionalEncoding::none;
+      else if (s == "sinusoidal") lesson_.positional_encoding = PositionalEncoding::sinusoidal;
+      else toml_.fail(n, "model.positional_encoding", fmt::format("\"{}\" is not known; write \"none\" or \"sinusoidal\"", s));
+    }
+  }
+
+  void read_input(const toml::table& root) {
+    const toml::table* t = toml_.table(root, "input");
+    if (!t) throw InputError(fmt::format("{}: missing table [input]; a lesson needs at least "
+                                         "[input] X = [[...]]", toml_.origin()));
+    toml_.require_known_keys(*t, "input",
+                             {"tokens", "X", "memory_tokens", "memory", "key_padding", "keep"});
+    const toml::node* x = get(t, "X");
+    if (!x) toml_.fail(t, "input.X", "missing; give the input embeddings, one row per token");
+    lesson_.X = toml_.matrix(*x, "input.X");
+
+    if (const toml::node* n = get(t, "memory")) lesson_.memory = toml_.matrix(*n, "input.memory");
+    const std::size_t m = lesson_.keys();
+
+    if (const toml::node* n = get(t, "tokens")) {
+      lesson_.tokens = toml_.strings(*n, "input.tokens");
+      if (lesson_.tokens.size() != lesson_.X.n_rows)
+        toml_.fail(n, "input.tokens",
+                   fmt::format("{} tokens but X has {} rows ({}); give one token per row of X",
+                               lesson_.tokens.size(), lesson_.X.n_rows,
+                               shape_str(lesson_.X.n_rows, lesson_.X.n_cols)));
+    } else {
+      lesson_.tokens = default_tokens(lesson_.X.n_rows);
+    }
+    if (const toml::node* n = get(t, "memory_tokens")) {
+      if (!lesson_.memory)
+        toml_.fail(n, "input.memory_tokens", "given without input.memory; add memory = [[...]] "
+                                             "(cross-attention) or remove memory_tokens");
+      lesson_.memory_tokens = toml_.strings(*n, "input.memory_tokens");
+      if (lesson_.memory_tokens.size() != m)
+        toml_.fail(n, "input.memory_tokens",
+                   fmt::format("{} tokens but memory has {} rows; give one token per row of memory",
+                               lesson_.memory_tokens.size(), m));
+    } else if (lesson_.memory) {
+      for (std::size_t i = 0; i < m; ++i) lesson_.memory_tokens.push_back(fmt::format("m{}", i));
+    }
+
+    if (const toml::node* n = get(t, "key_padding")) {
+      const toml::array* arr = n->as_array();
+      if (!arr) toml_.fail(n, "input.key_padding", "expected an array of true/false, one per key");
+      for (const toml::node& item : *arr) {
+        if (item.is_boolean()) lesson_.key_padding.push_back(item.as_boolean()->get());
+        else if (item.is_integer() && (item.as_integer()->get() == 0 || item.as_integer()->get() == 1))
+          lesson_.key_padding.push_back(item.as_integer()->get() == 1);
+        else toml_.fail(&item, "input.key_padding", "each entry must be true (padded) or false");
+      }
+      if (lesson_.key_padding.size() != m)
+        toml_.fail(n, "input.key_padding",
+                   fmt::format("{} entries but there are {} keys ({}); give one entry per key",
+                               lesson_.key_padding.size(), m,
+                               lesson_.memory ? "rows of memory" : "rows of X"));
+    }
+    if (const toml::node* n = get(t, "keep")) {
+      const arma::mat keep = toml_.matrix(*n, "input.keep");
+      if (keep.n_rows != lesson_.X.n_rows || keep.n_cols != m)
+        toml_.fail(n, "input.keep",
+                   fmt::format("keep is {} but the scores are {} (queries × keys); give one row "
+                               "per query and one column per key",
+                               shape_str(keep.n_rows, keep.n_cols), shape_str(lesson_.X.n_rows, m)));
+      if (arma::any(arma::vectorise((keep != 0.0) % (keep != 1.0))))
+        toml_.fail(n, "input.keep", "entries must be 1 (may attend) or 0 (masked)");
+      lesson_.keep = arma::conv_to<arma::umat>::from(keep);
+    }
+  }
+
+  void read_weights(const toml::table& root) {
+    const toml::table* t = toml_.table(root, "weights");
+    if (!t) throw InputError(fmt::format("{}: missing table [weights]; give W_Q, W_K and W_V "
+                                         "(a matrix each, or \"identity\")", toml_.origin()));
+    weights_ = t;
+    toml_.require_known_keys(*t, "weights",
+                             {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"});
+    const std::size_t d_model = lesson_.X.n_cols;
+    const std::size_t d_mem = lesson_.memory ? lesson_.memory->n_cols : d_model;
+    auto required = [&](std::string_view key, std::size_t size) {
+      const toml::node* n = get(t, key);
+      if (!n) toml_.fail(t, fmt::format("weights.{}", key),
+                         "missing; give a matrix or \"identity\"");
+      return read_weight(toml_, *n, fmt::format("weights.{}", key), size);
+    };
+    lesson_.W_Q = required("W_Q", d_model);
+    lesson_.W_K = required("W_K", d_mem);
+    lesson_.W_V = required("W_V", d_mem);
+    if (const toml::node* n = get(t, "W_O")) {
+      // identity W_O is sized once the concat width is known (check_shapes).
+      if (n->is_string() && n->as_string()->get() == "identity") w_o_identity_ = true;
+      lesson_.W_O = read_weight(toml_, *n, "weights.W_O", 0);
+    }
+    if (const toml::node* n = get(t, "b_Q")) lesson_.b_Q = toml_.row(*n, "weights.b_Q");
+    if (const toml::node* n = get(t, "b_K")) lesson_.b_K = toml_.row(*n, "weights.b_K");
+    if (const toml::node* n = get(t, "b_V")) lesson_.b_V = toml_.row(*n, "weights.b_V");
+    if (const toml::node* n = get(t, "b_O")) lesson_.b_O = toml_.row(*n, "weights.b_O");
+  }
+
+  void read_claims(const toml::table& root) {
+    const toml::node* node = root.get("claim");
+    if (!node) return;
+    const toml::array* claims = node->as_array();
+    if (!claims || !claims->is_array_of_tables())
+      toml_.fail(node, "claim", "write each claim as a [[claim]] table");
+    std::size_t i = 0;
+    for (const toml::node& item : *claims) {
+      const toml::table& t = *item.as_table();
+      const std::string where = fmt::format("claim[{}]", i++);
+      toml_.require_known_keys(t, where,
+                               {"step", "cell", "row", "value", "values", "tolerance", "says"});
+      Claim claim;
+      claim.line = toml_.line_of(&item);
+      const toml::node* step = t.get("step");
+      if (!step) toml_.fail(&item, where + ".step", "missing; name the step id, e.g. \"head0.scores\"");
+      claim.step = toml_.string(*step, where + ".step");
+      if (const toml::node* n = t.get("says")) claim.says = toml_.string(*n, where + ".says");
+      if (const toml::node* n = t.get("tolerance")) {
+        claim.tolerance = toml_.number(*n, where + ".tolerance").value;
+        if (*claim.tolerance < 0) toml_.fail(n, where + ".tolerance", "must not be negative");
+      }
+      const toml::node* cell = t.get("cell");
+      const toml::node* row = t.get("row");
+      const toml::node* value = t.get("value");
+      const toml::node* values = t.get("values");
+      if (cell && row) toml_.fail(row, where + ".row", "give either cell = [r, c] or row = r, not both");
+      if (cell) {
+        std::tie(claim.where.row, claim.where.col) = toml_.cell(*cell, where + ".cell");
+        claim.where.kind = CellSelector::Kind::cell;
+        if (!value) toml_.fail(&item, where + ".value", "a cell claim needs value = <number>");
+        claim.values = {{toml_.number(*value, where + ".value")}};
+      } else if (row) {
+        const long long r = toml_.integer(*row, where + ".row");
+        if (r < 0) toml_.fail(row, where + ".row", "rows are counted from 0");
+        claim.where = {CellSelector::Kind::row, static_cast<std::size_t>(r), 0};
+        if (!values) toml_.fail(&item, where + ".values", "a row claim needs values = [...]");
+        claim.values = {toml_.number_row(*values, where + ".values")};
+      } else {
+        claim.where.kind = CellSelector::Kind::matrix;
+        if (!values) toml_.fail(&item, where + ".values", "a matrix claim needs values = [[...]]");
+        claim.values = toml_.number_matrix(*values, where + ".values");
+      }
+      lesson_.claims.push_back(std::move(claim));
+    }
+  }
+
+  // Every shape rule of SPEC section 3, each error naming both shapes.
+  void check_shapes() {
+    Lesson& l = lesson_;
+    const std::string key_source = l.memory ? "memory" : "X";
+    const arma::mat& source = l.memory ? *l.memory : l.X;
+    auto w = [&](std::string_view key) { return get(weights_, key); };
+    auto product_rule = [&](const arma::mat& in, const std::string& in_name,
+                            const arma::mat& weight, std::string_view weight_key) {
+      if (in.n_cols != weight.n_rows)
+        toml_.fail(w(weight_key), fmt::format("weights.{}", weight_key),
+                   fmt::format("{} is {} and {} is {}: the columns of {} ({}) must equal the rows "
+                               "of {} ({}) to form {}·{}; give {} {} rows",
+                               in_name, shape_str(in.n_rows, in.n_cols), weight_key,
+                               shape_str(weight.n_rows, weight.n_cols), in_name, in.n_cols,
+                               weight_key, weight.n_rows, in_name, weight_key, weight_key,
+                               in.n_cols));
+    };
+    product_rule(l.X, "X", l.W_Q, "W_Q");
+    product_rule(source, key_source, l.W_K, "W_K");
+    product_rule(source, key_source, l.W_V, "W_V");
+    if (l.W_Q.n_cols != l.W_K.n_cols)
+      toml_.fail(w("W_K"), "weights.W_K",
+                 fmt::format("Q and K must have the same number of columns to form Q·Kᵀ: W_Q is "
+                             "{} (Q has {} columns) but W_K is {} (K has {}); give W_K {} columns",
+                             shape_str(l.W_Q.n_rows, l.W_Q.n_cols), l.W_Q.n_cols,
+                             shape_str(l.W_K.n_rows, l.W_K.n_cols), l.W_K.n_cols, l.W_Q.n_cols));
+    const toml::node* heads_node = get(model_, "heads");
+    if (l.W_Q.n_cols % l.heads != 0)
+      toml_.fail(heads_node ? heads_node : w("W_Q"), "model.heads",
+                 fmt::format("heads = {} does not divide the projection width {} (W_Q is {}); "
+                             "each head takes an equal block of columns: choose heads dividing {}",
+                             l.heads, l.W_Q.n_cols, shape_str(l.W_Q.n_rows, l.W_Q.n_cols),
+                             l.W_Q.n_cols));
+    if (l.W_V.n_cols % l.heads != 0)
+      toml_.fail(heads_node ? heads_node : w("W_V"), "model.heads",
+                 fmt::format("heads = {} does not divide the value width {} (W_V is {}); choose "
+                             "heads dividing {}",
+                             l.heads, l.W_V.n_cols, shape_str(l.W_V.n_rows, l.W_V.n_cols),
+                             l.W_V.n_cols));
+    const std::size_t d_k = l.W_Q.n_cols / l.heads;
+    if (l.d_k != 0 && l.d_k != d_k)
+      toml_.fail(d_k_node_, "model.d_k",
+                 fmt::format("d_k = {} but W_Q is {} with {} head(s), so d_k = {} / {} = {}; fix "
+                             "d_k or the columns of W_Q",
+                             l.d_k, shape_str(l.W_Q.n_rows, l.W_Q.n_cols), l.heads, l.W_Q.n_cols,
+                             l.heads, d_k));
+    l.d_k = d_k;
+    l.d_v = l.W_V.n_cols / l.heads;
+
+    auto bias_rule = [&](const std::optional<arma::rowvec>& b, std::string_view key,
+                         std::size_t width, std::string_view of) {
+      if (b && b->n_elem != width)
+        toml_.fail(w(key), fmt::format("weights.{}", key),
+                   fmt::format("{} has {} entries but {} has {} columns; give one bias per column",
+                               key, b->n_elem, of, width));
+    };
+    bias_rule(l.b_Q, "b_Q", l.W_Q.n_cols, "W_Q");
+    bias_rule(l.b_K, "b_K", l.W_K.n_cols, "W_K");
+    bias_rule(l.b_V, "b_V", l.W_V.n_cols, "W_V");
+    const std::size_t concat_width = l.heads * l.d_v;
+    if (l.W_O) {
+      if (w_o_identity_) l.W_O = arma::eye(concat_width, concat_width);
+      if (l.W_O->n_rows != concat_width)
+        toml_.fail(w("W_O"), "weights.W_O",
+                   fmt::format("the concatenated heads are {} wide ({} heads × d_v {}) but W_O is "
+                               "{}; W_O needs {} rows to form concat·W_O",
+                               concat_width, l.heads, l.d_v,
+                               shape_str(l.W_O->n_rows, l.W_O->n_cols), concat_width));
+      bias_rule(l.b_O, "b_O", l.W_O->n_cols, "W_O");
+    } else if (l.b_O) {
+      toml_.fail(w("b_O"), "weights.b_O", "b_O given without W_O; add W_O or remove b_O");
+    }
+  }
+
+  TomlReader toml_;
+  Lesson lesson_;
+  const toml::table* model_ = nullptr;
+  const toml::table* weights_ = nullptr;
+  const toml::node* d_k_node_ = nullptr;
+  bool w_o_identity_ = false;
+};
+
+}  // namespace
+
+Lesson parse_lesson(std::string_view toml_text, const std::string& origin) {
+  return LessonParser(toml_text, origin).parse();
+}
+
+Lesson load_lesson_file(const std::string& path) {
+  if (std::filesystem::is_directory(path))
+    throw InputError(fmt::format("{}: is a folder, not a lesson file; give a .toml file", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(fmt::format("{}: cannot open the lesson file ({}); check the path, or run "
+                                 "`attn-trace lessons` for the embedded lesson names",
+                                 path, std::filesystem::exists(path) ? "permission denied" : "no such file"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_lesson(text.str(), path);
+}
+
+}  // namespace attn

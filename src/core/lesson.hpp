@@ -1,0 +1,94 @@
+// The lesson model: everything a lesson file (SPEC section 4) says, checked
+// for consistency when it is loaded, so the pipeline can trust its shapes.
+#pragma once
+
+#include <armadillo>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+enum class ScaleKind { sqrt_dk, none, number };
+enum class MaskedRowPolicy { nan, zero, uniform };
+enum class PositionalEncoding { none, sinusoidal };
+
+// A number as the document or the learner wrote it: the value and how many
+// decimals were written (the default tolerance is half a unit in the last one).
+struct WrittenNumber {
+  double value = 0.0;
+  int decimals = 0;
+};
+
+// Half a unit in the last written decimal: 1.68 -> 0.005, 2 -> 0.5.
+double half_unit(int decimals);
+
+// What part of a step a claim or an answer is about.
+struct CellSelector {
+  enum class Kind { cell, row, matrix };
+  Kind kind = Kind::matrix;
+  std::size_t row = 0;
+  std::size_t col = 0;
+};
+
+// A value a source document states, attached to a step of the trace.
+struct Claim {
+  std::string step;
+  CellSelector where;
+  std::vector<std::vector<WrittenNumber>> values;  // 1x1 cell, 1xm row, or full matrix
+  std::optional<double> tolerance;                 // default: half a unit in the last decimal
+  std::string says;
+  int line = 0;  // where the claim starts in the lesson file
+};
+
+struct Lesson {
+  // [lesson]
+  std::string id;
+  std::string title;
+  std::string source;
+  std::string story;
+  std::string origin;  // file path, or "lessons/<id>.toml (embedded)"
+
+  // [model]
+  std::size_t heads = 1;
+  std::size_t d_k = 0;  // columns of W_Q / heads unless the file sets it
+  std::size_t d_v = 0;  // columns of W_V / heads
+  ScaleKind scale_kind = ScaleKind::sqrt_dk;
+  double scale_number = 1.0;  // used when scale_kind == number
+  bool causal = false;
+  double mask_fill = -arma::datum::inf;
+  MaskedRowPolicy masked_row = MaskedRowPolicy::nan;
+  PositionalEncoding positional_encoding = PositionalEncoding::none;
+
+  // [input]
+  std::vector<std::string> tokens;         // one per row of X
+  arma::mat X;                             // (n, d_model)
+  std::optional<arma::mat> memory;         // (m, d_mem): cross-attention keys and values
+  std::vector<std::string> memory_tokens;  // one per row of memory
+  std::vector<bool> key_padding;           // empty, or one per key (true = padded)
+  std::optional<arma::umat> keep;          // (n, m): 1 = may attend, 0 = masked
+
+  // [weights]
+  arma::mat W_Q, W_K, W_V;  // (d_model, h*d_k), (d_mem, h*d_k), (d_mem, h*d_v)
+  std::optional<arma::mat> W_O;
+  std::optional<arma::rowvec> b_Q, b_K, b_V, b_O;
+
+  std::vector<Claim> claims;
+
+  std::size_t queries() const { return X.n_rows; }
+  std::size_t keys() const { return memory ? memory->n_rows : X.n_rows; }
+  bool is_cross() const { return memory.has_value(); }
+  const std::vector<std::string>& key_tokens() const { return memory ? memory_tokens : tokens; }
+  // The divisor of the scaled scores: √d_k, 1, or the lesson's number.
+  double scale_divisor() const;
+};
+
+// Parses and checks a lesson. `origin` names it in every error message.
+// Throws InputError naming the origin, the key (and line) and the fix.
+Lesson parse_lesson(std::string_view toml_text, const std::string& origin);
+
+// Reads and parses a lesson file.
+Lesson load_lesson_file(const std::string& path);
+
+}  // namespace attn

@@ -1,0 +1,260 @@
+// TomlReader: typed access to a user's TOML file with actionable errors.
+#include "core/toml_read.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+#include "core/error.hpp"
+
+namespace attn {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+const char* type_name(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    default: return "a date or time";
+  }
+}
+
+}  // namespace
+
+int decimals_written(std::string_view literal) {
+  std::string digits;
+  for (char c : literal)
+    if (c != '_') digits += c;
+  const std::size_t exp_pos = digits.find_first_of("eE");
+  const std::string mantissa = digits.substr(0, exp_pos);
+  int decimals = 0;
+  if (const std::size_t dot = mantissa.find('.'); dot != std::string::npos)
+    decimals = static_cast<int>(mantissa.size() - dot - 1);
+  if (exp_pos != std::string::npos) decimals -= std::atoi(digits.c_str() + exp_pos + 1);
+  return std::max(decimals, 0);
+}
+
+double half_unit(int decimals) { return 0.5 * std::pow(10.0, -decimals); }
+
+arma::mat to_matrix(const std::vector<std::vector<WrittenNumber>>& numbers) {
+  arma::mat m(numbers.size(), numbers.empty() ? 0 : numbers[0].size());
+  for (std::size_t r = 0; r < m.n_rows; ++r)
+    for (std::size_t c = 0; c < m.n_cols; ++c) m(r, c) = numbers[r][c].value;
+  return m;
+}
+
+TomlReader::TomlReader(std::string_view text, std::string origin)
+    : text_(text), origin_(std::move(origin)) {
+  line_starts_.push_back(0);
+  for (std::size_t i = 0; i < text_.size(); ++i)
+    if (text_[i] == '\n') line_starts_.push_back(i + 1);
+  try {
+    root_ = toml::parse(text_, origin_);
+  } catch (const toml::parse_error& e) {
+    throw InputError(fmt::format("{}:{}:{}: TOML syntax error: {}. Fix the file at that line.",
+                                 origin_, e.source().begin.line, e.source().begin.column,
+                                 e.description()));
+  }
+}
+
+int TomlReader::line_of(const toml::node* node) const {
+  return node ? static_cast<int>(node->source().begin.line) : 0;
+}
+
+void TomlReader::fail(const toml::node* node, std::string_view key,
+                      std::string_view message) const {
+  const int line = line_of(node);
+  if (line > 0) throw InputError(fmt::format("{}:{}: key '{}': {}", origin_, line, key, message));
+  throw InputError(fmt::format("{}: key '{}': {}", origin_, key, message));
+}
+
+void TomlReader::require_known_keys(const toml::table& table, std::string_view where,
+                                    std::initializer_list<std::string_view> allowed) const {
+  for (auto&& [key, node] : table) {
+    const std::string_view name = key.str();
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+    std::string_view best;
+    std::size_t best_distance = 3;
+    for (std::string_view candidate : allowed) {
+      const std::size_t d = edit_distance(lower(name), lower(candidate));
+      if (d < best_distance) best = candidate, best_distance = d;
+    }
+    std::string known;
+    for (std::string_view candidate : allowed)
+      known += (known.empty() ? "" : ", ") + std::string(candidate);
+    const std::string hint =
+        best.empty() ? "" : fmt::format("did you mean '{}'? ", best);
+    fail(&node, fmt::format("{}{}", where.empty() ? "" : std::string(where) + ".", name),
+         fmt::format("unknown key {}(known keys{}: {})", hint,
+                     where.empty() ? "" : fmt::format(" in [{}]", where), known));
+  }
+}
+
+const toml::table* TomlReader::table(const toml::table& parent, std::string_view key) const {
+  const toml::node* node = parent.get(key);
+  if (!node) return nullptr;
+  if (!node->is_table())
+    fail(node, key, fmt::format("expected a table [{}], found {}", key, type_name(*node)));
+  return node->as_table();
+}
+
+std::string TomlReader::string(const toml::node& node, std::string_view key) const {
+  if (!node.is_string())
+    fail(&node, key, fmt::format("expected a string, found {}", type_name(node)));
+  return node.as_string()->get();
+}
+
+bool TomlReader::boolean(const toml::node& node, std::string_view key) const {
+  if (!node.is_boolean())
+    fail(&node, key, fmt::format("expected true or false, found {}", type_name(node)));
+  return node.as_boolean()->get();
+}
+
+long long TomlReader::integer(const toml::node& node, std::string_view key) const {
+  if (!node.is_integer())
+    fail(&node, key, fmt::format("expected an integer, found {}", type_name(node)));
+  return node.as_integer()->get();
+}
+
+std::string TomlReader::literal_text(const toml::node& node) const {
+  const auto& begin = node.source().begin;
+  if (begin.line == 0 || begin.line > line_starts_.size()) return {};
+  // toml++ counts columns in code points; walk the line's UTF-8 to find the byte.
+  std::size_t pos = line_starts_[begin.line - 1];
+  for (std::size_t col = 1; col < begin.column && pos < text_.size(); ++col) {
+    ++pos;
+    while (pos < text_.size() && (static_cast<unsigned char>(text_[pos]) & 0xC0) == 0x80) ++pos;
+  }
+  std::size_t end = pos;
+  while (end < text_.size() && std::string_view("0123456789+-._eEinfa").find(text_[end]) !=
+                                   std::string_view::npos)
+    ++end;
+  return text_.substr(pos, end - pos);
+}
+
+WrittenNumber TomlReader::number(const toml::node& node, std::string_view key) const {
+  WrittenNumber out;
+  if (node.is_integer()) {
+    out.value = static_cast<double>(node.as_integer()->get());
+    out.decimals = 0;
+    return out;
+  }
+  if (node.is_floating_point()) {
+    out.value = node.as_floating_point()->get();
+    out.decimals = decimals_written(literal_text(node));
+  } else if (node.is_string()) {
+    const std::string& s = node.as_string()->get();
+    const char* begin = s.c_str();
+    char* end = nullptr;
+    out.value = std::strtod(begin, &end);
+    while (end && *end == ' ') ++end;
+    if (end == begin || *end != '\0')
+      fail(&node, key,
+           fmt::format("\"{}\" is not a number; write a number such as 1.70 or \"1.70\"", s));
+    std::string_view trimmed(s);
+    while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
+    while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
+    out.decimals = decimals_written(trimmed);
+  } else {
+    fail(&node, key, fmt::format("expected a number, found {}", type_name(node)));
+  }
+  if (!std::isfinite(out.value))
+    fail(&node, key,
+         fmt::format("{} is not allowed here; every input must be a finite number",
+                     std::isnan(out.value) ? "NaN" : "infinity"));
+  return out;
+}
+
+std::vector<WrittenNumber> TomlReader::number_row(const toml::node& node,
+                                                  std::string_view key) const {
+  if (!node.is_array())
+    fail(&node, key, fmt::format("expected an array of numbers, found {}", type_name(node)));
+  std::vector<WrittenNumber> out;
+  std::size_t i = 0;
+  for (const toml::node& item : *node.as_array())
+    out.push_back(number(item, fmt::format("{}[{}]", key, i++)));
+  if (out.empty()) fail(&node, key, "the array is empty; give at least one number");
+  return out;
+}
+
+std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::node& node,
+                                                                  std::string_view key) const {
+  if (!node.is_array() || node.as_array()->empty() || !node.as_array()->get(0)->is_array())
+    fail(&node, key,
+         "expected a matrix: an array of rows, e.g. [[1, 0], [0, 1]]" +
+             std::string(node.is_string() ? " (or the string \"identity\" for weights)" : ""));
+  std::vector<std::vector<WrittenNumber>> rows;
+  std::size_t r = 0;
+  for (const toml::node& item : *node.as_array()) {
+    if (!item.is_array())
+      fail(&item, key, fmt::format("row {} is {}, not an array of numbers", r, type_name(item)));
+    rows.push_back(number_row(item, fmt::format("{}[{}]", key, r)));
+    if (rows.back().size() != rows.front().size())
+      fail(&item, key,
+           fmt::format("ragged matrix: row {} has {} numbers but row 0 has {}; every row must "
+                       "have the same length",
+                       r, rows.back().size(), rows.front().size()));
+    ++r;
+  }
+  return rows;
+}
+
+arma::mat TomlReader::matrix(const toml::node& node, std::string_view key) const {
+  return to_matrix(number_matrix(node, key));
+}
+
+arma::rowvec TomlReader::row(const toml::node& node, std::string_view key) const {
+  const std::vector<WrittenNumber> numbers = number_row(node, key);
+  arma::rowvec v(numbers.size());
+  for (std::size_t i = 0; i < numbers.size(); ++i) v(i) = numbers[i].value;
+  return v;
+}
+
+std::vector<std::string> TomlReader::strings(const toml::node& node, std::string_view key) const {
+  if (!node.is_array())
+    fail(&node, key, fmt::format("expected an array of strings, found {}", type_name(node)));
+  std::vector<std::string> out;
+  for (const toml::node& item : *node.as_array()) out.push_back(string(item, key));
+  return out;
+}
+
+std::pair<std::size_t, std::size_t> TomlReader::cell(const toml::node& node,
+                                                     std::string_view key) const {
+  const toml::array* arr = node.as_array();
+  if (!arr || arr->size() != 2 || !arr->get(0)->is_integer() || !arr->get(1)->is_integer())
+    fail(&node, key, "expected [row, col], two integers counted from 0");
+  const long long r = arr->get(0)->as_integer()->get();
+  const long long c = arr->get(1)->as_integer()->get();
+  if (r < 0 || c < 0) fail(&node, key, "row and column are counted from 0 and cannot be negative");
+  return {static_cast<std::size_t>(r), static_cast<std::size_t>(c)};
+}
+
+}  // namespace attn

@@ -1,0 +1,67 @@
+// Reading TOML files a user wrote (lessons, answers, golden files) with
+// errors that name the file, the key, the line, and the fix.
+#pragma once
+
+#include <armadillo>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <toml++/toml.h>
+#include <vector>
+
+#include "core/lesson.hpp"
+
+namespace attn {
+
+class TomlReader {
+ public:
+  // Parses `text`; a syntax error becomes an InputError naming origin:line.
+  TomlReader(std::string_view text, std::string origin);
+
+  const toml::table& root() const { return root_; }
+  const std::string& origin() const { return origin_; }
+
+  // Throws InputError "origin:line: key 'key': message".
+  [[noreturn]] void fail(const toml::node* node, std::string_view key,
+                         std::string_view message) const;
+
+  // Every key of `table` must be one of `allowed`; a typo gets a suggestion.
+  void require_known_keys(const toml::table& table, std::string_view where,
+                          std::initializer_list<std::string_view> allowed) const;
+
+  const toml::table* table(const toml::table& parent, std::string_view key) const;
+  std::string string(const toml::node& node, std::string_view key) const;
+  bool boolean(const toml::node& node, std::string_view key) const;
+  long long integer(const toml::node& node, std::string_view key) const;
+  // A finite number: a TOML integer, float, or a numeric string ("1.70"),
+  // with the decimals as written in the file.
+  WrittenNumber number(const toml::node& node, std::string_view key) const;
+  std::vector<WrittenNumber> number_row(const toml::node& node, std::string_view key) const;
+  // A rectangular array of arrays of finite numbers (ragged rows are an error).
+  std::vector<std::vector<WrittenNumber>> number_matrix(const toml::node& node,
+                                                        std::string_view key) const;
+  arma::mat matrix(const toml::node& node, std::string_view key) const;
+  arma::rowvec row(const toml::node& node, std::string_view key) const;
+  std::vector<std::string> strings(const toml::node& node, std::string_view key) const;
+  // [row, col] with non-negative integers.
+  std::pair<std::size_t, std::size_t> cell(const toml::node& node, std::string_view key) const;
+
+  int line_of(const toml::node* node) const;
+
+ private:
+  // The literal text of a value as written in the file ("1.70").
+  std::string literal_text(const toml::node& node) const;
+
+  std::string text_;
+  std::string origin_;
+  toml::table root_;
+  std::vector<std::size_t> line_starts_;
+};
+
+// Decimals written in a number literal: "1.70" -> 2, "2" -> 0, "1e-3" -> 3.
+int decimals_written(std::string_view literal);
+
+// Converts a matrix of written numbers to values.
+arma::mat to_matrix(const std::vector<std::vector<WrittenNumber>>& numbers);
+
+}  // namespace attn

@@ -1,0 +1,31 @@
+// JSON renderer: the schema of SPEC section 6, numbers with 17 significant
+// digits, non-finite values as the strings "-inf", "inf", "nan".
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "render/json_writer.hpp"
+#include "render/numbers.hpp"
+#include "render/render.hpp"
+
+namespace attn {
+
+std::string render_json(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
+  const std::vector<const Step*> steps = select_steps(trace, options);
+  std::string out = "{";
+  out += fmt::format("\"lesson\": {}, \"title\": {}, \"backend\": {},\n \"steps\": [",
+                     json_string(lesson.id), json_string(lesson.title), json_string(trace.backend));
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const Step& s = *steps[k];
+    out += fmt::format(
+        "{}\n  {{\"id\": {}, \"name\": {}, \"formula\": {}, \"head\": {}, \"shape\": [{}, {}],\n"
+        "   \"rows\": {},\n   \"cols\": {},\n   \"data\": {}}}",
+        k ? "," : "", json_string(s.id), json_string(s.name), json_string(s.formula),
+        s.head < 0 ? std::string("null") : std::to_string(s.head), s.value.n_rows, s.value.n_cols,
+        json_strings(s.rows), json_strings(s.cols), json_matrix(s.value));
+  }
+  out += fmt::format("\n ],\n \"warnings\": {}}}\n", json_strings(trace.warnings));
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,88 @@
+// Number formatting and matrix summaries shared by every renderer.
+#include "render/numbers.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "render/render.hpp"
+
+namespace attn {
+
+std::string format_fixed(double value, int precision) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+  std::string s = fmt::format("{:.{}f}", value, precision);
+  if (s.starts_with('-') && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+  return s;
+}
+
+std::string format_exact(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+  return fmt::format("{:.17g}", value);
+}
+
+bool should_summarise(const arma::mat& M, bool forced) {
+  return forced || M.n_rows > kSummaryThreshold || M.n_cols > kSummaryThreshold;
+}
+
+std::vector<std::optional<std::size_t>> visible_indices(std::size_t count, bool summarised) {
+  constexpr std::size_t kEdge = 3;
+  std::vector<std::optional<std::size_t>> out;
+  if (!summarised || count <= 2 * kEdge + 1) {
+    for (std::size_t i = 0; i < count; ++i) out.push_back(i);
+    return out;
+  }
+  for (std::size_t i = 0; i < kEdge; ++i) out.push_back(i);
+  out.push_back(std::nullopt);
+  for (std::size_t i = count - kEdge; i < count; ++i) out.push_back(i);
+  return out;
+}
+
+MatrixStats matrix_stats(const arma::mat& M) {
+  MatrixStats s;
+  double sum = 0, sum_sq = 0;
+  bool first = true;
+  for (double v : M) {
+    if (std::isnan(v)) { ++s.nan; continue; }
+    if (std::isinf(v)) { ++(v < 0 ? s.neg_inf : s.pos_inf); continue; }
+    if (first) s.min = s.max = v, first = false;
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    sum += v;
+    ++s.finite;
+  }
+  if (s.finite == 0) return s;
+  s.mean = sum / static_cast<double>(s.finite);
+  for (double v : M)
+    if (std::isfinite(v)) sum_sq += (v - s.mean) * (v - s.mean);
+  s.std = std::sqrt(sum_sq / static_cast<double>(s.finite));
+  return s;
+}
+
+std::string format_stats(const MatrixStats& s, int precision) {
+  std::string out =
+      s.finite ? fmt::format("min {} · max {} · mean {} · std {}", format_fixed(s.min, precision),
+                             format_fixed(s.max, precision), format_fixed(s.mean, precision),
+                             format_fixed(s.std, precision))
+               : std::string("no finite cells");
+  if (s.neg_inf) out += fmt::format(" · {} cells -inf", s.neg_inf);
+  if (s.pos_inf) out += fmt::format(" · {} cells inf", s.pos_inf);
+  if (s.nan) out += fmt::format(" · {} cells nan", s.nan);
+  return out;
+}
+
+std::size_t display_width(const std::string& text) {
+  std::size_t width = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    // Three-byte sequences from U+1100 up are mostly wide (CJK, Hangul).
+    width += (len >= 3 && c >= 0xE1 && c != 0xE2) ? 2 : 1;
+    i += len;
+  }
+  return width;
+}
+
+}  // namespace attn

@@ -1,0 +1,36 @@
+// How numbers and big matrices are shown: one place for widths, precision,
+// non-finite values and the summary of large matrices.
+#pragma once
+
+#include <armadillo>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// Fixed decimals; "-inf", "inf", "nan" for non-finite values; no "-0.0000".
+std::string format_fixed(double value, int precision);
+
+// Round-trip exact: 17 significant digits; "-inf", "inf", "nan".
+std::string format_exact(double value);
+
+// Row or column indices to show for a dimension of `count`: all of them when
+// not summarised, else the first and last few with nullopt for the ellipsis.
+std::vector<std::optional<std::size_t>> visible_indices(std::size_t count, bool summarised);
+
+bool should_summarise(const arma::mat& M, bool forced);
+
+struct MatrixStats {
+  double min = 0, max = 0, mean = 0, std = 0;  // over finite cells
+  std::size_t finite = 0, neg_inf = 0, pos_inf = 0, nan = 0;
+};
+MatrixStats matrix_stats(const arma::mat& M);
+
+// "min 0.1 · max 0.9 · mean 0.5 · std 0.2 (+ 6 cells -inf)"
+std::string format_stats(const MatrixStats& s, int precision);
+
+// Display width of UTF-8 text (code points; wide CJK characters count 2).
+std::size_t display_width(const std::string& text);
+
+}  // namespace attn

@@ -1,0 +1,34 @@
+// Renderers read a trace and write it out; they never compute attention.
+// A new output format is one new file here plus one line in run.cpp.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/lesson.hpp"
+#include "core/trace.hpp"
+
+namespace attn {
+
+struct RenderOptions {
+  int precision = 4;                // decimals shown in text, markdown, latex
+  bool color = false;               // ANSI heatmap of the weights (text only)
+  bool summary = false;             // summarise every matrix
+  std::vector<std::string> steps;   // only these step ids (empty: all)
+  std::optional<std::size_t> head;  // only this head's per-head steps
+};
+
+// Matrices with more rows or columns than this are summarised automatically.
+inline constexpr std::size_t kSummaryThreshold = 16;
+
+// The steps to show, in trace order. Throws InputError for an unknown step
+// id (listing the valid ones) or a head the lesson does not have.
+std::vector<const Step*> select_steps(const Trace& trace, const RenderOptions& options);
+
+std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
+std::string render_json(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
+std::string render_markdown(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
+std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
+
+}  // namespace attn

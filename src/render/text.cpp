@@ -1,0 +1,125 @@
+// Text renderer: numbered steps, formulas, shapes, token-labelled matrices,
+// and an ANSI heatmap of the attention weights when colour is on.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/pipeline.hpp"
+#include "core/error.hpp"
+#include "render/numbers.hpp"
+#include "render/render.hpp"
+
+namespace attn {
+
+namespace {
+
+std::string pad_left(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
+}
+
+std::string pad_right(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+// A weight in [0, 1] as a 256-colour background from dark to bright, with a
+// foreground that stays readable on it.
+std::string heat(const std::string& cell, double weight) {
+  if (!std::isfinite(weight)) return cell;
+  const double w = std::clamp(weight, 0.0, 1.0);
+  const int shade = 232 + static_cast<int>(std::lround(w * 23.0));
+  const int fg = w > 0.5 ? 16 : 255;
+  return fmt::format("\x1b[48;5;{}m\x1b[38;5;{}m{}\x1b[0m", shade, fg, cell);
+}
+
+void write_matrix(std::string& out, const Step& step, const RenderOptions& options) {
+  const arma::mat& M = step.value;
+  const bool summarised = should_summarise(M, options.summary);
+  const auto rows = visible_indices(M.n_rows, summarised);
+  const auto cols = visible_indices(M.n_cols, summarised);
+  const bool shade = options.color && step.kind == StepKind::weights;
+
+  std::size_t label_width = 0;
+  for (const auto& r : rows)
+    if (r) label_width = std::max(label_width, display_width(step.rows[*r]));
+  std::vector<std::size_t> width(M.n_cols, 0);
+  for (const auto& c : cols) {
+    if (!c) continue;
+    width[*c] = display_width(step.cols[*c]);
+    for (const auto& r : rows)
+      if (r) width[*c] = std::max(width[*c], format_fixed(M(*r, *c), options.precision).size());
+  }
+
+  if (summarised)
+    out += fmt::format("  summary: {} · {}\n", shape_str(M.n_rows, M.n_cols),
+                       format_stats(matrix_stats(M), options.precision));
+  out += "  " + std::string(label_width, ' ');
+  for (const auto& c : cols) out += "  " + (c ? pad_left(step.cols[*c], width[*c]) : "…");
+  out += '\n';
+  for (const auto& r : rows) {
+    out += "  " + (r ? pad_right(step.rows[*r], label_width) : pad_right("⋮", label_width));
+    for (const auto& c : cols) {
+      if (!r || !c) {
+        out += "  " + (c ? pad_left("⋮", width[*c]) : "…");
+        continue;
+      }
+      const std::string cell = pad_left(format_fixed(M(*r, *c), options.precision), width[*c]);
+      out += "  " + (shade ? heat(cell, M(*r, *c)) : cell);
+    }
+    out += '\n';
+  }
+}
+
+std::string scale_text(const Lesson& lesson, const Trace& trace) {
+  switch (lesson.scale_kind) {
+    case ScaleKind::sqrt_dk: return fmt::format("√d_k = {:g}", trace.scale);
+    case ScaleKind::none: return "none";
+    case ScaleKind::number: return fmt::format("{:g}", trace.scale);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
+  const std::vector<const Step*> steps = select_steps(trace, options);
+  std::string out;
+  out += fmt::format("attn-trace · {}{}\n", lesson.id,
+                     lesson.title.empty() ? "" : " — " + lesson.title);
+  if (!lesson.source.empty()) out += fmt::format("source: {}\n", lesson.source);
+  out += fmt::format(
+      "{} queries × {} keys{} · d_model {} · heads {} · d_k {} · d_v {} · scale ÷ {} · mask "
+      "fill {} · backend {}\n",
+      lesson.queries(), lesson.keys(), lesson.is_cross() ? " (cross-attention)" : "",
+      lesson.X.n_cols, lesson.heads, lesson.d_k, lesson.d_v, scale_text(lesson, trace),
+      format_fixed(lesson.mask_fill, 0), trace.backend);
+  if (!lesson.story.empty() && options.steps.empty())
+    out += "\n" + lesson.story + (lesson.story.ends_with('\n') ? "" : "\n");
+
+  bool explained_softmax = false;
+  for (const Step* step : steps) {
+    const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
+    const std::string title = fmt::format("Step {} · {} · {}", number, step->id, step->name);
+    std::string rule;
+    for (std::size_t i = display_width(title); i < 72; ++i) rule += "─";
+    out += fmt::format("\n── {} {}\n", title, rule);
+    out += fmt::format("  {}\n  shapes: {}\n", step->formula, step->shapes);
+    if (step->kind == StepKind::weights && !explained_softmax) {
+      out += "  (subtracting the row max changes nothing: the factor exp(-max) cancels between\n"
+             "   numerator and denominator; it only keeps exp() from overflowing)\n";
+      explained_softmax = true;
+    }
+    write_matrix(out, *step, options);
+    for (const std::string& w : trace.warnings)
+      if (w.starts_with(step->id + " ")) out += "  warning: " + w + "\n";
+  }
+  if (!trace.warnings.empty()) {
+    out += "\nwarnings:\n";
+    for (const std::string& w : trace.warnings) out += "  " + w + "\n";
+  }
+  return out;
+}
+
+}  // namespace attn
