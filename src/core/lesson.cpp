@@ -5,9 +5,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/toml_read.hpp"
 
@@ -370,16 +369,7 @@ Lesson parse_lesson(std::string_view toml_text, const std::string& origin) {
 }
 
 Lesson load_lesson_file(const std::string& path) {
-  if (std::filesystem::is_directory(path))
-    throw InputError(fmt::format("{}: is a folder, not a lesson file; give a .toml file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(fmt::format("{}: cannot open the lesson file ({}); check the path, or run "
-                                 "`attn-trace lessons` for the embedded lesson names",
-                                 path, std::filesystem::exists(path) ? "permission denied" : "no such file"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_lesson(text.str(), path);
+  return parse_lesson(read_file(path), path);
 }
 
 }  // namespace attn
