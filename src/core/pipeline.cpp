@@ -268,6 +268,16 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
                         : "\\text{nothing masked}",
              fmt::format("{} → {}", dims(scaled), dims(masked)));
 
+    // The softmax as done on paper: exp of each masked score, then the row sums.
+    const arma::mat exps = arma::exp(masked);
+    describe(record.add(p + "exp", "Exponentials", StepKind::exp, hi, exps, qtok, ktok),
+             fmt::format("E{} = exp(masked), cell by cell (exp(-inf) = 0)", sub),
+             fmt::format("E_{{{}}} = \\exp(\\text{{masked}})", h), fmt::format("{} → {}", dims(masked), dims(exps)));
+    const arma::mat row_sums = arma::sum(exps, 1);
+    describe(record.add(p + "row_sum", "Row sums", StepKind::row_sum, hi, row_sums, qtok, {"sum"}),
+             fmt::format("Σ{0} = Σ_j E{0}[i, j]", sub), fmt::format("\\Sigma_{{{}}} = \\textstyle\\sum_j E_{{{}}}[i,j]", h, h),
+             fmt::format("{} → {}", dims(exps), dims(row_sums)));
+
     arma::mat weights = attention_weights(backend, masked, lesson.masked_row, qtok, hi, trace.warnings);
     if (std::isfinite(lesson.mask_fill))
       for (std::size_t i = 0; i < trace.mask.n_rows; ++i)
@@ -277,7 +287,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
               "softmax is defined and the row comes out uniform (masked_row is not used)",
               h, i, qtok.at(i), fill));
     describe(record.add(p + "weights", "Attention weights", StepKind::weights, hi, weights, qtok, ktok),
-             fmt::format("A{0} = softmax(masked) by rows = exp(x − row max) / Σ exp(x − row max)", sub),
+             fmt::format("A{0} = E{0} / Σ{0}, computed stably as exp(x − row max) / Σ exp(x − row max)", sub),
              fmt::format("A_{{{}}} = \\mathrm{{softmax}}_{{\\text{{row}}}}(\\text{{masked}})", h),
              fmt::format("{} → {}, each row sums to 1", dims(masked), dims(weights)));
 

@@ -17,6 +17,8 @@ enum class StepKind {
   scores,
   scaled,
   masked,
+  exp,      // head{h}.exp: exp of the masked scores, as on paper
+  row_sum,  // head{h}.row_sum: (n,1) sums of the exponentials
   weights,
   context,
   concat,
