@@ -1,0 +1,213 @@
+// The lesson loader: every key of SPEC section 4 read, every bad input an
+// InputError naming the file, the key, the line, both shapes and the fix.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/lesson.hpp"
+#include "core/toml_read.hpp"
+
+namespace {
+
+const char* kWeights = R"(
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+)";
+
+// The message of the InputError that loading `text` throws ("" if none).
+std::string error_of(const std::string& text) {
+  try {
+    attn::parse_lesson(text, "bad.toml");
+  } catch (const attn::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool has(const std::string& message, const std::string& part) {
+  return message.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("every key of a lesson is read") {
+  const attn::Lesson L = attn::parse_lesson(R"(
+[lesson]
+id = "all-keys"
+title = "T"
+source = "S"
+story = "story"
+[model]
+heads = 2
+d_k = 1
+scale = 3
+causal = true
+mask_fill = -1e9
+masked_row = "uniform"
+positional_encoding = "sinusoidal"
+[input]
+tokens = ["a", "b"]
+X = [[1, 2], [3, 4]]
+memory_tokens = ["x", "y", "z"]
+memory = [[1, 0], [0, 1], [1, 1]]
+key_padding = [false, true, false]
+keep = [[1, 1, 0], [1, 1, 1]]
+[weights]
+W_Q = "identity"
+W_K = [[1, 0], [0, 1]]
+W_V = "identity"
+W_O = "identity"
+b_Q = [1, 2]
+b_K = [0, 0]
+b_V = [0.5, 0.25]
+b_O = [1, 1]
+[[claim]]
+step = "head0.scores"
+cell = [0, 1]
+value = 1.70
+says = "q·k"
+[[claim]]
+step = "Q"
+row = 1
+values = [1, 2.5]
+tolerance = 0.1
+)",
+                                            "all.toml");
+  CHECK(L.id == "all-keys");
+  CHECK(L.title == "T");
+  CHECK(L.heads == 2);
+  CHECK(L.d_k == 1);
+  CHECK(L.d_v == 1);
+  CHECK(L.scale_kind == attn::ScaleKind::number);
+  CHECK(L.scale_divisor() == 3.0);
+  CHECK(L.causal);
+  CHECK(L.mask_fill == -1e9);
+  CHECK(L.masked_row == attn::MaskedRowPolicy::uniform);
+  CHECK(L.positional_encoding == attn::PositionalEncoding::sinusoidal);
+  CHECK(L.tokens == std::vector<std::string>{"a", "b"});
+  CHECK(L.X(1, 0) == 3.0);  // integers accepted as numbers
+  REQUIRE(L.memory);
+  CHECK(L.keys() == 3);
+  CHECK(L.memory_tokens[2] == "z");
+  CHECK(L.key_padding == std::vector<bool>{false, true, false});
+  CHECK((*L.keep)(0, 2) == 0u);
+  CHECK(L.W_Q(0, 0) == 1.0);
+  CHECK(L.W_Q(0, 1) == 0.0);
+  REQUIRE(L.W_O);
+  CHECK(L.W_O->n_rows == 2);  // identity sized to the concat width
+  CHECK((*L.b_Q)(1) == 2.0);
+  CHECK((*L.b_V)(0) == 0.5);
+  REQUIRE(L.claims.size() == 2);
+  CHECK(L.claims[0].where.kind == attn::CellSelector::Kind::cell);
+  CHECK(L.claims[0].where.col == 1);
+  CHECK(L.claims[0].values[0][0].value == 1.7);
+  CHECK(L.claims[0].values[0][0].decimals == 2);  // "1.70" as written
+  CHECK(L.claims[0].says == "q·k");
+  CHECK(L.claims[1].where.kind == attn::CellSelector::Kind::row);
+  CHECK(L.claims[1].values[0][1].value == 2.5);
+  CHECK(*L.claims[1].tolerance == 0.1);
+}
+
+TEST_CASE("defaults: t0.. tokens, one head, sqrt_dk, -inf fill, nan policy") {
+  const attn::Lesson L = attn::parse_lesson(std::string("[input]\nX = [[1, 2], [3, 4], [5, 6]]\n") + kWeights, "dir/plain.toml");
+  CHECK(L.id == "plain");
+  CHECK(L.tokens == std::vector<std::string>{"t0", "t1", "t2"});
+  CHECK(L.heads == 1);
+  CHECK(L.d_k == 2);
+  CHECK(L.scale_divisor() == doctest::Approx(std::sqrt(2.0)));
+  CHECK(std::isinf(L.mask_fill));
+  CHECK(L.masked_row == attn::MaskedRowPolicy::nan);
+}
+
+TEST_CASE("decimals as written") {
+  CHECK(attn::decimals_written("1.70") == 2);
+  CHECK(attn::decimals_written("2") == 0);
+  CHECK(attn::decimals_written("-0.8635") == 4);
+  CHECK(attn::decimals_written("1e-3") == 3);
+  CHECK(attn::decimals_written("1.5e2") == 0);
+  CHECK(attn::half_unit(2) == doctest::Approx(0.005));
+}
+
+TEST_CASE("bad lessons: one clear message each") {
+  SUBCASE("TOML syntax error names the line") {
+    const std::string m = error_of("[input]\nX = [[1, 2]\n");
+    CHECK(has(m, "bad.toml:"));
+    CHECK(has(m, "TOML syntax error"));
+  }
+  SUBCASE("ragged matrix") {
+    const std::string m = error_of(std::string("[input]\nX = [[1, 2], [3]]\n") + kWeights);
+    CHECK(has(m, "bad.toml:2: key 'input.X'"));
+    CHECK(has(m, "row 1 has 1 numbers but row 0 has 2"));
+  }
+  SUBCASE("X columns differ from W_Q rows") {
+    const std::string m = error_of("[input]\nX = [[1, 2, 3]]\n[weights]\nW_Q = [[1, 0], [0, 1]]\nW_K = \"identity\"\nW_V = \"identity\"\n");
+    CHECK(has(m, "bad.toml:4: key 'weights.W_Q'"));
+    CHECK(has(m, "X is 1×3 and W_Q is 2×2"));
+    CHECK(has(m, "give W_Q 3 rows"));
+  }
+  SUBCASE("Q and K with different column counts") {
+    const std::string m = error_of("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = [[1], [0]]\nW_V = \"identity\"\n");
+    CHECK(has(m, "key 'weights.W_K'"));
+    CHECK(has(m, "Q and K must have the same number of columns to form Q·Kᵀ"));
+    CHECK(has(m, "W_Q is 2×2"));
+    CHECK(has(m, "W_K is 2×1"));
+  }
+  SUBCASE("heads not dividing the projection width") {
+    const std::string m = error_of(std::string("[model]\nheads = 3\n[input]\nX = [[1, 2, 3, 4]]\n") + kWeights);
+    CHECK(has(m, "bad.toml:2: key 'model.heads'"));
+    CHECK(has(m, "heads = 3 does not divide the projection width 4"));
+  }
+  SUBCASE("token list of the wrong length") {
+    const std::string m = error_of(std::string("[input]\ntokens = [\"a\"]\nX = [[1, 2], [3, 4]]\n") + kWeights);
+    CHECK(has(m, "key 'input.tokens'"));
+    CHECK(has(m, "1 tokens but X has 2 rows (2×2)"));
+  }
+  SUBCASE("key_padding of the wrong size") {
+    const std::string m = error_of(std::string("[input]\nX = [[1, 2], [3, 4]]\nkey_padding = [true]\n") + kWeights);
+    CHECK(has(m, "key 'input.key_padding'"));
+    CHECK(has(m, "1 entries but there are 2 keys"));
+  }
+  SUBCASE("keep of the wrong shape") {
+    const std::string m = error_of(std::string("[input]\nX = [[1, 2], [3, 4]]\nkeep = [[1, 1, 1], [1, 1, 1]]\n") + kWeights);
+    CHECK(has(m, "key 'input.keep'"));
+    CHECK(has(m, "keep is 2×3 but the scores are 2×2"));
+  }
+  SUBCASE("NaN or infinity in an input matrix") {
+    CHECK(has(error_of(std::string("[input]\nX = [[1, nan]]\n") + kWeights), "NaN is not allowed"));
+    CHECK(has(error_of(std::string("[input]\nX = [[1, 2]]\n[weights]\nW_Q = [[inf, 0], [0, 1]]\nW_K = \"identity\"\nW_V = \"identity\"\n")),
+              "key 'weights.W_Q[0][0]': infinity is not allowed"));
+  }
+  SUBCASE("a zero or negative scale") {
+    CHECK(has(error_of(std::string("[model]\nscale = 0\n[input]\nX = [[1, 2]]\n") + kWeights), "bad.toml:2: key 'model.scale'"));
+    CHECK(has(error_of(std::string("[model]\nscale = -2\n[input]\nX = [[1, 2]]\n") + kWeights), "must be a positive number"));
+  }
+  SUBCASE("an unknown key is never silently ignored") {
+    const std::string m = error_of("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_q = \"identity\"\nW_K = \"identity\"\nW_V = \"identity\"\n");
+    CHECK(has(m, "bad.toml:5: key 'weights.W_q'"));
+    CHECK(has(m, "did you mean 'W_Q'?"));
+  }
+  SUBCASE("an unknown section") {
+    CHECK(has(error_of(std::string("[inputs]\nX = [[1]]\n") + kWeights), "did you mean 'input'?"));
+  }
+  SUBCASE("missing X and missing weights") {
+    CHECK(has(error_of(std::string("[input]\ntokens = [\"a\"]\n") + kWeights), "key 'input.X': missing"));
+    CHECK(has(error_of("[input]\nX = [[1]]\n"), "missing table [weights]"));
+  }
+  SUBCASE("a bad enum value lists the valid ones") {
+    CHECK(has(error_of(std::string("[model]\nmasked_row = \"none\"\n[input]\nX = [[1]]\n") + kWeights),
+              "write \"nan\", \"zero\" or \"uniform\""));
+  }
+  SUBCASE("W_O rows must match the concat width") {
+    const std::string m = error_of("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = \"identity\"\nW_O = [[1, 0]]\n");
+    CHECK(has(m, "key 'weights.W_O'"));
+    CHECK(has(m, "W_O is 1×2"));
+  }
+  SUBCASE("a bias of the wrong length") {
+    const std::string m = error_of(std::string("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = \"identity\"\nb_V = [1, 2, 3]\n"));
+    CHECK(has(m, "b_V has 3 entries but W_V has 2 columns"));
+  }
+}

@@ -1,0 +1,298 @@
+// Pipeline steps on small cases known by hand.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "backend/cpu_backend.hpp"
+#include "core/lesson.hpp"
+#include "core/pipeline.hpp"
+
+namespace {
+
+constexpr double kTol = 1e-12;
+
+// A lesson from TOML text, for tests.
+attn::Lesson lesson(const std::string& body) { return attn::parse_lesson(body, "test.toml"); }
+
+attn::Trace trace_of(const attn::Lesson& L) {
+  attn::CpuBackend cpu;
+  return attn::run_pipeline(L, cpu);
+}
+
+const arma::mat& step(const attn::Trace& t, const char* id) { return t.at(id).value; }
+
+}  // namespace
+
+TEST_CASE("identity projections give Q = K = V = X and scores = X·Xᵀ") {
+  const attn::Trace t = trace_of(lesson(R"(
+[input]
+X = [[1, 2], [3, 4]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+)"));
+  CHECK(arma::approx_equal(step(t, "Q"), step(t, "X"), "absdiff", kTol));
+  CHECK(arma::approx_equal(step(t, "V"), step(t, "X"), "absdiff", kTol));
+  const arma::mat& S = step(t, "head0.scores");
+  CHECK(S(0, 0) == doctest::Approx(5.0).epsilon(kTol));   // 1·1 + 2·2
+  CHECK(S(0, 1) == doctest::Approx(11.0).epsilon(kTol));  // 1·3 + 2·4
+  CHECK(S(1, 1) == doctest::Approx(25.0).epsilon(kTol));  // 3·3 + 4·4
+  CHECK(step(t, "head0.scaled")(0, 1) == doctest::Approx(11.0 / std::sqrt(2.0)).epsilon(kTol));
+}
+
+TEST_CASE("a 2×2 softmax by hand") {
+  // Scores [[0, ln 3], [0, 0]] with no scaling: weights [[1/4, 3/4], [1/2, 1/2]].
+  const attn::Trace t = trace_of(lesson(R"(
+[model]
+scale = "none"
+[input]
+X = [[1, 0], [0, 1]]
+[weights]
+W_Q = [[1, 0], [0, 0]]
+W_K = [[0, 0], [1.0986122886681098, 0]]
+W_V = [[10, 0], [0, 20]]
+)"));
+  const arma::mat& A = step(t, "head0.weights");
+  CHECK(A(0, 0) == doctest::Approx(0.25).epsilon(kTol));
+  CHECK(A(0, 1) == doctest::Approx(0.75).epsilon(kTol));
+  CHECK(A(1, 0) == doctest::Approx(0.5).epsilon(kTol));
+  CHECK(A(1, 1) == doctest::Approx(0.5).epsilon(kTol));
+  CHECK(step(t, "head0.row_sum")(0, 0) == doctest::Approx(4.0).epsilon(kTol));  // e^0 + e^ln3
+  CHECK(step(t, "head0.exp")(0, 1) == doctest::Approx(3.0).epsilon(kTol));
+  // context = A·V: V rows are [10, 0] and [0, 20].
+  CHECK(step(t, "head0.context")(0, 0) == doctest::Approx(2.5).epsilon(kTol));
+  CHECK(step(t, "head0.context")(0, 1) == doctest::Approx(15.0).epsilon(kTol));
+}
+
+TEST_CASE("causal: the first query sees only itself, so its row is [1, 0, 0]") {
+  const attn::Trace t = trace_of(lesson(R"(
+[model]
+causal = true
+[input]
+X = [[0.3, 0.1], [0.2, 0.5], [0.9, 0.4]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+)"));
+  const arma::mat& A = step(t, "head0.weights");
+  CHECK(A(0, 0) == 1.0);
+  CHECK(A(0, 1) == 0.0);
+  CHECK(A(0, 2) == 0.0);
+  CHECK(A(1, 2) == 0.0);
+  CHECK(std::isinf(step(t, "head0.masked")(0, 2)));
+  CHECK(step(t, "head0.masked")(2, 1) == doctest::Approx(step(t, "head0.scaled")(2, 1)).epsilon(kTol));
+  // row 1 sees keys 0 and 1: weights proportional to exp of their scaled scores
+  const arma::mat& s = step(t, "head0.scaled");
+  const double e0 = std::exp(s(1, 0)), e1 = std::exp(s(1, 1));
+  CHECK(A(1, 0) == doctest::Approx(e0 / (e0 + e1)).epsilon(kTol));
+  CHECK(arma::approx_equal(step(t, "head0.context").row(0), step(t, "X").row(0), "absdiff", kTol));
+}
+
+TEST_CASE("sinusoidal positional encoding: PE(1,0) = sin(1), PE(1,1) = cos(1)") {
+  const arma::mat PE = attn::positional_encoding(3, 4);
+  CHECK(PE(0, 0) == 0.0);
+  CHECK(PE(0, 1) == 1.0);
+  CHECK(PE(1, 0) == doctest::Approx(std::sin(1.0)).epsilon(kTol));
+  CHECK(PE(1, 1) == doctest::Approx(std::cos(1.0)).epsilon(kTol));
+  CHECK(PE(1, 2) == doctest::Approx(std::sin(1.0 / 100.0)).epsilon(kTol));  // 10000^(2/4) = 100
+  CHECK(PE(2, 3) == doctest::Approx(std::cos(2.0 / 100.0)).epsilon(kTol));
+  const attn::Trace t = trace_of(lesson(R"(
+[model]
+positional_encoding = "sinusoidal"
+[input]
+X = [[1, 1, 1, 1], [2, 2, 2, 2]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+)"));
+  CHECK(step(t, "X+PE")(1, 0) == doctest::Approx(2.0 + std::sin(1.0)).epsilon(kTol));
+  CHECK(step(t, "Q")(1, 1) == doctest::Approx(2.0 + std::cos(1.0)).epsilon(kTol));
+}
+
+TEST_CASE("mask sources, alone and combined") {
+  const std::string body = R"(
+[input]
+X = [[1, 0], [0, 1], [1, 1]]
+{}
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+)";
+  auto reasons = [&](const std::string& model, const std::string& input) {
+    std::string text = body;
+    text.replace(text.find("{}"), 2, input);
+    return attn::mask_reasons(lesson(model + text));
+  };
+  SUBCASE("causal") {
+    const arma::umat m = reasons("[model]\ncausal = true\n", "");
+    CHECK(m(0, 1) == attn::mask_causal);
+    CHECK(m(0, 2) == attn::mask_causal);
+    CHECK(m(1, 2) == attn::mask_causal);
+    CHECK(m(2, 0) == 0u);
+    CHECK(m(1, 1) == 0u);
+    CHECK(arma::accu(m != 0u) == 3);
+  }
+  SUBCASE("key padding masks the padded key for every query") {
+    const arma::umat m = reasons("", "key_padding = [false, false, true]");
+    for (std::size_t i = 0; i < 3; ++i) {
+      CHECK(m(i, 2) == attn::mask_padding);
+      CHECK(m(i, 0) == 0u);
+    }
+  }
+  SUBCASE("keep: 0 = masked") {
+    const arma::umat m = reasons("", "keep = [[1, 1, 0], [0, 1, 1], [1, 1, 1]]");
+    CHECK(m(0, 2) == attn::mask_keep);
+    CHECK(m(1, 0) == attn::mask_keep);
+    CHECK(arma::accu(m != 0u) == 2);
+  }
+  SUBCASE("combined: a cell is masked if any source masks it, and says which") {
+    const arma::umat m = reasons("[model]\ncausal = true\n",
+                                 "key_padding = [false, true, false]\nkeep = [[1, 1, 1], [0, 1, 1], [1, 1, 1]]");
+    CHECK(m(0, 1) == (attn::mask_causal | attn::mask_padding));
+    CHECK(m(1, 0) == attn::mask_keep);
+    CHECK(m(2, 1) == attn::mask_padding);
+    CHECK(m(1, 2) == attn::mask_causal);
+    CHECK(m(2, 0) == 0u);
+    CHECK(m(2, 2) == 0u);
+  }
+}
+
+TEST_CASE("masking replaces the value by the fill; it does not add to it") {
+  const arma::mat scaled = {{1.5, -2.0}, {0.25, 4.0}};
+  const arma::umat mask = {{0, 1}, {1, 0}};
+  const arma::mat masked = attn::apply_mask(scaled, mask, -1e9);
+  CHECK(masked(0, 1) == -1e9);
+  CHECK(masked(1, 0) == -1e9);
+  CHECK(masked(0, 0) == 1.5);
+  CHECK(masked(1, 1) == 4.0);
+}
+
+TEST_CASE("fully masked rows under each policy and each fill") {
+  const std::string body = R"(
+[input]
+X = [[1, 0], [0, 1]]
+keep = [[0, 0], [1, 1]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = [[2, 0], [0, 4]]
+)";
+  SUBCASE("nan (default), with a warning naming the row") {
+    const attn::Trace t = trace_of(lesson(body));
+    CHECK(std::isnan(step(t, "head0.weights")(0, 0)));
+    CHECK(std::isnan(step(t, "head0.context")(0, 1)));
+    // row 1 = t1 = [0, 1] sees both keys: scores [0, 1] / √2
+    const double e = std::exp(1.0 / std::sqrt(2.0));
+    CHECK(step(t, "head0.weights")(1, 0) == doctest::Approx(1.0 / (1.0 + e)).epsilon(kTol));
+    REQUIRE(t.warnings.size() == 1);
+    CHECK(t.warnings[0].find("head0.weights row 0 (t0)") == 0);
+  }
+  SUBCASE("zero") {
+    const attn::Trace t = trace_of(lesson("[model]\nmasked_row = \"zero\"\n" + body));
+    CHECK(step(t, "head0.weights")(0, 0) == 0.0);
+    CHECK(step(t, "head0.context")(0, 1) == 0.0);
+    CHECK(t.warnings.size() == 1);
+  }
+  SUBCASE("uniform") {
+    const attn::Trace t = trace_of(lesson("[model]\nmasked_row = \"uniform\"\n" + body));
+    CHECK(step(t, "head0.weights")(0, 1) == 0.5);
+    CHECK(step(t, "head0.context")(0, 1) == doctest::Approx(2.0).epsilon(kTol));  // (0 + 4) / 2
+  }
+  SUBCASE("a finite fill makes the row uniform and the policy is not used") {
+    const attn::Trace t = trace_of(lesson("[model]\nmask_fill = -1e9\nmasked_row = \"zero\"\n" + body));
+    CHECK(step(t, "head0.masked")(0, 0) == -1e9);
+    CHECK(step(t, "head0.weights")(0, 0) == doctest::Approx(0.5).epsilon(kTol));
+    REQUIRE(t.warnings.size() == 1);
+    CHECK(t.warnings[0].find("uniform") != std::string::npos);
+  }
+}
+
+TEST_CASE("two heads: split into column blocks, attend, concat, project") {
+  const attn::Trace t = trace_of(lesson(R"(
+[model]
+heads = 2
+[input]
+X = [[1, 2, 3, 4], [5, 6, 7, 8]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+W_O = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 2]]
+b_O = [0.5, 0, 0, 0]
+)"));
+  CHECK(step(t, "head1.Q")(0, 0) == 3.0);
+  CHECK(step(t, "head1.Q")(1, 1) == 8.0);
+  CHECK(step(t, "head0.K")(1, 1) == 6.0);
+  // head 1, d_k = 2: score (0,1) = 3·7 + 4·8 = 53, scaled by √2.
+  CHECK(step(t, "head1.scores")(0, 1) == doctest::Approx(53.0).epsilon(kTol));
+  CHECK(step(t, "head1.scaled")(0, 1) == doctest::Approx(53.0 / std::sqrt(2.0)).epsilon(kTol));
+  const arma::mat& concat = step(t, "concat");
+  REQUIRE(concat.n_cols == 4);
+  CHECK(arma::approx_equal(concat.cols(0, 1), step(t, "head0.context"), "absdiff", kTol));
+  CHECK(arma::approx_equal(concat.cols(2, 3), step(t, "head1.context"), "absdiff", kTol));
+  CHECK(step(t, "output")(0, 0) == doctest::Approx(concat(0, 0) + 0.5).epsilon(kTol));
+  CHECK(step(t, "output")(1, 3) == doctest::Approx(2.0 * concat(1, 3)).epsilon(kTol));
+}
+
+TEST_CASE("cross-attention: queries from X, keys and values from memory") {
+  const attn::Trace t = trace_of(lesson(R"(
+[input]
+tokens = ["je", "t'aime"]
+X = [[1, 0], [0, 1]]
+memory_tokens = ["I", "love", "you"]
+memory = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+key_padding = [false, false, true]
+[weights]
+W_Q = "identity"
+W_K = [[2, 0], [0, 2], [1, 1]]
+W_V = [[1, 0], [0, 1], [5, 5]]
+)"));
+  CHECK(step(t, "head0.scores").n_rows == 2);
+  CHECK(step(t, "head0.scores").n_cols == 3);
+  CHECK(t.at("head0.weights").cols == std::vector<std::string>{"I", "love", "you"});
+  CHECK(t.at("head0.weights").rows == std::vector<std::string>{"je", "t'aime"});
+  // query t'aime = [0, 1]; keys I = [2, 0], love = [0, 2]: scores 0 and 2, scaled by √2.
+  const double a = std::exp(2.0 / std::sqrt(2.0));
+  CHECK(step(t, "head0.weights")(1, 1) == doctest::Approx(a / (1.0 + a)).epsilon(kTol));
+  CHECK(step(t, "head0.weights")(1, 2) == 0.0);  // the padded key
+  CHECK(step(t, "head0.context")(1, 1) == doctest::Approx(a / (1.0 + a)).epsilon(kTol));
+}
+
+TEST_CASE("biases are added to every row") {
+  const attn::Trace t = trace_of(lesson(R"(
+[input]
+X = [[1, 2], [3, 4]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = [[1, 0], [0, 1]]
+b_Q = [0.5, -1]
+b_K = [1, 1]
+b_V = [10, 20]
+)"));
+  CHECK(step(t, "Q")(1, 0) == 3.5);
+  CHECK(step(t, "Q")(1, 1) == 3.0);
+  CHECK(step(t, "K")(0, 1) == 3.0);
+  CHECK(step(t, "V")(0, 1) == 22.0);
+  // scores(0,0) = Q0·K0 = [1.5, 1]·[2, 3] = 6
+  CHECK(step(t, "head0.scores")(0, 0) == doctest::Approx(6.0).epsilon(kTol));
+}
+
+TEST_CASE("scale: sqrt_dk, none, or a number") {
+  const std::string body = R"(
+[input]
+X = [[1, 2, 3, 4]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+)";
+  CHECK(trace_of(lesson(body)).scale == 2.0);
+  CHECK(step(trace_of(lesson(body)), "head0.scaled")(0, 0) == doctest::Approx(15.0).epsilon(kTol));
+  CHECK(step(trace_of(lesson("[model]\nscale = \"none\"\n" + body)), "head0.scaled")(0, 0) == 30.0);
+  CHECK(step(trace_of(lesson("[model]\nscale = 8\n" + body)), "head0.scaled")(0, 0) == 3.75);
+}
