@@ -1,0 +1,63 @@
+// Number formatting and summaries shared by the renderers.
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include "render/json_writer.hpp"
+#include "render/numbers.hpp"
+
+TEST_CASE("fixed formatting: precision, non-finite values, no negative zero") {
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(attn::format_fixed(0.23561, 4) == "0.2356");
+  CHECK(attn::format_fixed(1.6755, 2) == "1.68");
+  CHECK(attn::format_fixed(-inf, 4) == "-inf");
+  CHECK(attn::format_fixed(inf, 4) == "inf");
+  CHECK(attn::format_fixed(std::nan(""), 4) == "nan");
+  CHECK(attn::format_fixed(-0.0, 3) == "0.000");
+  CHECK(attn::format_fixed(-0.00001, 3) == "0.000");
+  CHECK(attn::format_fixed(-0.5, 1) == "-0.5");
+}
+
+TEST_CASE("exact formatting round-trips with 17 significant digits") {
+  const double x = 0.1 + 0.2;
+  CHECK(attn::format_exact(x) == "0.30000000000000004");
+  CHECK(std::stod(attn::format_exact(x)) == x);
+  CHECK(attn::json_number(-std::numeric_limits<double>::infinity()) == "\"-inf\"");
+  CHECK(attn::json_number(std::nan("")) == "\"nan\"");
+  CHECK(attn::json_number(1.5) == "1.5");
+}
+
+TEST_CASE("json strings are escaped") {
+  CHECK(attn::json_string("a\"b\\c\nd") == "\"a\\\"b\\\\c\\nd\"");
+  CHECK(attn::json_string("Q·Kᵀ") == "\"Q·Kᵀ\"");
+  const arma::mat M = {{1, 2}, {3, -std::numeric_limits<double>::infinity()}};
+  CHECK(attn::json_matrix(M) == "[[1, 2], [3, \"-inf\"]]");
+}
+
+TEST_CASE("summaries: visible corners and statistics over finite cells") {
+  const auto all = attn::visible_indices(5, false);
+  CHECK(all.size() == 5);
+  const auto few = attn::visible_indices(512, true);
+  REQUIRE(few.size() == 7);
+  CHECK(*few[0] == 0);
+  CHECK(!few[3].has_value());
+  CHECK(*few[6] == 511);
+  CHECK(attn::should_summarise(arma::mat(17, 2), false));
+  CHECK_FALSE(attn::should_summarise(arma::mat(16, 16), false));
+
+  arma::mat M = {{1, 2}, {3, -std::numeric_limits<double>::infinity()}};
+  const attn::MatrixStats s = attn::matrix_stats(M);
+  CHECK(s.finite == 3);
+  CHECK(s.neg_inf == 1);
+  CHECK(s.min == 1.0);
+  CHECK(s.max == 3.0);
+  CHECK(s.mean == doctest::Approx(2.0));
+  CHECK(s.std == doctest::Approx(std::sqrt(2.0 / 3.0)));
+  CHECK(attn::format_stats(s, 2) == "min 1.00 · max 3.00 · mean 2.00 · std 0.82 · 1 cells -inf");
+}
+
+TEST_CASE("display width counts code points, CJK as two columns") {
+  CHECK(attn::display_width("bank") == 4);
+  CHECK(attn::display_width("Q₀") == 2);
+  CHECK(attn::display_width("银行") == 4);
+}
