@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Command-line tests of `attn-trace run` and `lessons`: every embedded lesson
+in every format, the JSON against an independent plain-Python computation,
+colour and NO_COLOR, summaries, and every bad input of issue 2 (exit 2 with a
+message naming the file, key, shapes and fix)."""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+BIN = sys.argv[1]
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+failures = []
+
+
+def run(*args, env=None, cwd=None):
+    e = dict(os.environ)
+    e.pop("NO_COLOR", None)
+    if env:
+        e.update(env)
+    return subprocess.run([BIN, *args], capture_output=True, text=True, env=e, cwd=cwd)
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+# --- every embedded lesson, every format ------------------------------------
+lessons = run("lessons")
+check(lessons.returncode == 0, "lessons exits 0")
+ids = [line.split()[0] for line in lessons.stdout.splitlines() if line.strip()]
+check("river-bank" in ids, "lessons lists river-bank")
+for lesson in ids:
+    for fmt in ("text", "json", "markdown", "latex"):
+        r = run("run", lesson, "--format", fmt, cwd=tempfile.gettempdir())
+        check(r.returncode == 0, f"run {lesson} --format {fmt} exits 0 (got {r.returncode}: {r.stderr})")
+        check(len(r.stdout) > 200, f"run {lesson} --format {fmt} prints the trace")
+        check("\x1b[" not in r.stdout, f"run {lesson} --format {fmt}: no escape codes when piped")
+        if fmt == "json":
+            doc = json.loads(r.stdout)
+            check(doc["lesson"] == lesson, f"{lesson} json names the lesson")
+            ids_in_json = [s["id"] for s in doc["steps"]]
+            check(ids_in_json[0] == "X" and "head0.weights" in ids_in_json, f"{lesson} json step ids")
+            for s in doc["steps"]:
+                check(len(s["data"]) == s["shape"][0] == len(s["rows"]), f"{lesson} {s['id']} rows")
+                check(all(len(row) == s["shape"][1] == len(s["cols"]) for row in s["data"]), f"{lesson} {s['id']} cols")
+            for s in doc["steps"]:
+                if s["id"].endswith(".weights"):
+                    for row in s["data"]:
+                        vals = [v for v in row if not isinstance(v, str)]
+                        if len(vals) == len(row):
+                            check(abs(sum(vals) - 1) < 1e-12, f"{lesson} {s['id']} rows sum to 1")
+        if fmt == "latex":
+            check(r.stdout.count("\\begin{bmatrix}") == r.stdout.count("\\end{bmatrix}") > 5,
+                  f"{lesson} latex: one bmatrix per step")
+        if fmt == "markdown":
+            check("|---|" in r.stdout, f"{lesson} markdown has tables")
+
+# `run` alone traces river-bank, from any folder
+default = run("run", cwd="/")
+check(default.returncode == 0 and "river-bank" in default.stdout.splitlines()[0], "run alone traces river-bank")
+
+# --- river-bank JSON against plain Python, straight from the lesson file -----
+with open(os.path.join(SRC, "lessons", "river-bank.toml"), "rb") as f:
+    L = tomllib.load(f)
+X, WQ, WK, WV = (L["input"]["X"], L["weights"]["W_Q"], L["weights"]["W_K"], L["weights"]["W_V"])
+
+
+def matmul(A, B):
+    return [[math.fsum(A[i][k] * B[k][j] for k in range(len(B))) for j in range(len(B[0]))] for i in range(len(A))]
+
+
+Q, K, V = matmul(X, WQ), matmul(X, WK), matmul(X, WV)
+S = [[math.fsum(q * k for q, k in zip(qr, kr)) / 2.0 for kr in K] for qr in Q]
+W = [[math.exp(v) / math.fsum(math.exp(u) for u in row) for v in row] for row in S]
+C = [[math.fsum(W[i][j] * V[j][c] for j in range(4)) for c in range(4)] for i in range(4)]
+doc = json.loads(run("run", "river-bank", "--format", "json").stdout)
+got = {s["id"]: s for s in doc["steps"]}
+for sid, want in (("Q", Q), ("K", K), ("V", V), ("head0.scaled", S), ("head0.weights", W), ("head0.context", C)):
+    err = max(abs(got[sid]["data"][i][j] - want[i][j]) for i in range(4) for j in range(4))
+    check(err < 1e-12, f"river-bank {sid} matches plain Python (max error {err:.3g})")
+check(got["head0.weights"]["rows"] == ["river", "bank", "walk", "by"], "weights rows are tokens")
+check(got["Q"]["cols"] == ["d0", "d1", "d2", "d3"], "feature columns are d0..d3")
+
+# 17 significant digits, -inf / nan as strings
+tmp = tempfile.mkdtemp()
+try:
+    causal = os.path.join(tmp, "causal.toml")
+    with open(causal, "w") as f:
+        f.write('[model]\ncausal = true\n[input]\ntokens = ["a", "b"]\nX = [[0.1, 0.2], [0.3, 0.4]]\n'
+                '[weights]\nW_Q = "identity"\nW_K = "identity"\nW_V = "identity"\n')
+    doc = json.loads(run("run", causal, "--format", "json").stdout)
+    masked = next(s for s in doc["steps"] if s["id"] == "head0.masked")["data"]
+    check(masked[0][1] == "-inf", "json writes -inf as a string")
+    check(abs(masked[1][0] - 0.11 / math.sqrt(2)) < 1e-15, "json masked value to 17 digits")
+    text = run("run", causal, "--step", "head0.masked").stdout
+    check("-inf" in text, "text shows masked cells as -inf")
+
+    # fully masked row: NaN policy warns, JSON writes "nan"
+    full = os.path.join(tmp, "full.toml")
+    with open(full, "w") as f:
+        f.write('[input]\nX = [[1, 0], [0, 1]]\nkeep = [[0, 0], [1, 1]]\n'
+                '[weights]\nW_Q = "identity"\nW_K = "identity"\nW_V = "identity"\n')
+    r = run("run", full, "--format", "json")
+    doc = json.loads(r.stdout)
+    weights = next(s for s in doc["steps"] if s["id"] == "head0.weights")["data"]
+    check(weights[0] == ["nan", "nan"], "fully masked row is nan in json")
+    check(any("row 0 (t0)" in w for w in doc["warnings"]), "json warnings name the row")
+    check("row 0 (t0)" in r.stderr, "the warning also reaches stderr")
+
+    # colour: always / never / NO_COLOR / piped auto
+    check("\x1b[48;5;" in run("run", "--color", "always").stdout, "--color always shades the weights")
+    check("\x1b[" not in run("run", "--color", "never").stdout, "--color never: no escapes")
+    check("\x1b[" not in run("run", env={"NO_COLOR": "1"}).stdout, "NO_COLOR respected")
+
+    # --step / --head / --summary
+    r = run("run", "--step", "head0.weights", "--step", "Q")
+    check(r.returncode == 0 and "head0.weights" in r.stdout and "Step 3 · K" not in r.stdout, "--step filters")
+    r = run("run", "--step", "head0.weight")
+    check(r.returncode == 2 and "unknown step id 'head0.weight'" in r.stderr and "head0.weights" in r.stderr,
+          "unknown --step lists the valid ids")
+    r = run("run", "--head", "3")
+    check(r.returncode == 2 and "has 1 head(s)" in r.stderr, "--head out of range")
+    r = run("run", "--summary", "--step", "head0.scores")
+    check("summary: 4×4" in r.stdout, "--summary")
+
+    # a 512-token lesson prints a readable page
+    big = os.path.join(tmp, "big.toml")
+    rows = ", ".join("[" + ", ".join(f"{((i * 7 + j) % 10) / 10}" for j in range(8)) + "]" for i in range(512))
+    with open(big, "w") as f:
+        f.write(f'[model]\ncausal = true\n[input]\nX = [{rows}]\n'
+                '[weights]\nW_Q = "identity"\nW_K = "identity"\nW_V = "identity"\n')
+    r = run("run", big)
+    check(r.returncode == 0 and len(r.stdout) < 30000 and "summary: 512×512" in r.stdout,
+          f"512-token lesson is summarised ({len(r.stdout)} bytes)")
+
+    # --- bad input: exit 2, one message naming file, key (line), shapes, fix --
+    weights = '[weights]\nW_Q = "identity"\nW_K = "identity"\nW_V = "identity"\n'
+    bad = {
+        "syntax": ("[input]\nX = [[1, 2]\n" + weights, ["syntax.toml:", "TOML syntax error"]),
+        "ragged": ("[input]\nX = [[1, 2], [3]]\n" + weights, ["ragged.toml:2", "input.X", "ragged matrix"]),
+        "x-vs-wq": ("[input]\nX = [[1, 2, 3]]\n[weights]\nW_Q = [[1, 0], [0, 1]]\nW_K = \"identity\"\nW_V = \"identity\"\n",
+                    ["x-vs-wq.toml:4", "weights.W_Q", "X is 1×3 and W_Q is 2×2"]),
+        "q-vs-k": ("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = [[1], [0]]\nW_V = \"identity\"\n",
+                   ["q-vs-k.toml:5", "Q and K must have the same number of columns", "W_K is 2×1"]),
+        "heads": ("[model]\nheads = 3\n[input]\nX = [[1, 2, 3, 4]]\n" + weights,
+                  ["heads.toml:2", "model.heads", "does not divide the projection width 4"]),
+        "tokens": ("[input]\ntokens = [\"a\"]\nX = [[1, 2], [3, 4]]\n" + weights,
+                   ["tokens.toml:2", "input.tokens", "1 tokens but X has 2 rows"]),
+        "padding": ("[input]\nX = [[1, 2], [3, 4]]\nkey_padding = [true]\n" + weights,
+                    ["padding.toml:3", "input.key_padding", "1 entries but there are 2 keys"]),
+        "keep": ("[input]\nX = [[1, 2], [3, 4]]\nkeep = [[1, 0]]\n" + weights,
+                 ["keep.toml:3", "input.keep", "keep is 1×2 but the scores are 2×2"]),
+        "nan": ("[input]\nX = [[1, nan]]\n" + weights, ["nan.toml:2", "input.X[0][1]", "NaN is not allowed"]),
+        "inf": ("[input]\nX = [[1, 2]]\n[weights]\nW_Q = [[inf, 0], [0, 1]]\nW_K = \"identity\"\nW_V = \"identity\"\n",
+                ["inf.toml:4", "weights.W_Q[0][0]", "infinity is not allowed"]),
+        "scale-zero": ("[model]\nscale = 0\n[input]\nX = [[1, 2]]\n" + weights,
+                       ["scale-zero.toml:2", "model.scale", "positive number"]),
+        "scale-negative": ("[model]\nscale = -1.5\n[input]\nX = [[1, 2]]\n" + weights,
+                           ["scale-negative.toml:2", "model.scale", "positive number"]),
+        "typo": ("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_q = \"identity\"\nW_K = \"identity\"\nW_V = \"identity\"\n",
+                 ["typo.toml:5", "weights.W_q", "did you mean 'W_Q'?"]),
+    }
+    for name, (body, wants) in bad.items():
+        path = os.path.join(tmp, name + ".toml")
+        with open(path, "w") as f:
+            f.write(body)
+        for fmt in ("text", "json"):
+            r = run("run", path, "--format", fmt)
+            check(r.returncode == 2, f"bad {name} ({fmt}): exit 2 (got {r.returncode})")
+            check(r.stdout == "", f"bad {name} ({fmt}): nothing on stdout")
+            for w in wants:
+                check(w in r.stderr, f"bad {name}: message contains {w!r}: {r.stderr.strip()}")
+            check(r.stderr.count("\n") == 1, f"bad {name}: one message")
+    r = run("run", os.path.join(tmp, "missing.toml"))
+    check(r.returncode == 2 and "missing.toml: cannot open (no such file)" in r.stderr, "missing file")
+    r = run("run", "river-bnak")
+    check(r.returncode == 2 and "unknown lesson 'river-bnak'" in r.stderr and "river-bank" in r.stderr,
+          "unknown lesson name lists the known ones")
+    r = run("run", "--backend", "cuda")
+    check(r.returncode == 3 and "this build has no CUDA backend" in r.stderr, "--backend cuda exits 3")
+    r = run("run", "--format", "yaml")
+    check(r.returncode == 2, "unknown format is a usage error (exit 2)")
+    r = run("frobnicate")
+    check(r.returncode == 2, "unknown command is a usage error (exit 2)")
+    check(run("--help").returncode == 0, "--help exits 0")
+finally:
+    shutil.rmtree(tmp)
+
+# LaTeX compiles as a fragment when pdflatex is here.
+if shutil.which("pdflatex"):
+    tmp = tempfile.mkdtemp()
+    try:
+        for lesson in ids:
+            body = run("run", lesson, "--format", "latex").stdout
+            with open(os.path.join(tmp, "t.tex"), "w") as f:
+                f.write("\\documentclass{article}\\usepackage{amsmath}\\setcounter{MaxMatrixCols}{40}"
+                        "\\begin{document}\n" + body + "\\end{document}\n")
+            r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                               cwd=tmp, capture_output=True, text=True)
+            check(r.returncode == 0, f"latex of {lesson} compiles: {r.stdout[-400:]}")
+    finally:
+        shutil.rmtree(tmp)
+else:
+    print("pdflatex not installed: LaTeX compilation not checked here")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
