@@ -14,6 +14,8 @@ struct CommandContext {
 
 void setup_run(CLI::App& app, CommandContext& context);
 void setup_lessons(CLI::App& app, CommandContext& context);
+void setup_check(CLI::App& app, CommandContext& context);
+void setup_golden(CLI::App& app, CommandContext& context);
 
 // Writes `text` to standard output in one piece.
 void write_stdout(const std::string& text);

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   attn::CommandContext context;
   attn::setup_run(app, context);
   attn::setup_lessons(app, context);
+  attn::setup_check(app, context);
+  attn::setup_golden(app, context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,221 @@
+// Claims against the computed trace, and the one cause that explains a wrong
+// claim when there is one (built on teach/cell_arithmetic for product cells).
+#include "teach/errata.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/toml_read.hpp"
+#include "render/numbers.hpp"
+
+namespace attn {
+
+namespace {
+
+// At most this many alternative causes are named for one cell.
+constexpr std::size_t kMaxCauses = 3;
+
+std::string number(double v) {
+  return fmt::format("{:.6g}", v);
+}
+
+std::string cell_label(const Step& step, std::size_t row, std::size_t col) {
+  return fmt::format("{}[{},{}]", step.id, step.rows.at(row), step.cols.at(col));
+}
+
+const Step& claimed_step(const Lesson& lesson, const Trace& trace, const Claim& claim) {
+  const Step* step = trace.find(claim.step);
+  if (!step)
+    throw InputError(
+        fmt::format("{}:{}: claim step '{}' is not a step of this lesson; valid ids: "
+                    "{}",
+                    lesson.origin, claim.line, claim.step, fmt::join(trace.ids(), ", ")));
+  const arma::mat& M = step->value;
+  const std::size_t rows = claim.where.kind == CellSelector::Kind::matrix ? claim.values.size() : 1;
+  const std::size_t cols = claim.values.empty() ? 0 : claim.values[0].size();
+  const std::size_t first_row =
+      claim.where.kind == CellSelector::Kind::matrix ? 0 : claim.where.row;
+  const std::size_t first_col = claim.where.kind == CellSelector::Kind::cell ? claim.where.col : 0;
+  const bool fits = first_row + rows <= M.n_rows && first_col + cols <= M.n_cols &&
+                    (claim.where.kind == CellSelector::Kind::cell || cols == M.n_cols) &&
+                    (claim.where.kind != CellSelector::Kind::matrix || rows == M.n_rows);
+  if (!fits)
+    throw InputError(
+        fmt::format("{}:{}: claim on {} does not fit its matrix, which is {}: give a "
+                    "cell inside it, a row of {} values, or the whole {} matrix",
+                    lesson.origin, claim.line, claim.step, shape_str(M.n_rows, M.n_cols), M.n_cols,
+                    shape_str(M.n_rows, M.n_cols)));
+  return *step;
+}
+
+// The steps an element-wise step reads its cell from: scaled = scores / s,
+// exp = e^masked (a document may state the masked or the scaled value).
+std::vector<std::string> elementwise_sources(const Step& step) {
+  const std::string head = fmt::format("head{}.", step.head);
+  if (step.kind == StepKind::scaled) return {head + "scores"};
+  if (step.kind == StepKind::exp) return {head + "masked", head + "scaled"};
+  return {};
+}
+
+// The document's own upstream value, carried correctly through an element-wise
+// step, explains the stated value: the slip is upstream.
+std::optional<std::string> carried_from_stated(const Trace& trace, const Step& step,
+                                               const CellVerdict& cell,
+                                               const std::vector<StatedValue>& stated) {
+  const std::vector<std::string> sources = elementwise_sources(step);
+  for (const StatedValue& s : stated) {
+    if (s.row != cell.row || s.col != cell.col) continue;
+    if (std::find(sources.begin(), sources.end(), s.step) == sources.end()) continue;
+    const bool scaled = step.kind == StepKind::scaled;
+    const double carried = scaled ? s.value / trace.scale : std::exp(s.value);
+    if (!matches_written(carried, cell.stated.value, cell.tolerance)) continue;
+    const std::string op =
+        scaled ? fmt::format("{} / {} = {}", number(s.value), number(trace.scale), number(carried))
+               : fmt::format("e^{} = {}", number(s.value), number(carried));
+    return fmt::format(
+        "carried from {} = {} ({}), whose true value is {}: {}; this step's "
+        "arithmetic is right, the slip is upstream",
+        cell_label(trace.at(s.step), s.row, s.col), number(s.value), s.source,
+        number(trace.at(s.step).value(s.row, s.col)), op);
+  }
+  return std::nullopt;
+}
+
+// The stated value is another cell of the same row or column of a product
+// step: the document took the wrong row (or key) for this one.
+std::optional<std::string> other_cell_matches(const Step& step, const CellVerdict& cell) {
+  const arma::mat& M = step.value;
+  auto matches = [&](std::size_t r, std::size_t c) {
+    return (r != cell.row || c != cell.col) &&
+           matches_written(M(r, c), cell.stated.value, cell.tolerance);
+  };
+  for (std::size_t c = 0; c < M.n_cols; ++c)
+    if (matches(cell.row, c))
+      return fmt::format("the stated value is {} = {}: the wrong column (key) was used",
+                         cell_label(step, cell.row, c), number(M(cell.row, c)));
+  for (std::size_t r = 0; r < M.n_rows; ++r)
+    if (matches(r, cell.col))
+      return fmt::format("the stated value is {} = {}: the wrong row was used",
+                         cell_label(step, r, cell.col), number(M(r, cell.col)));
+  return std::nullopt;
+}
+
+// The slips of cell_arithmetic as one sentence: one term named, or the alternatives.
+std::string describe_slips(const std::vector<TermSlip>& slips) {
+  bool one_term = true;
+  for (const TermSlip& s : slips) one_term = one_term && s.term == slips.front().term;
+  std::vector<std::string> causes;
+  for (std::size_t i = 0; i < slips.size() && i < kMaxCauses; ++i) causes.push_back(slips[i].cause);
+  const std::string more =
+      slips.size() > kMaxCauses ? fmt::format(" (and {} more)", slips.size() - kMaxCauses) : "";
+  if (one_term)
+    return fmt::format("one term explains the whole difference: {}{}", fmt::join(causes, "; or "),
+                       more);
+  return fmt::format("any one of these single slips explains the whole difference: {}{}",
+                     fmt::join(causes, "; or "), more);
+}
+
+}  // namespace
+
+bool ClaimVerdict::agrees() const {
+  for (const CellVerdict& c : cells)
+    if (!c.agrees) return false;
+  return true;
+}
+
+std::string ClaimVerdict::explanation() const {
+  std::vector<std::string> parts;
+  for (const CellVerdict& c : cells)
+    if (!c.agrees) parts.push_back(c.explanation);
+  return fmt::format("{}", fmt::join(parts, " | "));
+}
+
+std::string expand_sum(const CellSum& sum) {
+  std::vector<std::string> factors, products;
+  for (const ProductTerm& t : sum.terms) {
+    factors.push_back(fmt::format("{}×{}", number(t.left), number(t.right)));
+    products.push_back(number(t.product()));
+  }
+  if (sum.bias) {
+    factors.push_back(number(*sum.bias));
+    products.push_back(number(*sum.bias));
+  }
+  return fmt::format("{} = {} = {}", fmt::join(factors, " + "), fmt::join(products, " + "),
+                     number(sum.value));
+}
+
+std::vector<StatedValue> stated_values(const Lesson& lesson, const Claim* except) {
+  std::vector<StatedValue> out;
+  for (const Claim& claim : lesson.claims) {
+    if (&claim == except) continue;
+    const std::size_t first_row =
+        claim.where.kind == CellSelector::Kind::matrix ? 0 : claim.where.row;
+    const std::size_t first_col =
+        claim.where.kind == CellSelector::Kind::cell ? claim.where.col : 0;
+    for (std::size_t r = 0; r < claim.values.size(); ++r)
+      for (std::size_t c = 0; c < claim.values[r].size(); ++c)
+        out.push_back({claim.step, first_row + r, first_col + c, claim.values[r][c].value,
+                       fmt::format("the document's own value, claim at line {}", claim.line)});
+  }
+  return out;
+}
+
+std::string explain_difference(const Lesson& lesson, const Trace& trace, const Claim& claim,
+                               const CellVerdict& cell) {
+  const Step& step = trace.at(claim.step);
+  const std::string head =
+      fmt::format("{}: stated {}, computed {}", cell_label(step, cell.row, cell.col),
+                  format_fixed(cell.stated.value, cell.stated.decimals),
+                  format_fixed(cell.computed, std::max(cell.stated.decimals, 4)));
+  if (std::isnan(cell.computed))
+    return fmt::format("{}; every key of this row is masked, so the softmax is 0/0", head);
+  const std::vector<StatedValue> stated = stated_values(lesson, &claim);
+  if (cell.arithmetic) {
+    const std::string expansion = fmt::format("{} = {}", head, expand_sum(*cell.arithmetic));
+    const std::vector<TermSlip> slips = single_term_slips(
+        lesson, trace, *cell.arithmetic, cell.stated.value, cell.tolerance, stated);
+    if (!slips.empty()) return fmt::format("{}; {}", expansion, describe_slips(slips));
+    if (const auto other = other_cell_matches(step, cell))
+      return fmt::format("{}; {}", expansion, *other);
+    return fmt::format("{}; no single term or input explains the difference of {}", expansion,
+                       number(cell.stated.value - cell.computed));
+  }
+  if (const auto carried = carried_from_stated(trace, step, cell, stated))
+    return fmt::format("{}; {}", head, *carried);
+  return fmt::format("{}; off by {}", head, number(cell.stated.value - cell.computed));
+}
+
+std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace) {
+  std::vector<ClaimVerdict> out;
+  for (const Claim& claim : lesson.claims) {
+    const Step& step = claimed_step(lesson, trace, claim);
+    ClaimVerdict verdict{claim, {}};
+    const std::size_t first_row =
+        claim.where.kind == CellSelector::Kind::matrix ? 0 : claim.where.row;
+    const std::size_t first_col =
+        claim.where.kind == CellSelector::Kind::cell ? claim.where.col : 0;
+    for (std::size_t r = 0; r < claim.values.size(); ++r)
+      for (std::size_t c = 0; c < claim.values[r].size(); ++c) {
+        CellVerdict cell;
+        cell.row = first_row + r;
+        cell.col = first_col + c;
+        cell.stated = claim.values[r][c];
+        cell.computed = step.value(cell.row, cell.col);
+        cell.tolerance = claim.tolerance.value_or(half_unit(cell.stated.decimals));
+        cell.agrees = !std::isnan(cell.computed) &&
+                      matches_written(cell.computed, cell.stated.value, cell.tolerance);
+        if (!cell.agrees) {
+          cell.arithmetic = cell_sum(lesson, trace, claim.step, cell.row, cell.col);
+          cell.explanation = explain_difference(lesson, trace, claim, cell);
+        }
+        verdict.cells.push_back(std::move(cell));
+      }
+    out.push_back(std::move(verdict));
+  }
+  return out;
+}
+
+}  // namespace attn
