@@ -4,7 +4,9 @@
 namespace attn {
 
 // A:(n,k) B:(k,p) -> (n,p)
-arma::mat CpuBackend::matmul(const arma::mat& A, const arma::mat& B) { return A * B; }
+arma::mat CpuBackend::matmul(const arma::mat& A, const arma::mat& B) {
+  return A * B;
+}
 
 // A:(n,k) B:(m,k) -> (n,m)
 arma::mat CpuBackend::matmul_transposed(const arma::mat& A, const arma::mat& B) {

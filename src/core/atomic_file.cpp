@@ -21,9 +21,10 @@ void write_file_atomically(const std::string& path, const std::string& content) 
       target.parent_path() / fmt::format(".{}.tmp-{}", target.filename().string(), getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f)
-    throw InputError(fmt::format("{}: cannot write ({}); check that the folder exists and is "
-                                 "writable",
-                                 path, std::strerror(errno)));
+    throw InputError(
+        fmt::format("{}: cannot write ({}); check that the folder exists and is "
+                    "writable",
+                    path, std::strerror(errno)));
   const bool written = std::fwrite(content.data(), 1, content.size(), f) == content.size();
   const bool flushed = std::fflush(f) == 0 && fsync(fileno(f)) == 0;
   const bool closed = std::fclose(f) == 0;
@@ -36,9 +37,10 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     std::filesystem::remove(tmp);
-    throw InputError(fmt::format("{}: cannot replace the file ({}); the old file, if any, is "
-                                 "unchanged",
-                                 path, std::strerror(err)));
+    throw InputError(
+        fmt::format("{}: cannot replace the file ({}); the old file, if any, is "
+                    "unchanged",
+                    path, std::strerror(err)));
   }
 }
 
@@ -47,8 +49,9 @@ std::string read_file(const std::string& path) {
     throw InputError(fmt::format("{}: is a folder, not a file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw InputError(fmt::format("{}: cannot open ({}); check the path", path,
-                                 std::filesystem::exists(path) ? "permission denied" : "no such file"));
+    throw InputError(
+        fmt::format("{}: cannot open ({}); check the path", path,
+                    std::filesystem::exists(path) ? "permission denied" : "no such file"));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

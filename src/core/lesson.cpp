@@ -18,9 +18,12 @@ std::string shape_str(std::size_t rows, std::size_t cols) {
 
 double Lesson::scale_divisor() const {
   switch (scale_kind) {
-    case ScaleKind::sqrt_dk: return std::sqrt(static_cast<double>(d_k));
-    case ScaleKind::none: return 1.0;
-    case ScaleKind::number: return scale_number;
+    case ScaleKind::sqrt_dk:
+      return std::sqrt(static_cast<double>(d_k));
+    case ScaleKind::none:
+      return 1.0;
+    case ScaleKind::number:
+      return scale_number;
   }
   return 1.0;
 }
@@ -72,8 +75,7 @@ class LessonParser {
     const toml::table* t = toml_.table(root, "lesson");
     if (t) toml_.require_known_keys(*t, "lesson", {"id", "title", "source", "story"});
     if (const toml::node* n = get(t, "id")) lesson_.id = toml_.string(*n, "lesson.id");
-    if (lesson_.id.empty())
-      lesson_.id = std::filesystem::path(toml_.origin()).stem().string();
+    if (lesson_.id.empty()) lesson_.id = std::filesystem::path(toml_.origin()).stem().string();
     if (const toml::node* n = get(t, "title")) lesson_.title = toml_.string(*n, "lesson.title");
     if (const toml::node* n = get(t, "source")) lesson_.source = toml_.string(*n, "lesson.source");
     if (const toml::node* n = get(t, "story")) lesson_.story = toml_.string(*n, "lesson.story");
@@ -83,9 +85,9 @@ class LessonParser {
     const toml::table* t = toml_.table(root, "model");
     model_ = t;
     if (!t) return;
-    toml_.require_known_keys(*t, "model",
-                             {"heads", "d_k", "scale", "causal", "mask_fill", "masked_row",
-                              "positional_encoding"});
+    toml_.require_known_keys(
+        *t, "model",
+        {"heads", "d_k", "scale", "causal", "mask_fill", "masked_row", "positional_encoding"});
     if (const toml::node* n = get(t, "heads")) {
       const long long h = toml_.integer(*n, "model.heads");
       if (h < 1) toml_.fail(n, "model.heads", "must be at least 1");
@@ -100,15 +102,22 @@ class LessonParser {
     if (const toml::node* n = get(t, "scale")) {
       if (n->is_string()) {
         const std::string s = n->as_string()->get();
-        if (s == "sqrt_dk") lesson_.scale_kind = ScaleKind::sqrt_dk;
-        else if (s == "none") lesson_.scale_kind = ScaleKind::none;
-        else toml_.fail(n, "model.scale", fmt::format("\"{}\" is not a scale; write \"sqrt_dk\", \"none\" or a positive number", s));
+        if (s == "sqrt_dk")
+          lesson_.scale_kind = ScaleKind::sqrt_dk;
+        else if (s == "none")
+          lesson_.scale_kind = ScaleKind::none;
+        else
+          toml_.fail(
+              n, "model.scale",
+              fmt::format("\"{}\" is not a scale; write \"sqrt_dk\", \"none\" or a positive number",
+                          s));
       } else {
         const double s = toml_.number(*n, "model.scale").value;
         if (!(s > 0))
           toml_.fail(n, "model.scale",
                      fmt::format("{} is not a valid divisor; the scale must be a positive number "
-                                 "(or \"sqrt_dk\" / \"none\")", s));
+                                 "(or \"sqrt_dk\" / \"none\")",
+                                 s));
         lesson_.scale_kind = ScaleKind::number;
         lesson_.scale_number = s;
       }
@@ -127,23 +136,36 @@ class LessonParser {
     }
     if (const toml::node* n = get(t, "masked_row")) {
       const std::string s = toml_.string(*n, "model.masked_row");
-      if (s == "nan") lesson_.masked_row = MaskedRowPolicy::nan;
-      else if (s == "zero") lesson_.masked_row = MaskedRowPolicy::zero;
-      else if (s == "uniform") lesson_.masked_row = MaskedRowPolicy::uniform;
-      else toml_.fail(n, "model.masked_row", fmt::format("\"{}\" is not a policy; write \"nan\", \"zero\" or \"uniform\"", s));
+      if (s == "nan")
+        lesson_.masked_row = MaskedRowPolicy::nan;
+      else if (s == "zero")
+        lesson_.masked_row = MaskedRowPolicy::zero;
+      else if (s == "uniform")
+        lesson_.masked_row = MaskedRowPolicy::uniform;
+      else
+        toml_.fail(
+            n, "model.masked_row",
+            fmt::format("\"{}\" is not a policy; write \"nan\", \"zero\" or \"uniform\"", s));
     }
     if (const toml::node* n = get(t, "positional_encoding")) {
       const std::string s = toml_.string(*n, "model.positional_encoding");
-      if (s == "none") lesson_.positional_encoding = PositionalEncoding::none;
-      else if (s == "sinusoidal") lesson_.positional_encoding = PositionalEncoding::sinusoidal;
-      else toml_.fail(n, "model.positional_encoding", fmt::format("\"{}\" is not known; write \"none\" or \"sinusoidal\"", s));
+      if (s == "none")
+        lesson_.positional_encoding = PositionalEncoding::none;
+      else if (s == "sinusoidal")
+        lesson_.positional_encoding = PositionalEncoding::sinusoidal;
+      else
+        toml_.fail(n, "model.positional_encoding",
+                   fmt::format("\"{}\" is not known; write \"none\" or \"sinusoidal\"", s));
     }
   }
 
   void read_input(const toml::table& root) {
     const toml::table* t = toml_.table(root, "input");
-    if (!t) throw InputError(fmt::format("{}: missing table [input]; a lesson needs at least "
-                                         "[input] X = [[...]]", toml_.origin()));
+    if (!t)
+      throw InputError(
+          fmt::format("{}: missing table [input]; a lesson needs at least "
+                      "[input] X = [[...]]",
+                      toml_.origin()));
     toml_.require_known_keys(*t, "input",
                              {"tokens", "X", "memory_tokens", "memory", "key_padding", "keep"});
     const toml::node* x = get(t, "X");
@@ -165,8 +187,9 @@ class LessonParser {
     }
     if (const toml::node* n = get(t, "memory_tokens")) {
       if (!lesson_.memory)
-        toml_.fail(n, "input.memory_tokens", "given without input.memory; add memory = [[...]] "
-                                             "(cross-attention) or remove memory_tokens");
+        toml_.fail(n, "input.memory_tokens",
+                   "given without input.memory; add memory = [[...]] "
+                   "(cross-attention) or remove memory_tokens");
       lesson_.memory_tokens = toml_.strings(*n, "input.memory_tokens");
       if (lesson_.memory_tokens.size() != m)
         toml_.fail(n, "input.memory_tokens",
@@ -180,10 +203,13 @@ class LessonParser {
       const toml::array* arr = n->as_array();
       if (!arr) toml_.fail(n, "input.key_padding", "expected an array of true/false, one per key");
       for (const toml::node& item : *arr) {
-        if (item.is_boolean()) lesson_.key_padding.push_back(item.as_boolean()->get());
-        else if (item.is_integer() && (item.as_integer()->get() == 0 || item.as_integer()->get() == 1))
+        if (item.is_boolean())
+          lesson_.key_padding.push_back(item.as_boolean()->get());
+        else if (item.is_integer() &&
+                 (item.as_integer()->get() == 0 || item.as_integer()->get() == 1))
           lesson_.key_padding.push_back(item.as_integer()->get() == 1);
-        else toml_.fail(&item, "input.key_padding", "each entry must be true (padded) or false");
+        else
+          toml_.fail(&item, "input.key_padding", "each entry must be true (padded) or false");
       }
       if (lesson_.key_padding.size() != m)
         toml_.fail(n, "input.key_padding",
@@ -194,10 +220,11 @@ class LessonParser {
     if (const toml::node* n = get(t, "keep")) {
       const arma::mat keep = toml_.matrix(*n, "input.keep");
       if (keep.n_rows != lesson_.X.n_rows || keep.n_cols != m)
-        toml_.fail(n, "input.keep",
-                   fmt::format("keep is {} but the scores are {} (queries × keys); give one row "
-                               "per query and one column per key",
-                               shape_str(keep.n_rows, keep.n_cols), shape_str(lesson_.X.n_rows, m)));
+        toml_.fail(
+            n, "input.keep",
+            fmt::format("keep is {} but the scores are {} (queries × keys); give one row "
+                        "per query and one column per key",
+                        shape_str(keep.n_rows, keep.n_cols), shape_str(lesson_.X.n_rows, m)));
       if (arma::any(arma::vectorise((keep != 0.0) % (keep != 1.0))))
         toml_.fail(n, "input.keep", "entries must be 1 (may attend) or 0 (masked)");
       lesson_.keep = arma::conv_to<arma::umat>::from(keep);
@@ -206,8 +233,11 @@ class LessonParser {
 
   void read_weights(const toml::table& root) {
     const toml::table* t = toml_.table(root, "weights");
-    if (!t) throw InputError(fmt::format("{}: missing table [weights]; give W_Q, W_K and W_V "
-                                         "(a matrix each, or \"identity\")", toml_.origin()));
+    if (!t)
+      throw InputError(
+          fmt::format("{}: missing table [weights]; give W_Q, W_K and W_V "
+                      "(a matrix each, or \"identity\")",
+                      toml_.origin()));
     weights_ = t;
     toml_.require_known_keys(*t, "weights",
                              {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"});
@@ -215,8 +245,8 @@ class LessonParser {
     const std::size_t d_mem = lesson_.memory ? lesson_.memory->n_cols : d_model;
     auto required = [&](std::string_view key, std::size_t size) {
       const toml::node* n = get(t, key);
-      if (!n) toml_.fail(t, fmt::format("weights.{}", key),
-                         "missing; give a matrix or \"identity\"");
+      if (!n)
+        toml_.fail(t, fmt::format("weights.{}", key), "missing; give a matrix or \"identity\"");
       return read_weight(toml_, *n, fmt::format("weights.{}", key), size);
     };
     lesson_.W_Q = required("W_Q", d_model);
@@ -248,7 +278,8 @@ class LessonParser {
       Claim claim;
       claim.line = toml_.line_of(&item);
       const toml::node* step = t.get("step");
-      if (!step) toml_.fail(&item, where + ".step", "missing; name the step id, e.g. \"head0.scores\"");
+      if (!step)
+        toml_.fail(&item, where + ".step", "missing; name the step id, e.g. \"head0.scores\"");
       claim.step = toml_.string(*step, where + ".step");
       if (const toml::node* n = t.get("says")) claim.says = toml_.string(*n, where + ".says");
       if (const toml::node* n = t.get("tolerance")) {
@@ -259,7 +290,8 @@ class LessonParser {
       const toml::node* row = t.get("row");
       const toml::node* value = t.get("value");
       const toml::node* values = t.get("values");
-      if (cell && row) toml_.fail(row, where + ".row", "give either cell = [r, c] or row = r, not both");
+      if (cell && row)
+        toml_.fail(row, where + ".row", "give either cell = [r, c] or row = r, not both");
       if (cell) {
         std::tie(claim.where.row, claim.where.col) = toml_.cell(*cell, where + ".cell");
         claim.where.kind = CellSelector::Kind::cell;
@@ -289,13 +321,13 @@ class LessonParser {
     auto product_rule = [&](const arma::mat& in, const std::string& in_name,
                             const arma::mat& weight, std::string_view weight_key) {
       if (in.n_cols != weight.n_rows)
-        toml_.fail(w(weight_key), fmt::format("weights.{}", weight_key),
-                   fmt::format("{} is {} and {} is {}: the columns of {} ({}) must equal the rows "
-                               "of {} ({}) to form {}·{}; give {} {} rows",
-                               in_name, shape_str(in.n_rows, in.n_cols), weight_key,
-                               shape_str(weight.n_rows, weight.n_cols), in_name, in.n_cols,
-                               weight_key, weight.n_rows, in_name, weight_key, weight_key,
-                               in.n_cols));
+        toml_.fail(
+            w(weight_key), fmt::format("weights.{}", weight_key),
+            fmt::format("{} is {} and {} is {}: the columns of {} ({}) must equal the rows "
+                        "of {} ({}) to form {}·{}; give {} {} rows",
+                        in_name, shape_str(in.n_rows, in.n_cols), weight_key,
+                        shape_str(weight.n_rows, weight.n_cols), in_name, in.n_cols, weight_key,
+                        weight.n_rows, in_name, weight_key, weight_key, in.n_cols));
     };
     product_rule(l.X, "X", l.W_Q, "W_Q");
     product_rule(source, key_source, l.W_K, "W_K");
@@ -308,17 +340,17 @@ class LessonParser {
                              shape_str(l.W_K.n_rows, l.W_K.n_cols), l.W_K.n_cols, l.W_Q.n_cols));
     const toml::node* heads_node = get(model_, "heads");
     if (l.W_Q.n_cols % l.heads != 0)
-      toml_.fail(heads_node ? heads_node : w("W_Q"), "model.heads",
-                 fmt::format("heads = {} does not divide the projection width {} (W_Q is {}); "
-                             "each head takes an equal block of columns: choose heads dividing {}",
-                             l.heads, l.W_Q.n_cols, shape_str(l.W_Q.n_rows, l.W_Q.n_cols),
-                             l.W_Q.n_cols));
+      toml_.fail(
+          heads_node ? heads_node : w("W_Q"), "model.heads",
+          fmt::format("heads = {} does not divide the projection width {} (W_Q is {}); "
+                      "each head takes an equal block of columns: choose heads dividing {}",
+                      l.heads, l.W_Q.n_cols, shape_str(l.W_Q.n_rows, l.W_Q.n_cols), l.W_Q.n_cols));
     if (l.W_V.n_cols % l.heads != 0)
-      toml_.fail(heads_node ? heads_node : w("W_V"), "model.heads",
-                 fmt::format("heads = {} does not divide the value width {} (W_V is {}); choose "
-                             "heads dividing {}",
-                             l.heads, l.W_V.n_cols, shape_str(l.W_V.n_rows, l.W_V.n_cols),
-                             l.W_V.n_cols));
+      toml_.fail(
+          heads_node ? heads_node : w("W_V"), "model.heads",
+          fmt::format("heads = {} does not divide the value width {} (W_V is {}); choose "
+                      "heads dividing {}",
+                      l.heads, l.W_V.n_cols, shape_str(l.W_V.n_rows, l.W_V.n_cols), l.W_V.n_cols));
     const std::size_t d_k = l.W_Q.n_cols / l.heads;
     if (l.d_k != 0 && l.d_k != d_k)
       toml_.fail(d_k_node_, "model.d_k",

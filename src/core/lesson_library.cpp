@@ -19,9 +19,10 @@ Lesson find_lesson(const std::string& name_or_path) {
   std::string known;
   for (const EmbeddedLesson& e : embedded_lessons())
     known += fmt::format("{}{}", known.empty() ? "" : ", ", e.id);
-  throw InputError(fmt::format("unknown lesson '{}': not an embedded lesson and no such file. "
-                               "Embedded lessons: {}. Give one of these or a path to a .toml file",
-                               name_or_path, known));
+  throw InputError(
+      fmt::format("unknown lesson '{}': not an embedded lesson and no such file. "
+                  "Embedded lessons: {}. Give one of these or a path to a .toml file",
+                  name_or_path, known));
 }
 
 std::vector<Lesson> all_embedded_lessons() {

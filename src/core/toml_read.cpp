@@ -37,13 +37,20 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 const char* type_name(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    default: return "a date or time";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    default:
+      return "a date or time";
   }
 }
 
@@ -62,7 +69,9 @@ int decimals_written(std::string_view literal) {
   return std::max(decimals, 0);
 }
 
-double half_unit(int decimals) { return 0.5 * std::pow(10.0, -decimals); }
+double half_unit(int decimals) {
+  return 0.5 * std::pow(10.0, -decimals);
+}
 
 arma::mat to_matrix(const std::vector<std::vector<WrittenNumber>>& numbers) {
   arma::mat m(numbers.size(), numbers.empty() ? 0 : numbers[0].size());
@@ -110,8 +119,7 @@ void TomlReader::require_known_keys(const toml::table& table, std::string_view w
     std::string known;
     for (std::string_view candidate : allowed)
       known += (known.empty() ? "" : ", ") + std::string(candidate);
-    const std::string hint =
-        best.empty() ? "" : fmt::format("did you mean '{}'? ", best);
+    const std::string hint = best.empty() ? "" : fmt::format("did you mean '{}'? ", best);
     fail(&node, fmt::format("{}{}", where.empty() ? "" : std::string(where) + ".", name),
          fmt::format("unknown key {}(known keys{}: {})", hint,
                      where.empty() ? "" : fmt::format(" in [{}]", where), known));
@@ -154,8 +162,8 @@ std::string TomlReader::literal_text(const toml::node& node) const {
     while (pos < text_.size() && (static_cast<unsigned char>(text_[pos]) & 0xC0) == 0x80) ++pos;
   }
   std::size_t end = pos;
-  while (end < text_.size() && std::string_view("0123456789+-._eEinfa").find(text_[end]) !=
-                                   std::string_view::npos)
+  while (end < text_.size() &&
+         std::string_view("0123456789+-._eEinfa").find(text_[end]) != std::string_view::npos)
     ++end;
   return text_.substr(pos, end - pos);
 }

@@ -2,11 +2,11 @@
 // errors that name the file, the key, the line, and the fix.
 #pragma once
 
+#include <toml++/toml.h>
 #include <armadillo>
 #include <initializer_list>
 #include <string>
 #include <string_view>
-#include <toml++/toml.h>
 #include <vector>
 
 #include "core/lesson.hpp"

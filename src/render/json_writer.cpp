@@ -13,14 +13,26 @@ std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20)
+          out += fmt::format("\\u{:04x}", c);
+        else
+          out += c;
     }
   }
   return out + "\"";
@@ -44,8 +56,7 @@ std::string json_row(const arma::rowvec& v) {
 
 std::string json_matrix(const arma::mat& M) {
   std::string out = "[";
-  for (std::size_t r = 0; r < M.n_rows; ++r)
-    out += (r ? ", " : "") + json_row(M.row(r));
+  for (std::size_t r = 0; r < M.n_rows; ++r) out += (r ? ", " : "") + json_row(M.row(r));
   return out + "]";
 }
 

@@ -45,8 +45,14 @@ MatrixStats matrix_stats(const arma::mat& M) {
   double sum = 0, sum_sq = 0;
   bool first = true;
   for (double v : M) {
-    if (std::isnan(v)) { ++s.nan; continue; }
-    if (std::isinf(v)) { ++(v < 0 ? s.neg_inf : s.pos_inf); continue; }
+    if (std::isnan(v)) {
+      ++s.nan;
+      continue;
+    }
+    if (std::isinf(v)) {
+      ++(v < 0 ? s.neg_inf : s.pos_inf);
+      continue;
+    }
     if (first) s.min = s.max = v, first = false;
     s.min = std::min(s.min, v);
     s.max = std::max(s.max, v);

@@ -113,7 +113,8 @@ tolerance = 0.1
 }
 
 TEST_CASE("defaults: t0.. tokens, one head, sqrt_dk, -inf fill, nan policy") {
-  const attn::Lesson L = attn::parse_lesson(std::string("[input]\nX = [[1, 2], [3, 4], [5, 6]]\n") + kWeights, "dir/plain.toml");
+  const attn::Lesson L = attn::parse_lesson(
+      std::string("[input]\nX = [[1, 2], [3, 4], [5, 6]]\n") + kWeights, "dir/plain.toml");
   CHECK(L.id == "plain");
   CHECK(L.tokens == std::vector<std::string>{"t0", "t1", "t2"});
   CHECK(L.heads == 1);
@@ -144,49 +145,62 @@ TEST_CASE("bad lessons: one clear message each") {
     CHECK(has(m, "row 1 has 1 numbers but row 0 has 2"));
   }
   SUBCASE("X columns differ from W_Q rows") {
-    const std::string m = error_of("[input]\nX = [[1, 2, 3]]\n[weights]\nW_Q = [[1, 0], [0, 1]]\nW_K = \"identity\"\nW_V = \"identity\"\n");
+    const std::string m = error_of(
+        "[input]\nX = [[1, 2, 3]]\n[weights]\nW_Q = [[1, 0], [0, 1]]\nW_K = \"identity\"\nW_V = "
+        "\"identity\"\n");
     CHECK(has(m, "bad.toml:4: key 'weights.W_Q'"));
     CHECK(has(m, "X is 1×3 and W_Q is 2×2"));
     CHECK(has(m, "give W_Q 3 rows"));
   }
   SUBCASE("Q and K with different column counts") {
-    const std::string m = error_of("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = [[1], [0]]\nW_V = \"identity\"\n");
+    const std::string m = error_of(
+        "[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = [[1], [0]]\nW_V = "
+        "\"identity\"\n");
     CHECK(has(m, "key 'weights.W_K'"));
     CHECK(has(m, "Q and K must have the same number of columns to form Q·Kᵀ"));
     CHECK(has(m, "W_Q is 2×2"));
     CHECK(has(m, "W_K is 2×1"));
   }
   SUBCASE("heads not dividing the projection width") {
-    const std::string m = error_of(std::string("[model]\nheads = 3\n[input]\nX = [[1, 2, 3, 4]]\n") + kWeights);
+    const std::string m =
+        error_of(std::string("[model]\nheads = 3\n[input]\nX = [[1, 2, 3, 4]]\n") + kWeights);
     CHECK(has(m, "bad.toml:2: key 'model.heads'"));
     CHECK(has(m, "heads = 3 does not divide the projection width 4"));
   }
   SUBCASE("token list of the wrong length") {
-    const std::string m = error_of(std::string("[input]\ntokens = [\"a\"]\nX = [[1, 2], [3, 4]]\n") + kWeights);
+    const std::string m =
+        error_of(std::string("[input]\ntokens = [\"a\"]\nX = [[1, 2], [3, 4]]\n") + kWeights);
     CHECK(has(m, "key 'input.tokens'"));
     CHECK(has(m, "1 tokens but X has 2 rows (2×2)"));
   }
   SUBCASE("key_padding of the wrong size") {
-    const std::string m = error_of(std::string("[input]\nX = [[1, 2], [3, 4]]\nkey_padding = [true]\n") + kWeights);
+    const std::string m =
+        error_of(std::string("[input]\nX = [[1, 2], [3, 4]]\nkey_padding = [true]\n") + kWeights);
     CHECK(has(m, "key 'input.key_padding'"));
     CHECK(has(m, "1 entries but there are 2 keys"));
   }
   SUBCASE("keep of the wrong shape") {
-    const std::string m = error_of(std::string("[input]\nX = [[1, 2], [3, 4]]\nkeep = [[1, 1, 1], [1, 1, 1]]\n") + kWeights);
+    const std::string m = error_of(
+        std::string("[input]\nX = [[1, 2], [3, 4]]\nkeep = [[1, 1, 1], [1, 1, 1]]\n") + kWeights);
     CHECK(has(m, "key 'input.keep'"));
     CHECK(has(m, "keep is 2×3 but the scores are 2×2"));
   }
   SUBCASE("NaN or infinity in an input matrix") {
     CHECK(has(error_of(std::string("[input]\nX = [[1, nan]]\n") + kWeights), "NaN is not allowed"));
-    CHECK(has(error_of(std::string("[input]\nX = [[1, 2]]\n[weights]\nW_Q = [[inf, 0], [0, 1]]\nW_K = \"identity\"\nW_V = \"identity\"\n")),
+    CHECK(has(error_of(std::string("[input]\nX = [[1, 2]]\n[weights]\nW_Q = [[inf, 0], [0, "
+                                   "1]]\nW_K = \"identity\"\nW_V = \"identity\"\n")),
               "key 'weights.W_Q[0][0]': infinity is not allowed"));
   }
   SUBCASE("a zero or negative scale") {
-    CHECK(has(error_of(std::string("[model]\nscale = 0\n[input]\nX = [[1, 2]]\n") + kWeights), "bad.toml:2: key 'model.scale'"));
-    CHECK(has(error_of(std::string("[model]\nscale = -2\n[input]\nX = [[1, 2]]\n") + kWeights), "must be a positive number"));
+    CHECK(has(error_of(std::string("[model]\nscale = 0\n[input]\nX = [[1, 2]]\n") + kWeights),
+              "bad.toml:2: key 'model.scale'"));
+    CHECK(has(error_of(std::string("[model]\nscale = -2\n[input]\nX = [[1, 2]]\n") + kWeights),
+              "must be a positive number"));
   }
   SUBCASE("an unknown key is never silently ignored") {
-    const std::string m = error_of("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_q = \"identity\"\nW_K = \"identity\"\nW_V = \"identity\"\n");
+    const std::string m = error_of(
+        "[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_q = \"identity\"\nW_K = "
+        "\"identity\"\nW_V = \"identity\"\n");
     CHECK(has(m, "bad.toml:5: key 'weights.W_q'"));
     CHECK(has(m, "did you mean 'W_Q'?"));
   }
@@ -194,20 +208,26 @@ TEST_CASE("bad lessons: one clear message each") {
     CHECK(has(error_of(std::string("[inputs]\nX = [[1]]\n") + kWeights), "did you mean 'input'?"));
   }
   SUBCASE("missing X and missing weights") {
-    CHECK(has(error_of(std::string("[input]\ntokens = [\"a\"]\n") + kWeights), "key 'input.X': missing"));
+    CHECK(has(error_of(std::string("[input]\ntokens = [\"a\"]\n") + kWeights),
+              "key 'input.X': missing"));
     CHECK(has(error_of("[input]\nX = [[1]]\n"), "missing table [weights]"));
   }
   SUBCASE("a bad enum value lists the valid ones") {
-    CHECK(has(error_of(std::string("[model]\nmasked_row = \"none\"\n[input]\nX = [[1]]\n") + kWeights),
-              "write \"nan\", \"zero\" or \"uniform\""));
+    CHECK(has(
+        error_of(std::string("[model]\nmasked_row = \"none\"\n[input]\nX = [[1]]\n") + kWeights),
+        "write \"nan\", \"zero\" or \"uniform\""));
   }
   SUBCASE("W_O rows must match the concat width") {
-    const std::string m = error_of("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = \"identity\"\nW_O = [[1, 0]]\n");
+    const std::string m = error_of(
+        "[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = "
+        "\"identity\"\nW_O = [[1, 0]]\n");
     CHECK(has(m, "key 'weights.W_O'"));
     CHECK(has(m, "W_O is 1×2"));
   }
   SUBCASE("a bias of the wrong length") {
-    const std::string m = error_of(std::string("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = \"identity\"\nb_V = [1, 2, 3]\n"));
+    const std::string m =
+        error_of(std::string("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = "
+                             "\"identity\"\nW_V = \"identity\"\nb_V = [1, 2, 3]\n"));
     CHECK(has(m, "b_V has 3 entries but W_V has 2 columns"));
   }
 }

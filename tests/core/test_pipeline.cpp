@@ -12,14 +12,18 @@ namespace {
 constexpr double kTol = 1e-12;
 
 // A lesson from TOML text, for tests.
-attn::Lesson lesson(const std::string& body) { return attn::parse_lesson(body, "test.toml"); }
+attn::Lesson lesson(const std::string& body) {
+  return attn::parse_lesson(body, "test.toml");
+}
 
 attn::Trace trace_of(const attn::Lesson& L) {
   attn::CpuBackend cpu;
   return attn::run_pipeline(L, cpu);
 }
 
-const arma::mat& step(const attn::Trace& t, const char* id) { return t.at(id).value; }
+const arma::mat& step(const attn::Trace& t, const char* id) {
+  return t.at(id).value;
+}
 
 }  // namespace
 
@@ -82,7 +86,8 @@ W_V = "identity"
   CHECK(A(0, 2) == 0.0);
   CHECK(A(1, 2) == 0.0);
   CHECK(std::isinf(step(t, "head0.masked")(0, 2)));
-  CHECK(step(t, "head0.masked")(2, 1) == doctest::Approx(step(t, "head0.scaled")(2, 1)).epsilon(kTol));
+  CHECK(step(t, "head0.masked")(2, 1) ==
+        doctest::Approx(step(t, "head0.scaled")(2, 1)).epsilon(kTol));
   // row 1 sees keys 0 and 1: weights proportional to exp of their scaled scores
   const arma::mat& s = step(t, "head0.scaled");
   const double e0 = std::exp(s(1, 0)), e1 = std::exp(s(1, 1));
@@ -150,8 +155,9 @@ W_V = "identity"
     CHECK(arma::accu(m != 0u) == 2);
   }
   SUBCASE("combined: a cell is masked if any source masks it, and says which") {
-    const arma::umat m = reasons("[model]\ncausal = true\n",
-                                 "key_padding = [false, true, false]\nkeep = [[1, 1, 1], [0, 1, 1], [1, 1, 1]]");
+    const arma::umat m =
+        reasons("[model]\ncausal = true\n",
+                "key_padding = [false, true, false]\nkeep = [[1, 1, 1], [0, 1, 1], [1, 1, 1]]");
     CHECK(m(0, 1) == (attn::mask_causal | attn::mask_padding));
     CHECK(m(1, 0) == attn::mask_keep);
     CHECK(m(2, 1) == attn::mask_padding);
@@ -203,7 +209,8 @@ W_V = [[2, 0], [0, 4]]
     CHECK(step(t, "head0.context")(0, 1) == doctest::Approx(2.0).epsilon(kTol));  // (0 + 4) / 2
   }
   SUBCASE("a finite fill makes the row uniform and the policy is not used") {
-    const attn::Trace t = trace_of(lesson("[model]\nmask_fill = -1e9\nmasked_row = \"zero\"\n" + body));
+    const attn::Trace t =
+        trace_of(lesson("[model]\nmask_fill = -1e9\nmasked_row = \"zero\"\n" + body));
     CHECK(step(t, "head0.masked")(0, 0) == -1e9);
     CHECK(step(t, "head0.weights")(0, 0) == doctest::Approx(0.5).epsilon(kTol));
     REQUIRE(t.warnings.size() == 1);

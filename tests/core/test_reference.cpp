@@ -16,7 +16,9 @@ namespace {
 using Grid = std::vector<std::vector<double>>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Grid zeros(std::size_t r, std::size_t c) { return Grid(r, std::vector<double>(c, 0.0)); }
+Grid zeros(std::size_t r, std::size_t c) {
+  return Grid(r, std::vector<double>(c, 0.0));
+}
 
 Grid from_arma(const arma::mat& M) {
   Grid g = zeros(M.n_rows, M.n_cols);
@@ -58,7 +60,8 @@ RefTrace reference_attention(const attn::Lesson& L) {
     const double d = static_cast<double>(M[0].size());
     for (std::size_t pos = 0; pos < M.size(); ++pos)
       for (std::size_t j = 0; j < M[0].size(); ++j) {
-        const double angle = static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(2 * (j / 2)) / d);
+        const double angle =
+            static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(2 * (j / 2)) / d);
         M[pos][j] += (j % 2 == 0) ? std::sin(angle) : std::cos(angle);
       }
     return M;
@@ -89,21 +92,24 @@ RefTrace reference_attention(const attn::Lesson& L) {
   t.steps.push_back({"K", K});
   t.steps.push_back({"V", V});
 
-  const std::size_t n = Q.size(), m = K.size(), dk = L.W_Q.n_cols / L.heads, dv = L.W_V.n_cols / L.heads;
+  const std::size_t n = Q.size(), m = K.size(), dk = L.W_Q.n_cols / L.heads,
+                    dv = L.W_V.n_cols / L.heads;
   const double scale = L.scale_kind == attn::ScaleKind::sqrt_dk ? std::sqrt(static_cast<double>(dk))
                        : L.scale_kind == attn::ScaleKind::none  ? 1.0
                                                                 : L.scale_number;
   Grid concat = zeros(n, 0);
   for (std::size_t h = 0; h < L.heads; ++h) {
     const std::string p = "head" + std::to_string(h) + ".";
-    const Grid Qh = columns(Q, h * dk, dk), Kh = columns(K, h * dk, dk), Vh = columns(V, h * dv, dv);
+    const Grid Qh = columns(Q, h * dk, dk), Kh = columns(K, h * dk, dk),
+               Vh = columns(V, h * dv, dv);
     Grid scores = zeros(n, m), scaled = zeros(n, m), masked = zeros(n, m), E = zeros(n, m),
          sums = zeros(n, 1), A = zeros(n, m);
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < m; ++j) {
         for (std::size_t k = 0; k < dk; ++k) scores[i][j] += Qh[i][k] * Kh[j][k];
         scaled[i][j] = scores[i][j] / scale;
-        const bool is_masked = (L.causal && j > i) || (!L.key_padding.empty() && L.key_padding[j]) ||
+        const bool is_masked = (L.causal && j > i) ||
+                               (!L.key_padding.empty() && L.key_padding[j]) ||
                                (L.keep && (*L.keep)(i, j) == 0);
         masked[i][j] = is_masked ? L.mask_fill : scaled[i][j];
         E[i][j] = std::exp(masked[i][j]);
@@ -136,7 +142,8 @@ RefTrace reference_attention(const attn::Lesson& L) {
     t.steps.push_back({p + "context", C});
   }
   t.steps.push_back({"concat", concat});
-  if (L.W_O) t.steps.push_back({"output", ref_matmul(concat, from_arma(*L.W_O), L.b_O ? &bo : nullptr)});
+  if (L.W_O)
+    t.steps.push_back({"output", ref_matmul(concat, from_arma(*L.W_O), L.b_O ? &bo : nullptr)});
   return t;
 }
 
@@ -191,12 +198,16 @@ attn::Lesson random_lesson(std::uint64_t seed) {
     L.keep = keep;
   }
   const unsigned scale = rng() % 3;
-  L.scale_kind = scale == 0 ? attn::ScaleKind::sqrt_dk : scale == 1 ? attn::ScaleKind::none : attn::ScaleKind::number;
+  L.scale_kind = scale == 0   ? attn::ScaleKind::sqrt_dk
+                 : scale == 1 ? attn::ScaleKind::none
+                              : attn::ScaleKind::number;
   L.scale_number = uniform(rng, 0.5, 4.0);
   const unsigned fill = rng() % 3;
   L.mask_fill = fill == 0 ? -kInf : fill == 1 ? -1e9 : -65504.0;
   const unsigned policy = rng() % 3;
-  L.masked_row = policy == 0 ? attn::MaskedRowPolicy::nan : policy == 1 ? attn::MaskedRowPolicy::zero : attn::MaskedRowPolicy::uniform;
+  L.masked_row = policy == 0   ? attn::MaskedRowPolicy::nan
+                 : policy == 1 ? attn::MaskedRowPolicy::zero
+                               : attn::MaskedRowPolicy::uniform;
   if (rng() % 3 == 0) L.positional_encoding = attn::PositionalEncoding::sinusoidal;
   return L;
 }
@@ -232,8 +243,8 @@ TEST_CASE("the pipeline matches a plain-loop reference on 240 random lessons") {
         for (std::size_t c = 0; c < want[r].size(); ++c) {
           CAPTURE(r);
           CAPTURE(c);
-          CHECK_MESSAGE(same(step.value(r, c), want[r][c]),
-                        step.value(r, c) << " != " << want[r][c]);
+          CHECK_MESSAGE(same(step.value(r, c), want[r][c]), step.value(r, c)
+                                                                << " != " << want[r][c]);
           ++cells;
         }
     }

@@ -9,7 +9,9 @@
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -37,7 +39,8 @@ TEST_CASE("text: steps numbered and named, formula, shapes, token labels") {
     CHECK_THROWS_AS(attn::render_text(L, t, o), attn::InputError);
     o.steps.clear();
     o.head = 1;
-    CHECK_THROWS_WITH_AS(attn::render_text(L, t, o), "--head 1: lesson river-bank has 1 head(s), numbered 0 to 0",
+    CHECK_THROWS_WITH_AS(attn::render_text(L, t, o),
+                         "--head 1: lesson river-bank has 1 head(s), numbered 0 to 0",
                          attn::InputError);
   }
   SUBCASE("--precision") {
