@@ -51,6 +51,21 @@ void describe(Step& step, std::string formula, std::string latex, std::string sh
   step.shapes = std::move(shapes);
 }
 
+// "causal: 3 cells, padding: 2 cells" — which mask sources masked how many cells.
+std::string describe_mask_sources(const arma::umat& mask) {
+  static const std::pair<unsigned, const char*> sources[] = {
+      {mask_causal, "causal: key after the query"},
+      {mask_padding, "padding: the key is padding"},
+      {mask_keep, "keep: 0 in the keep matrix"}};
+  std::string out;
+  for (const auto& [bit, what] : sources) {
+    arma::uword cells = 0;
+    for (const arma::uword reasons : mask) cells += (reasons & bit) != 0u;
+    if (cells) out += fmt::format("{}{}, {} cell{}", out.empty() ? "" : "; ", what, cells, cells == 1 ? "" : "s");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> feature_labels(std::size_t count) {
@@ -215,6 +230,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
   // 3. Attention, head by head.
   trace.mask = mask_reasons(lesson);
   const bool any_masked = arma::any(arma::vectorise(trace.mask));
+  const std::string mask_sources = describe_mask_sources(trace.mask);
   const double s = trace.scale;
   std::vector<arma::mat> contexts;
   for (std::size_t h = 0; h < lesson.heads; ++h) {
@@ -262,7 +278,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
     const arma::mat masked = apply_mask(scaled, trace.mask, lesson.mask_fill);
     const std::string fill = std::isinf(lesson.mask_fill) ? "-inf" : fmt::format("{:g}", lesson.mask_fill);
     describe(record.add(p + "masked", "Masked scores", StepKind::masked, hi, masked, qtok, ktok),
-             any_masked ? fmt::format("masked cells := {} (cells the mask forbids; others unchanged)", fill)
+             any_masked ? fmt::format("masked cells := {} ({}); the others are unchanged", fill, mask_sources)
                         : "nothing is masked: masked = scaled",
              any_masked ? fmt::format("\\text{{masked cells}} := {}", std::isinf(lesson.mask_fill) ? "-\\infty" : fill)
                         : "\\text{nothing masked}",
