@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,6 +13,7 @@
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "render/render.hpp"
+#include "teach/expand.hpp"
 
 namespace attn {
 
@@ -26,6 +28,7 @@ struct RunOptions {
   int precision = 4;
   std::string color = "auto";
   bool summary = false;
+  std::string expand;  // "ROW,COL": write out that cell's arithmetic at every step
 };
 
 bool use_color(const std::string& mode) {
@@ -36,6 +39,20 @@ bool use_color(const std::string& mode) {
   const char* term = std::getenv("TERM");
   if (term && std::string(term) == "dumb") return false;
   return isatty(STDOUT_FILENO) == 1;
+}
+
+// "R,C" -> (R, C), both counted from 0.
+std::pair<std::size_t, std::size_t> parse_expand(const std::string& text) {
+  std::size_t row = 0, col = 0;
+  char comma = 0, extra = 0;
+  long long r = -1, c = -1;
+  if (std::sscanf(text.c_str(), "%lld %c %lld %c", &r, &comma, &c, &extra) != 3 || comma != ',' ||
+      r < 0 || c < 0)
+    throw InputError(fmt::format(
+        "--expand {}: expected ROW,COL, two integers counted from 0 (e.g. --expand 0,1)", text));
+  row = static_cast<std::size_t>(r);
+  col = static_cast<std::size_t>(c);
+  return {row, col};
 }
 
 void run_command(const RunOptions& o) {
@@ -49,11 +66,22 @@ void run_command(const RunOptions& o) {
   render.summary = o.summary;
   render.steps = o.steps;
   if (o.head >= 0) render.head = static_cast<std::size_t>(o.head);
+  if (!o.expand.empty()) {
+    const auto [row, col] = parse_expand(o.expand);
+    const std::vector<const Step*> shown = select_steps(trace, render);
+    for (CellExpansion& e : expand_all(lesson, trace, row, col))
+      if (std::any_of(shown.begin(), shown.end(), [&](const Step* s) { return s->id == e.step; }))
+        render.expansions.push_back(std::move(e));
+  }
 
-  if (o.format == "text") write_stdout(render_text(lesson, trace, render));
-  else if (o.format == "json") write_stdout(render_json(lesson, trace, render));
-  else if (o.format == "markdown") write_stdout(render_markdown(lesson, trace, render));
-  else write_stdout(render_latex(lesson, trace, render));
+  if (o.format == "text")
+    write_stdout(render_text(lesson, trace, render));
+  else if (o.format == "json")
+    write_stdout(render_json(lesson, trace, render));
+  else if (o.format == "markdown")
+    write_stdout(render_markdown(lesson, trace, render));
+  else
+    write_stdout(render_latex(lesson, trace, render));
   for (const std::string& w : trace.warnings)
     if (o.format != "text") fmt::print(stderr, "attn-trace: warning: {}\n", w);
 }
@@ -81,6 +109,8 @@ void setup_run(CLI::App& app, CommandContext& /*context*/) {
       ->check(CLI::Range(0, 17));
   run->add_option("--color", options->color, "auto, always or never (NO_COLOR is respected)")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  run->add_option("--expand", options->expand,
+                  "ROW,COL: write out that cell's arithmetic at every step, with the numbers");
   run->add_flag("--summary", options->summary,
                 "Shape, min/max/mean/std and corners instead of every cell");
   run->callback([options] { run_command(*options); });

@@ -24,7 +24,14 @@ std::string render_json(const Lesson& lesson, const Trace& trace, const RenderOp
         s.head < 0 ? std::string("null") : std::to_string(s.head), s.value.n_rows, s.value.n_cols,
         json_strings(s.rows), json_strings(s.cols), json_matrix(s.value));
   }
-  out += fmt::format("\n ],\n \"warnings\": {}}}\n", json_strings(trace.warnings));
+  out += "\n ],";
+  if (!options.expansions.empty()) {
+    out += "\n \"expansions\": [";
+    for (std::size_t k = 0; k < options.expansions.size(); ++k)
+      out += fmt::format("{}\n  {}", k ? "," : "", expansion_json(options.expansions[k], options.precision));
+    out += "\n ],";
+  }
+  out += fmt::format("\n \"warnings\": {}}}\n", json_strings(trace.warnings));
   return out;
 }
 

@@ -98,6 +98,8 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
       out += line + " \\\\\n";
     }
     out += "\\end{bmatrix}\n\\]\n";
+    if (const CellExpansion* e = expansion_for(options, step->id))
+      out += expansion_latex(*e, options.precision) + "\n";
     for (const std::string& w : trace.warnings)
       if (w.starts_with(step->id + " ")) out += "\\textbf{Warning:} " + tex_text(w) + "\n\n";
   }

@@ -52,6 +52,8 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
       out += "\n";
     }
     out += "\n";
+    if (const CellExpansion* e = expansion_for(options, step->id))
+      out += expansion_markdown(*e, options.precision) + "\n\n";
     for (const std::string& w : trace.warnings)
       if (w.starts_with(step->id + " ")) out += fmt::format("> **Warning:** {}\n\n", w);
   }

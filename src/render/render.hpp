@@ -8,6 +8,7 @@
 
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
+#include "teach/expand.hpp"
 
 namespace attn {
 
@@ -17,6 +18,7 @@ struct RenderOptions {
   bool summary = false;             // summarise every matrix
   std::vector<std::string> steps;   // only these step ids (empty: all)
   std::optional<std::size_t> head;  // only this head's per-head steps
+  std::vector<CellExpansion> expansions;  // run --expand: one cell at every step
 };
 
 // Matrices with more rows or columns than this are summarised automatically.
@@ -30,5 +32,16 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
 std::string render_json(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
 std::string render_markdown(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
 std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
+
+// One cell's arithmetic (render/expansion.cpp), numbers to `precision` decimals:
+// text "head0.scores[river,bank] = … = 0.69×0.66 + … = 1.6755" (a softmax adds a
+// second line with its note); Markdown in a code span; LaTeX as a display \[ … \];
+// JSON an object {"step", "cell", "kind", "value", "text", and the kind's numbers}.
+std::string expansion_text(const CellExpansion& e, int precision);
+std::string expansion_markdown(const CellExpansion& e, int precision);
+std::string expansion_latex(const CellExpansion& e, int precision);
+std::string expansion_json(const CellExpansion& e, int precision);
+// The expansion of `step_id` among options.expansions, or null.
+const CellExpansion* expansion_for(const RenderOptions& options, const std::string& step_id);
 
 }  // namespace attn

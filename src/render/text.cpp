@@ -112,6 +112,8 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
       explained_softmax = true;
     }
     write_matrix(out, *step, options);
+    if (const CellExpansion* e = expansion_for(options, step->id))
+      out += "  " + expansion_text(*e, options.precision) + "\n";
     for (const std::string& w : trace.warnings)
       if (w.starts_with(step->id + " ")) out += "  warning: " + w + "\n";
   }

@@ -1,0 +1,279 @@
+// Printing one cell's arithmetic (teach/expand.hpp) as text, Markdown, LaTeX
+// or JSON. These only print what expand computed.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+
+#include "render/json_writer.hpp"
+#include "render/numbers.hpp"
+#include "render/render.hpp"
+#include "teach/expand.hpp"
+
+namespace attn {
+
+namespace {
+
+// The symbols of one notation: plain Unicode text, or LaTeX math.
+struct Notation {
+  const char* times;
+  const char* dot;
+  const char* minus;  // binary minus between two terms
+  const char* ellipsis;
+  bool latex;
+};
+
+constexpr Notation kText{"×", "·", " − ", "…", false};
+constexpr Notation kLatex{" \\times ", " \\cdot ", " - ", "\\dots", true};
+
+// Up to `precision` decimals, trailing zeros dropped but at least two kept
+// (0.5 -> "0.50", 1.67550 -> "1.6755"), as one writes numbers by hand.
+std::string hand_number(double v, int precision, const Notation& n) {
+  if (n.latex && std::isinf(v)) return v < 0 ? "-\\infty" : "\\infty";
+  if (n.latex && std::isnan(v)) return "\\mathrm{NaN}";
+  std::string s = format_fixed(v, precision);
+  const std::size_t dot = s.find('.');
+  if (dot == std::string::npos) return s;
+  std::size_t keep = s.size();
+  while (keep > dot + 3 && s[keep - 1] == '0') --keep;
+  s.resize(keep);
+  return s;
+}
+
+std::string tex_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '_' || c == '#' || c == '%' || c == '&' || c == '$' || c == '{' || c == '}')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// "head0.K[bank,d3]" as written: in LaTeX, names upright and escaped.
+std::string label(const std::string& step, const std::string& row, const std::string& col,
+                  const Notation& n) {
+  if (!n.latex) return fmt::format("{}[{},{}]", step, row, col);
+  return fmt::format("\\mathrm{{{}}}[\\text{{{}}},\\text{{{}}}]", tex_escape(step), tex_escape(row),
+                     tex_escape(col));
+}
+
+std::string ref_label(const OperandRef& ref, const Notation& n) {
+  if (!n.latex) return ref.label;
+  return fmt::format("\\text{{{}}}", tex_escape(ref.label));
+}
+
+std::string words(const std::string& s, const Notation& n) {
+  return n.latex ? fmt::format("\\text{{{}}}", tex_escape(s)) : s;
+}
+
+std::string exp_of(const std::string& x, const Notation& n) {
+  return n.latex ? fmt::format("\\exp({})", x) : fmt::format("exp({})", x);
+}
+
+std::string divisor_text(const CellExpansion& e, int precision, const Notation& n) {
+  switch (e.scale_kind) {
+    case ScaleKind::sqrt_dk:
+      return n.latex ? fmt::format("\\sqrt{{{}}}", e.d_k) : fmt::format("√{}", e.d_k);
+    case ScaleKind::none:
+      return words("1 (no scaling)", n);
+    case ScaleKind::number:
+      return hand_number(e.divisor, precision, n);
+  }
+  return "";
+}
+
+std::string mask_decision(const CellExpansion& e, int precision) {
+  if (e.mask_reasons == 0)
+    return fmt::format("kept: no mask covers key {} for query {}", e.col_label, e.row_label);
+  std::vector<std::string> why;
+  if (e.mask_reasons & mask_causal)
+    why.push_back(fmt::format("causal: key {} comes after query {}", e.col_label, e.row_label));
+  if (e.mask_reasons & mask_padding)
+    why.push_back(fmt::format("padding: key {} is padding", e.col_label));
+  if (e.mask_reasons & mask_keep) why.push_back("keep matrix has 0 here");
+  return fmt::format("masked, {}: the scaled value {} is replaced by the fill",
+                     fmt::join(why, "; "), hand_number(e.source_values.at(0), precision, kText));
+}
+
+std::string joined(const std::vector<double>& values,
+                   const std::function<std::string(double)>& show) {
+  std::string out;
+  for (std::size_t k = 0; k < values.size(); ++k) out += (k ? " + " : "") + show(values[k]);
+  return out;
+}
+
+// The right-hand side of "cell = ...", without the final value.
+std::string arithmetic(const CellExpansion& e, int precision, const Notation& n);
+
+// A remark after the value, in parentheses, or empty.
+std::string remark(const CellExpansion& e, int precision) {
+  switch (e.kind) {
+    case ExpansionKind::input:
+      return "given in the lesson";
+    case ExpansionKind::mask:
+      return mask_decision(e, precision);
+    case ExpansionKind::slice:
+      return fmt::format("head {}'s block of columns", e.step.substr(4, e.step.find('.') - 4));
+    default:
+      return "";
+  }
+}
+
+// "cell = arithmetic = value (remark)" in one notation.
+std::string equation(const CellExpansion& e, int precision, const Notation& n) {
+  std::string out = label(e.step, e.row_label, e.col_label, n);
+  const std::string rhs = arithmetic(e, precision, n);
+  if (!rhs.empty()) out += " = " + rhs;
+  out += " = " + hand_number(e.value, precision, n);
+  const std::string why = remark(e, precision);
+  if (!why.empty())
+    out += n.latex ? fmt::format("\\quad {}", words(fmt::format("({})", why), n))
+                   : fmt::format(" ({})", why);
+  return out;
+}
+
+std::string arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  auto num = [&](double v) { return hand_number(v, precision, n); };
+  switch (e.kind) {
+    case ExpansionKind::input:
+      return "";
+    case ExpansionKind::positional: {
+      const std::string f = e.cosine ? "cos" : "sin";
+      return n.latex ? fmt::format("\\{}({} / 10000^{{{}/{}}}) = \\{}({})", f, e.position,
+                                   2 * e.pair_index, e.width, f, num(e.angle))
+                     : fmt::format("{}({} / 10000^({}/{})) = {}({})", f, e.position,
+                                   2 * e.pair_index, e.width, f, num(e.angle));
+    }
+    case ExpansionKind::add:
+      return fmt::format("{} + {} = {} + {}", ref_label(e.sources[0], n),
+                         ref_label(e.sources[1], n), num(e.source_values[0]),
+                         num(e.source_values[1]));
+    case ExpansionKind::product: {
+      const CellSum& s = *e.sum;
+      std::string out;
+      for (std::size_t k = 0; k < s.terms.size(); ++k)
+        out += (k ? " + " : "") + num(s.terms[k].left) + n.times + num(s.terms[k].right);
+      if (s.bias) out += " + " + num(*s.bias);
+      const bool transposed = e.step.ends_with(".scores");
+      const std::string left = s.terms.empty() ? "" : s.terms[0].left_ref.step;
+      const std::string right = s.terms.empty() ? "" : s.terms[0].right_ref.step;
+      const std::string operands = fmt::format(
+          "{}{}{}{}", label(left, e.row_label, ":", n), n.dot,
+          transposed ? label(right, e.col_label, ":", n) : label(right, ":", e.col_label, n),
+          s.bias ? " + " + ref_label(s.bias_ref, n) : "");
+      return operands + " = " + out;
+    }
+    case ExpansionKind::slice:
+    case ExpansionKind::concat:
+      return ref_label(e.sources[0], n);
+    case ExpansionKind::divide:
+      return fmt::format("{} / {} = {} / {}", ref_label(e.sources[0], n),
+                         divisor_text(e, precision, n), num(e.source_values[0]), num(e.divisor));
+    case ExpansionKind::mask:
+      return e.mask_reasons ? words("the fill", n) : ref_label(e.sources[0], n);
+    case ExpansionKind::exp:
+      return exp_of(num(e.source_values[0]), n);
+    case ExpansionKind::row_sum:
+      return joined(e.row_values, num);
+    case ExpansionKind::softmax: {
+      if (e.shifted_exps.empty()) return words(e.note, n);
+      const std::string max = num(e.row_max);
+      auto shifted = [&](double x) { return exp_of(num(x) + n.minus + max, n); };
+      const std::string numerator = shifted(e.row_values.at(e.col));
+      const std::string denominator = joined(e.row_values, shifted);
+      const std::string plain =
+          fmt::format("{} / {}", num(e.shifted_exps.at(e.col)), num(e.denominator));
+      return n.latex ? fmt::format("\\frac{{{}}}{{{}}} = {}", numerator, denominator, plain)
+                     : fmt::format("{} / ({}) = {}", numerator, denominator, plain);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string expansion_text(const CellExpansion& e, int precision) {
+  std::string out = equation(e, precision, kText);
+  if (e.kind == ExpansionKind::softmax && !e.shifted_exps.empty()) out += "\n  (" + e.note + ")";
+  return out;
+}
+
+std::string expansion_markdown(const CellExpansion& e, int precision) {
+  std::string out = "`" + equation(e, precision, kText) + "`";
+  if (e.kind == ExpansionKind::softmax && !e.shifted_exps.empty()) out += "  \n*" + e.note + "*";
+  return out;
+}
+
+std::string expansion_latex(const CellExpansion& e, int precision) {
+  std::string out = "\\[ " + equation(e, precision, kLatex) + " \\]";
+  if (e.kind == ExpansionKind::softmax && !e.shifted_exps.empty())
+    out += fmt::format("\n\\noindent{{\\small {}}}", tex_escape(e.note));
+  return out;
+}
+
+const CellExpansion* expansion_for(const RenderOptions& options, const std::string& step_id) {
+  for (const CellExpansion& e : options.expansions)
+    if (e.step == step_id) return &e;
+  return nullptr;
+}
+
+std::string expansion_json(const CellExpansion& e, int precision) {
+  std::string out =
+      fmt::format("{{\"step\": {}, \"cell\": [{}, {}], \"kind\": {}, \"value\": {}, \"text\": {}",
+                  json_string(e.step), e.row, e.col, json_string(expansion_kind_name(e.kind)),
+                  json_number(e.value), json_string(expansion_text(e, precision)));
+  if (e.sum) {
+    std::vector<std::string> terms;
+    for (const ProductTerm& t : e.sum->terms)
+      terms.push_back(
+          fmt::format("{{\"left\": {}, \"right\": {}, \"left_label\": {}, \"right_label\": {}, "
+                      "\"product\": {}}}",
+                      json_number(t.left), json_number(t.right), json_string(t.left_ref.label),
+                      json_string(t.right_ref.label), json_number(t.product())));
+    out += fmt::format(", \"terms\": [{}], \"bias\": {}", fmt::join(terms, ", "),
+                       e.sum->bias ? json_number(*e.sum->bias) : std::string("null"));
+  }
+  if (!e.sources.empty()) {
+    std::vector<std::string> sources;
+    for (std::size_t k = 0; k < e.sources.size(); ++k)
+      sources.push_back(fmt::format("{{\"label\": {}, \"value\": {}}}",
+                                    json_string(e.sources[k].label),
+                                    json_number(e.source_values[k])));
+    out += fmt::format(", \"sources\": [{}]", fmt::join(sources, ", "));
+  }
+  switch (e.kind) {
+    case ExpansionKind::divide:
+      out += fmt::format(", \"divisor\": {}", json_number(e.divisor));
+      break;
+    case ExpansionKind::mask: {
+      std::vector<std::string> reasons;
+      if (e.mask_reasons & mask_causal) reasons.push_back("causal");
+      if (e.mask_reasons & mask_padding) reasons.push_back("padding");
+      if (e.mask_reasons & mask_keep) reasons.push_back("keep");
+      out += fmt::format(", \"masked\": {}, \"reasons\": {}, \"fill\": {}",
+                         e.mask_reasons ? "true" : "false", json_strings(reasons),
+                         json_number(e.fill));
+      break;
+    }
+    case ExpansionKind::positional:
+      out += fmt::format(", \"function\": \"{}\", \"angle\": {}", e.cosine ? "cos" : "sin",
+                         json_number(e.angle));
+      break;
+    case ExpansionKind::row_sum:
+      out += fmt::format(", \"row\": {}", json_row(arma::rowvec(e.row_values)));
+      break;
+    case ExpansionKind::softmax:
+      out += fmt::format(
+          ", \"row\": {}, \"row_max\": {}, \"shifted_exps\": {}, \"denominator\": {}, \"note\": {}",
+          json_row(arma::rowvec(e.row_values)), json_number(e.row_max),
+          e.shifted_exps.empty() ? std::string("[]") : json_row(arma::rowvec(e.shifted_exps)),
+          json_number(e.denominator), json_string(e.note));
+      break;
+    default:
+      break;
+  }
+  return out + "}";
+}
+
+}  // namespace attn

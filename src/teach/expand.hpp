@@ -1,0 +1,102 @@
+// The arithmetic of one cell at a step, as a structure (no text): what
+// `run --expand R,C` shows at every step, verify shows for a wrong answer, and
+// an answer key shows for a worked cell. Printers: render/render.hpp's
+// expansion_text / expansion_markdown / expansion_latex / expansion_json.
+//
+// Usage:
+//   const CellExpansion e = expand_cell(lesson, trace, "head0.scores", 0, 1);
+//   std::string line = expansion_text(e, 4);   // "0.69×0.66 + 0.50×0.54 + … = 1.6755"
+//   for (const CellExpansion& e : expand_all(lesson, trace, 0, 1)) ...
+//
+// What each kind fills in (besides step, row, col, labels and value):
+//   input       nothing more: a number of the lesson (X, memory)
+//   positional  position, pair_index (i), width (d), cosine, angle = pos / 10000^(2i/d)
+//   add         sources = {X[r,c], PE[r,c]} (or memory and its PE), source_values
+//   product     sum: the sum of products of teach/cell_arithmetic.hpp
+//   slice       sources = {the projection's cell}, source_values (head{h}.Q/K/V)
+//   divide      sources = {head{h}.scores[r,c]}, source_values, scale_kind, d_k, divisor
+//   mask        sources = {head{h}.scaled[r,c]}, source_values, mask_reasons (0 = kept), fill
+//   exp         sources = {head{h}.masked[r,c]}, source_values
+//   row_sum     row_values = the row's exponentials (head{h}.exp), value = their sum
+//   softmax     row_values = the masked row, row_max, shifted_exps = exp(x_k − row_max),
+//               denominator = Σ shifted_exps; value = shifted_exps[col] / denominator;
+//               note says why the shift changes nothing (or why a masked row is not a softmax)
+//   concat      sources = {head{h}.context[r,c']}, source_values
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/lesson.hpp"
+#include "core/trace.hpp"
+#include "teach/cell_arithmetic.hpp"
+
+namespace attn {
+
+enum class ExpansionKind {
+  input,
+  positional,
+  add,
+  product,
+  slice,
+  divide,
+  mask,
+  exp,
+  row_sum,
+  softmax,
+  concat,
+};
+
+// "input", "positional", ... : the JSON name of a kind.
+std::string_view expansion_kind_name(ExpansionKind kind);
+
+struct CellExpansion {
+  ExpansionKind kind = ExpansionKind::input;
+  std::string step;
+  std::size_t row = 0;
+  std::size_t col = 0;
+  std::string row_label;  // token of the row
+  std::string col_label;  // key token or feature label (d0, ...)
+  double value = 0.0;     // the step's cell, as the trace has it
+
+  std::optional<CellSum> sum;         // product
+  std::vector<OperandRef> sources;    // add, slice, divide, mask, exp, concat
+  std::vector<double> source_values;  // one per source
+
+  ScaleKind scale_kind = ScaleKind::sqrt_dk;  // divide
+  std::size_t d_k = 0;                        // divide
+  double divisor = 1.0;                       // divide
+
+  unsigned mask_reasons = 0;  // mask: MaskReason bits; 0 = kept
+  double fill = 0.0;          // mask: the value a masked cell gets
+
+  std::size_t position = 0;    // positional: the token's position
+  std::size_t pair_index = 0;  // positional: i of 2i / 2i+1
+  std::size_t width = 0;       // positional: d
+  bool cosine = false;         // positional: odd column -> cos
+  double angle = 0.0;          // positional: pos / 10000^(2i/d)
+
+  std::vector<double> row_values;    // row_sum, softmax
+  double row_max = 0.0;              // softmax
+  std::vector<double> shifted_exps;  // softmax
+  double denominator = 0.0;          // softmax
+  std::string note;                  // softmax: a remark for people, or empty
+};
+
+// The arithmetic of `step`[row, col]. A step with one column (head{h}.row_sum)
+// is expanded at column 0 whatever `col` is. Throws InputError for an unknown
+// step or a cell outside the step (the message gives the shape).
+CellExpansion expand_cell(const Lesson& lesson, const Trace& trace, std::string_view step,
+                          std::size_t row, std::size_t col);
+
+// The cell (row, col) at every step of the trace that has it, in trace order
+// (steps too small for it are skipped). Throws InputError when no step has it.
+std::vector<CellExpansion> expand_all(const Lesson& lesson, const Trace& trace, std::size_t row,
+                                      std::size_t col);
+
+// True when `step` has the cell (row, col) as expand_cell reads it.
+bool has_cell(const Step& step, std::size_t row, std::size_t col);
+
+}  // namespace attn
