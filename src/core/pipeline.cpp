@@ -25,7 +25,21 @@ std::string format_scale(double s) { return fmt::format("{:.6g}", s); }
 // Records steps with their labels; keeps run_pipeline readable.
 class TraceBuilder {
  public:
-  explicit TraceBuilder(Trace& trace) : trace_(trace) {}
+  TraceBuilder(Trace& trace, const Overrides& overrides) : trace_(trace), overrides_(overrides) {}
+
+  // `computed`, with the cells the caller overrides for step `id` replaced.
+  arma::mat take(const std::string& id, arma::mat computed) const {
+    const auto it = overrides_.find(id);
+    if (it == overrides_.end()) return computed;
+    const StepOverride& o = it->second;
+    if (o.value.n_rows != computed.n_rows || o.value.n_cols != computed.n_cols ||
+        o.given.n_rows != computed.n_rows || o.given.n_cols != computed.n_cols)
+      throw InputError(fmt::format("values given for step {} are {}, but the step is {}", id,
+                                   dims(o.value), dims(computed)));
+    const arma::uvec cells = arma::find(o.given);
+    computed.elem(cells) = o.value.elem(cells);
+    return computed;
+  }
 
   Step& add(std::string id, std::string name, StepKind kind, int head, arma::mat value,
             std::vector<std::string> rows, std::vector<std::string> cols) {
@@ -43,6 +57,7 @@ class TraceBuilder {
 
  private:
   Trace& trace_;
+  const Overrides& overrides_;
 };
 
 void describe(Step& step, std::string formula, std::string latex, std::string shapes) {
@@ -170,12 +185,12 @@ arma::mat concat_heads(const std::vector<arma::mat>& contexts) {
   return out;
 }
 
-Trace run_pipeline(const Lesson& lesson, Backend& backend) {
+Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& overrides) {
   Trace trace;
   trace.lesson_id = lesson.id;
   trace.backend = std::string(backend.name());
   trace.scale = lesson.scale_divisor();
-  TraceBuilder record(trace);
+  TraceBuilder record(trace, overrides);
   const std::vector<std::string>& qtok = lesson.tokens;
   const std::vector<std::string>& ktok = lesson.key_tokens();
   const bool pe = lesson.positional_encoding == PositionalEncoding::sinusoidal;
@@ -215,7 +230,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
   auto projection = [&](const char* id, const char* name, const arma::mat& in,
                         const std::string& in_name, const arma::mat& W, const char* w_name,
                         const std::optional<arma::rowvec>& b, const std::vector<std::string>& rows) {
-    arma::mat P = project(backend, in, W, b);
+    const arma::mat P = record.take(id, project(backend, in, W, b));
     const std::string bias = b ? fmt::format(" + b_{}", id) : "";
     describe(record.add(id, name, StepKind::projection, -1, P, rows, {}),
              fmt::format("{} = {}·{}{}", id, in_name, w_name, bias),
@@ -239,7 +254,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
     const std::string p = fmt::format("head{}.", h);
     auto slice = [&](const arma::mat& M, const char* name, std::size_t width,
                      const std::vector<std::string>& rows) {
-      arma::mat part = split_head(M, h, width);
+      const arma::mat part = record.take(p + name, split_head(M, h, width));
       describe(record.add(p + name, fmt::format("Head {} {}", h, name), StepKind::head_slice, hi,
                           part, rows, {}),
                fmt::format("{}{} = {}[:, {}:{}]", name, sub, name, h * width, (h + 1) * width),
@@ -251,12 +266,12 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
     const arma::mat Kh = slice(K, "K", lesson.d_k, ktok);
     const arma::mat Vh = slice(V, "V", lesson.d_v, ktok);
 
-    const arma::mat scores = attention_scores(backend, Qh, Kh);
+    const arma::mat scores = record.take(p + "scores", attention_scores(backend, Qh, Kh));
     describe(record.add(p + "scores", "Scores", StepKind::scores, hi, scores, qtok, ktok),
              fmt::format("S{0} = Q{0}·K{0}ᵀ", sub), fmt::format("S_{{{0}}} = Q_{{{0}}} K_{{{0}}}^\\top", h),
              fmt::format("({})·({})ᵀ → {}", dims(Qh), dims(Kh), dims(scores)));
 
-    const arma::mat scaled = scale_scores(scores, s);
+    const arma::mat scaled = record.take(p + "scaled", scale_scores(scores, s));
     std::string divisor, divisor_tex;
     switch (lesson.scale_kind) {
       case ScaleKind::sqrt_dk:
@@ -275,7 +290,8 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
              fmt::format("S{} / {}", sub, divisor), fmt::format("S_{{{}}} / {}", h, divisor_tex),
              fmt::format("{} / scalar → {}", dims(scores), dims(scaled)));
 
-    const arma::mat masked = apply_mask(scaled, trace.mask, lesson.mask_fill);
+    const arma::mat masked =
+        record.take(p + "masked", apply_mask(scaled, trace.mask, lesson.mask_fill));
     const std::string fill = std::isinf(lesson.mask_fill) ? "-inf" : fmt::format("{:g}", lesson.mask_fill);
     describe(record.add(p + "masked", "Masked scores", StepKind::masked, hi, masked, qtok, ktok),
              any_masked ? fmt::format("masked cells := {} ({}); the others are unchanged", fill, mask_sources)
@@ -285,16 +301,18 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
              fmt::format("{} → {}", dims(scaled), dims(masked)));
 
     // The softmax as done on paper: exp of each masked score, then the row sums.
-    const arma::mat exps = arma::exp(masked);
+    const arma::mat exps = record.take(p + "exp", arma::exp(masked));
     describe(record.add(p + "exp", "Exponentials", StepKind::exp, hi, exps, qtok, ktok),
              fmt::format("E{} = exp(masked), cell by cell (exp(-inf) = 0)", sub),
              fmt::format("E_{{{}}} = \\exp(\\text{{masked}})", h), fmt::format("{} → {}", dims(masked), dims(exps)));
-    const arma::mat row_sums = arma::sum(exps, 1);
+    const arma::mat row_sums = record.take(p + "row_sum", arma::sum(exps, 1));
     describe(record.add(p + "row_sum", "Row sums", StepKind::row_sum, hi, row_sums, qtok, {"sum"}),
              fmt::format("Σ{0} = Σ_j E{0}[i, j]", sub), fmt::format("\\Sigma_{{{}}} = \\textstyle\\sum_j E_{{{}}}[i,j]", h, h),
              fmt::format("{} → {}", dims(exps), dims(row_sums)));
 
-    arma::mat weights = attention_weights(backend, masked, lesson.masked_row, qtok, hi, trace.warnings);
+    const arma::mat weights = record.take(
+        p + "weights",
+        attention_weights(backend, masked, lesson.masked_row, qtok, hi, trace.warnings));
     if (std::isfinite(lesson.mask_fill))
       for (std::size_t i = 0; i < trace.mask.n_rows; ++i)
         if (arma::all(trace.mask.row(i) != 0u))
@@ -307,7 +325,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
              fmt::format("A_{{{}}} = \\mathrm{{softmax}}_{{\\text{{row}}}}(\\text{{masked}})", h),
              fmt::format("{} → {}, each row sums to 1", dims(masked), dims(weights)));
 
-    arma::mat context = weighted_sum(backend, weights, Vh);
+    arma::mat context = record.take(p + "context", weighted_sum(backend, weights, Vh));
     describe(record.add(p + "context", "Context", StepKind::context, hi, context, qtok, {}),
              fmt::format("C{0} = A{0}·V{0}", sub), fmt::format("C_{{{0}}} = A_{{{0}}} V_{{{0}}}", h),
              fmt::format("({})·({}) → {}", dims(weights), dims(Vh), dims(context)));
@@ -315,7 +333,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
   }
 
   // 4. Heads side by side, then the output projection.
-  const arma::mat concat = concat_heads(contexts);
+  const arma::mat concat = record.take("concat", concat_heads(contexts));
   std::string parts, parts_tex;
   for (std::size_t h = 0; h < lesson.heads; ++h) {
     parts += (h ? " | C" : "C") + subscript(h);
@@ -325,7 +343,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend) {
            fmt::format("concat = [{}]", parts), fmt::format("\\mathrm{{concat}} = [{}]", parts_tex),
            fmt::format("{} × ({}) → {}", lesson.heads, shape_str(concat.n_rows, lesson.d_v), dims(concat)));
   if (lesson.W_O) {
-    const arma::mat out = project(backend, concat, *lesson.W_O, lesson.b_O);
+    const arma::mat out = record.take("output", project(backend, concat, *lesson.W_O, lesson.b_O));
     describe(record.add("output", "Output projection", StepKind::output, -1, out, qtok, {}),
              lesson.b_O ? "output = concat·W_O + b_O" : "output = concat·W_O",
              lesson.b_O ? "\\mathrm{output} = \\mathrm{concat}\\, W_O + b_O" : "\\mathrm{output} = \\mathrm{concat}\\, W_O",

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <armadillo>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,8 +16,19 @@
 
 namespace attn {
 
-// Runs the whole forward pass and records every step.
-Trace run_pipeline(const Lesson& lesson, Backend& backend);
+// Values that replace cells of a step right after it is computed, so that every
+// later step is recomputed from them (verify's carried-forward credit: "right
+// given your K"). Any step from Q on can be overridden, whole or in part;
+// head{h}.exp and head{h}.row_sum are shown only, so overriding them changes nothing after.
+struct StepOverride {
+  arma::mat value;   // the step's shape
+  arma::umat given;  // the step's shape: 1 where `value` replaces the computed cell
+};
+using Overrides = std::map<std::string, StepOverride, std::less<>>;
+
+// Runs the whole forward pass and records every step. An override whose shape
+// differs from its step's is an InputError naming both shapes.
+Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& overrides = {});
 
 // -> PE:(n,d); PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(same)
 arma::mat positional_encoding(std::size_t n, std::size_t d);
