@@ -1,0 +1,201 @@
+// `attn-trace exercise`: per-student exercise sheets, answer keys and lesson
+// files from a seed, written atomically into an empty (or --force) folder.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "teach/exercise.hpp"
+#include "teach/exercise_sheets.hpp"
+
+namespace attn {
+
+namespace {
+
+struct ExerciseOptions {
+  ExerciseSpec spec;
+  std::size_t students = 1;
+  std::string roster;
+  std::vector<std::string> formats = {"markdown"};
+  int answer_decimals = -1;  // -1: decimals + 2
+  std::string out;
+  bool force = false;
+};
+
+using OutputFile = std::pair<std::string, std::string>;  // path under --out, content
+
+bool wants(const ExerciseOptions& o, std::string_view format) {
+  return std::find(o.formats.begin(), o.formats.end(), format) != o.formats.end();
+}
+
+// The arguments that regenerate the same files (without --out and --force,
+// which do not change them; a roster by its file name).
+std::string canonical_command(const ExerciseOptions& o) {
+  const ExerciseSpec& s = o.spec;
+  std::string out = fmt::format("attn-trace exercise --seed {}", s.seed);
+  if (o.roster.empty())
+    out += fmt::format(" --students {}", o.students);
+  else
+    out += fmt::format(" --roster {}", std::filesystem::path(o.roster).filename().string());
+  out += fmt::format(" --tokens {} --d-model {} --d-k {} --heads {}", s.tokens, s.d_model, s.d_k,
+                     s.heads);
+  if (s.memory_tokens > 0) out += fmt::format(" --cross {}", s.memory_tokens);
+  if (s.causal) out += " --causal";
+  if (s.key_padding) out += " --key-padding";
+  out += fmt::format(" --decimals {} --answer-decimals {} --ask {} --format {}", s.decimals,
+                     s.answer_decimals, fmt::join(s.ask, " "), fmt::join(o.formats, " "));
+  return out;
+}
+
+std::string index_markdown(const ExerciseOptions& o, const std::vector<Exercise>& exercises) {
+  std::string out = fmt::format(
+      "# Exercise sheets\n\n{} student(s). Regenerate these files, byte for byte, with:\n\n"
+      "```\n{} --out DIR\n```\n\n",
+      exercises.size(), o.spec.command);
+  if (wants(o, "latex") || wants(o, "html")) {
+    out += "To print every student at once:";
+    if (wants(o, "latex")) out += " [sheets.tex](sheets.tex), [keys.tex](keys.tex)";
+    if (wants(o, "html")) out += " [sheets.html](sheets.html), [keys.html](keys.html)";
+    out += " (one student per page).\n\n";
+  }
+  out += "| Student | Variant | Draws | Files |\n|---|---|---:|---|\n";
+  for (const Exercise& e : exercises) {
+    std::string files = fmt::format("[lesson]({}/lesson.toml)", e.student.slug);
+    const std::pair<const char*, const char*> kinds[] = {
+        {"markdown", "md"}, {"latex", "tex"}, {"html", "html"}};
+    for (const auto& [format, ext] : kinds)
+      if (wants(o, format))
+        files += fmt::format(" · [sheet]({0}/sheet.{1}) [key]({0}/key.{1})", e.student.slug, ext);
+    std::string name;
+    for (char c : e.student.name) name += (c == '|') ? std::string("\\|") : std::string(1, c);
+    out += fmt::format("| {} | `{:016x}` | {} | {} |\n", name, e.stream_seed, e.draws, files);
+  }
+  return out;
+}
+
+std::vector<OutputFile> exercise_files(const ExerciseOptions& o,
+                                       const std::vector<Exercise>& exercises) {
+  std::vector<OutputFile> files;
+  std::vector<SheetModel> models;
+  for (const Exercise& e : exercises) {
+    const std::string dir = e.student.slug;
+    const SheetModel model = make_sheet_model(o.spec, e);
+    files.emplace_back(dir + "/lesson.toml", e.lesson_toml);
+    if (wants(o, "markdown")) {
+      files.emplace_back(dir + "/sheet.md", render_sheet_markdown(model, false));
+      files.emplace_back(dir + "/key.md", render_sheet_markdown(model, true));
+    }
+    if (wants(o, "latex")) {
+      files.emplace_back(dir + "/sheet.tex", render_sheet_latex({model}, false));
+      files.emplace_back(dir + "/key.tex", render_sheet_latex({model}, true));
+    }
+    if (wants(o, "html")) {
+      files.emplace_back(dir + "/sheet.html", render_sheet_html({model}, false));
+      files.emplace_back(dir + "/key.html", render_sheet_html({model}, true));
+    }
+    models.push_back(model);
+  }
+  if (wants(o, "latex")) {
+    files.emplace_back("sheets.tex", render_sheet_latex(models, false));
+    files.emplace_back("keys.tex", render_sheet_latex(models, true));
+  }
+  if (wants(o, "html")) {
+    files.emplace_back("sheets.html", render_sheet_html(models, false));
+    files.emplace_back("keys.html", render_sheet_html(models, true));
+  }
+  files.emplace_back("index.md", index_markdown(o, exercises));
+  return files;
+}
+
+// Refuses a non-empty folder without --force; creates the folders needed.
+void prepare_out_dir(const ExerciseOptions& o, const std::vector<Exercise>& exercises) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path out(o.out);
+  if (fs::exists(out, ec)) {
+    if (!fs::is_directory(out, ec))
+      throw InputError(
+          fmt::format("--out {}: this is a file, not a folder; choose a folder path", o.out));
+    if (!fs::is_empty(out, ec) && !o.force)
+      throw InputError(
+          fmt::format("--out {}: the folder is not empty; choose an empty or new "
+                      "folder, or add --force to write into it (files of the same "
+                      "names are replaced, others are left alone)",
+                      o.out));
+  }
+  for (const Exercise& e : exercises) {
+    fs::create_directories(out / e.student.slug, ec);
+    if (ec)
+      throw InputError(fmt::format("--out {}: cannot create the folder {}: {}", o.out,
+                                   (out / e.student.slug).string(), ec.message()));
+  }
+}
+
+void exercise_command(ExerciseOptions& o) {
+  std::vector<std::string> formats;  // each once, in a fixed order
+  for (const char* format : {"markdown", "latex", "html"})
+    if (wants(o, format)) formats.push_back(format);
+  o.formats = formats;
+  ExerciseSpec& spec = o.spec;
+  spec.answer_decimals =
+      o.answer_decimals >= 0 ? o.answer_decimals : std::min(spec.decimals + 2, kMaxAnswerDecimals);
+  normalise_spec(spec);
+  spec.command = canonical_command(o);
+  const std::vector<Student> students =
+      o.roster.empty() ? numbered_students(o.students) : read_roster(o.roster);
+
+  std::vector<Exercise> exercises;
+  for (const Student& student : students) exercises.push_back(generate_exercise(spec, student));
+  const std::vector<OutputFile> files = exercise_files(o, exercises);
+
+  prepare_out_dir(o, exercises);
+  for (const auto& [path, content] : files)
+    write_file_atomically((std::filesystem::path(o.out) / path).string(), content);
+  write_stdout(fmt::format("wrote {} files for {} student(s) to {} (index: {})\n", files.size(),
+                           exercises.size(), o.out,
+                           (std::filesystem::path(o.out) / "index.md").string()));
+}
+
+}  // namespace
+
+void setup_exercise(CLI::App& app, CommandContext& /*context*/) {
+  auto options = std::make_shared<ExerciseOptions>();
+  ExerciseSpec& spec = options->spec;
+  CLI::App* cmd = app.add_subcommand(
+      "exercise", "Per-student exercise sheets, answer keys and lesson files from a seed");
+  cmd->add_option("--seed", spec.seed, "Seed of every draw (same seed and options: same files)")
+      ->required();
+  CLI::Option* students =
+      cmd->add_option("--students", options->students, "Number of students (default 1)")
+          ->check(CLI::Range(1, 1000));
+  cmd->add_option("--roster", options->roster, "File with one student name per line")
+      ->excludes(students);
+  cmd->add_option("--tokens", spec.tokens, "Query tokens n (default 3)");
+  cmd->add_option("--d-model", spec.d_model, "Embedding width d (default 3)");
+  cmd->add_option("--d-k", spec.d_k, "Per-head query/key/value width (default 2)");
+  cmd->add_option("--heads", spec.heads, "Heads (default 1)");
+  cmd->add_flag("--causal", spec.causal, "Causal mask: no query sees a later key");
+  cmd->add_flag("--key-padding", spec.key_padding, "The last key is padding (<pad>)");
+  cmd->add_option("--cross", spec.memory_tokens,
+                  "Cross-attention: keys and values from a memory of this many tokens");
+  cmd->add_option("--decimals", spec.decimals, "Decimals of the inputs (default 1)");
+  cmd->add_option("--answer-decimals", options->answer_decimals,
+                  "Decimals of the answers and the key (default: --decimals + 2)");
+  cmd->add_option("--ask", spec.ask,
+                  "Steps the student computes (default: scores scaled weights context of head 0)");
+  cmd->add_option("--format", options->formats, "markdown, latex and/or html (default markdown)")
+      ->check(CLI::IsMember({"markdown", "latex", "html"}));
+  cmd->add_option("--out", options->out, "Folder to write into (must be empty unless --force)")
+      ->required();
+  cmd->add_flag("--force", options->force, "Write into a non-empty folder");
+  cmd->callback([options] { exercise_command(*options); });
+}
+
+}  // namespace attn

@@ -1,0 +1,449 @@
+// The exercise generator: a reproducible stream per student, draws on a small
+// grid, the rejection rules of docs/exercises.md, and the exercise as a lesson.
+#include "teach/exercise.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+
+#include "backend/backend.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/pipeline.hpp"
+#include "render/json_writer.hpp"
+#include "render/numbers.hpp"
+
+namespace attn {
+
+namespace {
+
+using IntMatrix = std::vector<std::vector<std::int64_t>>;
+
+// Token labels: a sentence for the queries, its translation for a memory.
+constexpr const char* kQueryWords[kMaxExerciseTokens] = {"the", "cat",  "sat", "on",
+                                                         "a",   "warm", "mat", "today"};
+constexpr const char* kMemoryWords[kMaxExerciseTokens] = {"le", "chat",  "dort",  "sur",
+                                                          "un", "tapis", "chaud", "hier"};
+constexpr const char* kPadToken = "<pad>";
+
+// The weights must show: every open weight at least 10^(1-A), two significant digits.
+double smallest_weight(int answer_decimals) {
+  return std::pow(10.0, 1 - answer_decimals);
+}
+constexpr double kSmallestSpread = 0.05;
+// A value closer than this to a rounding midpoint could print differently on
+// another machine (and has two defensible roundings): such a draw is rejected.
+constexpr double kMidpointMargin = 1e-9;
+
+std::int64_t grid_units(int decimals) {
+  std::int64_t units = 1;
+  for (int i = 0; i < decimals; ++i) units *= 10;
+  return units;
+}
+
+// k / 10^decimals written exactly, from the integer: -5, 1 -> "-0.5".
+std::string grid_number(std::int64_t k, int decimals) {
+  const std::int64_t units = grid_units(decimals);
+  const std::uint64_t magnitude =
+      k < 0 ? static_cast<std::uint64_t>(-k) : static_cast<std::uint64_t>(k);
+  const std::string sign = k < 0 ? "-" : "";
+  if (decimals == 0) return fmt::format("{}{}", sign, magnitude);
+  return fmt::format("{}{}.{:0{}}", sign, magnitude / static_cast<std::uint64_t>(units),
+                     magnitude % static_cast<std::uint64_t>(units), decimals);
+}
+
+IntMatrix draw_matrix(SplitMix64& rng, std::size_t rows, std::size_t cols, std::int64_t units) {
+  IntMatrix M(rows, std::vector<std::int64_t>(cols));
+  for (auto& row : M)
+    for (std::int64_t& v : row) v = rng.between(-units, units);
+  return M;
+}
+
+// `key = [[...], ...]`, one row per line, rows aligned under the first.
+std::string toml_matrix(std::string_view key, const IntMatrix& M, int decimals) {
+  const std::string indent(key.size() + 4, ' ');
+  std::string out = fmt::format("{} = [", key);
+  for (std::size_t r = 0; r < M.size(); ++r) {
+    out += r ? ",\n" + indent + "[" : "[";
+    for (std::size_t c = 0; c < M[r].size(); ++c)
+      out += fmt::format("{}{}", c ? ", " : "", grid_number(M[r][c], decimals));
+    out += "]";
+  }
+  return out + "]\n";
+}
+
+std::vector<std::string> query_tokens(const ExerciseSpec& spec) {
+  std::vector<std::string> out(kQueryWords, kQueryWords + spec.tokens);
+  if (spec.key_padding && spec.memory_tokens == 0) out.back() = kPadToken;
+  return out;
+}
+
+std::vector<std::string> memory_tokens(const ExerciseSpec& spec) {
+  std::vector<std::string> out(kMemoryWords, kMemoryWords + spec.memory_tokens);
+  if (spec.key_padding && !out.empty()) out.back() = kPadToken;
+  return out;
+}
+
+std::optional<RuleBroken> zero_or_equal_rows(const IntMatrix& M, const char* name) {
+  for (std::size_t r = 0; r < M.size(); ++r) {
+    if (std::all_of(M[r].begin(), M[r].end(), [](std::int64_t v) { return v == 0; }))
+      return RuleBroken{"zero row", fmt::format("{} row {} is all zeros", name, r)};
+    for (std::size_t s = 0; s < r; ++s)
+      if (M[s] == M[r])
+        return RuleBroken{"equal rows", fmt::format("{} rows {} and {} are equal", name, s, r)};
+  }
+  return std::nullopt;
+}
+
+std::optional<RuleBroken> zero_column(const IntMatrix& W, const char* name) {
+  if (W.empty()) return std::nullopt;
+  for (std::size_t c = 0; c < W.front().size(); ++c)
+    if (std::all_of(W.begin(), W.end(), [c](const auto& row) { return row[c] == 0; }))
+      return RuleBroken{"zero column", fmt::format("{} column {} is all zeros", name, c)};
+  return std::nullopt;
+}
+
+// Distance of `value` to the nearest midpoint between two numbers of `decimals` decimals.
+double distance_to_midpoint(double value, int decimals) {
+  const double unit = std::pow(10.0, -decimals);
+  const double scaled = value / unit;
+  return std::abs(scaled - std::floor(scaled) - 0.5) * unit;
+}
+
+std::string step_for_short_name(const std::string& name, const std::vector<std::string>& valid) {
+  if (std::find(valid.begin(), valid.end(), name) != valid.end()) return name;
+  const std::string head0 = "head0." + name;
+  if (std::find(valid.begin(), valid.end(), head0) != valid.end()) return head0;
+  return {};
+}
+
+// The slug of a name: ASCII letters and digits, lower case, other runs as '-'.
+std::string slug_of(std::string_view name) {
+  std::string slug;
+  for (char c : name) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x80 && std::isalnum(u))
+      slug += static_cast<char>(std::tolower(u));
+    else if (!slug.empty() && slug.back() != '-')
+      slug += '-';
+  }
+  while (!slug.empty() && slug.back() == '-') slug.pop_back();
+  return slug;
+}
+
+// Gives every student a distinct folder name: names whose slugs collide (or are
+// empty, e.g. a name in Chinese characters) get the name's hash appended.
+void assign_slugs(std::vector<Student>& students) {
+  std::map<std::string, int> uses;
+  for (Student& s : students) ++uses[s.slug = slug_of(s.name)];
+  for (Student& s : students)
+    if (s.slug.empty() || uses[s.slug] > 1)
+      s.slug = fmt::format("{}{}{:08x}", s.slug, s.slug.empty() ? "student-" : "-",
+                           fnv1a64(s.name) >> 32);
+}
+
+}  // namespace
+
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t SplitMix64::next() {
+  state_ += 0x9E3779B97F4A7C15ull;
+  return mix64(state_);
+}
+
+std::uint64_t SplitMix64::below(std::uint64_t bound) {
+  const std::uint64_t threshold = (0 - bound) % bound;  // 2^64 mod bound
+  for (;;) {
+    const std::uint64_t x = next();
+    if (x >= threshold) return x % bound;
+  }
+}
+
+std::int64_t SplitMix64::between(std::int64_t low, std::int64_t high) {
+  const std::uint64_t span = static_cast<std::uint64_t>(high - low) + 1;
+  return low + static_cast<std::int64_t>(below(span));
+}
+
+std::uint64_t fnv1a64(std::string_view text) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+std::uint64_t student_stream_seed(std::uint64_t seed, std::string_view name) {
+  return mix64(mix64(seed) ^ fnv1a64(name));
+}
+
+std::vector<Student> numbered_students(std::size_t count) {
+  const std::size_t width = std::max<std::size_t>(2, fmt::format("{}", count).size());
+  std::vector<Student> out;
+  for (std::size_t i = 1; i <= count; ++i)
+    out.push_back({fmt::format("Student {}", i), fmt::format("student-{:0{}}", i, width)});
+  return out;
+}
+
+std::vector<Student> parse_roster(std::string_view text, const std::string& origin) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark
+  std::vector<Student> students;
+  std::map<std::string, int> first_line;
+  int line_number = 0;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    ++line_number;
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
+      line.remove_suffix(1);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
+      line.remove_prefix(1);
+    if (line.empty() || line.front() == '#') continue;
+    for (char c : line)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        throw InputError(
+            fmt::format("{}:{}: the name contains a control character; write one "
+                        "plain name per line",
+                        origin, line_number));
+    const std::string name(line);
+    const auto [it, inserted] = first_line.emplace(name, line_number);
+    if (!inserted)
+      throw InputError(
+          fmt::format("{}:{}: \"{}\" is already on line {}; each name gets its own "
+                      "variant, so make the names distinct (e.g. add an initial)",
+                      origin, line_number, name, it->second));
+    students.push_back({name, {}});
+  }
+  if (students.empty())
+    throw InputError(
+        fmt::format("{}: the roster has no names; write one student name per line", origin));
+  assign_slugs(students);
+  return students;
+}
+
+std::vector<Student> read_roster(const std::string& path) {
+  return parse_roster(read_file(path), path);
+}
+
+ExerciseDraw draw_inputs(const ExerciseSpec& spec, SplitMix64& rng) {
+  const std::int64_t units = grid_units(spec.decimals);
+  const std::size_t width = spec.heads * spec.d_k;
+  ExerciseDraw draw;
+  draw.X = draw_matrix(rng, spec.tokens, spec.d_model, units);
+  if (spec.memory_tokens > 0)
+    draw.memory = draw_matrix(rng, spec.memory_tokens, spec.d_model, units);
+  draw.W_Q = draw_matrix(rng, spec.d_model, width, units);
+  draw.W_K = draw_matrix(rng, spec.d_model, width, units);
+  draw.W_V = draw_matrix(rng, spec.d_model, width, units);
+  return draw;
+}
+
+std::string exercise_lesson_toml(const ExerciseSpec& spec, const Student& student,
+                                 const ExerciseDraw& draw, int draws) {
+  const std::uint64_t stream = student_stream_seed(spec.seed, student.name);
+  std::string out = fmt::format(
+      "# The exercise of {} as a lesson: `attn-trace run` traces it, `attn-trace verify` checks "
+      "answers.\n# Regenerate with: {}\n\n",
+      student.name, spec.command);
+  out += fmt::format(
+      "[lesson]\nid = {}\ntitle = {}\nsource = {}\nstory = {}\n\n",
+      json_string(fmt::format("exercise-{}", student.slug)),
+      json_string(fmt::format("Attention exercise: {}", student.name)),
+      json_string(fmt::format("attn-trace exercise, variant {:016x}, draw {}", stream, draws)),
+      json_string(fmt::format("Compute {} by hand, then check with attn-trace verify.",
+                              fmt::join(spec.ask, ", "))));
+  out += fmt::format("[model]\nheads = {}\nd_k = {}\nscale = \"sqrt_dk\"\ncausal = {}\n\n",
+                     spec.heads, spec.d_k, spec.causal);
+  out += fmt::format("[input]\ntokens = {}\n{}", json_strings(query_tokens(spec)),
+                     toml_matrix("X", draw.X, spec.decimals));
+  if (spec.memory_tokens > 0)
+    out += fmt::format("memory_tokens = {}\n{}", json_strings(memory_tokens(spec)),
+                       toml_matrix("memory", draw.memory, spec.decimals));
+  if (spec.key_padding) {
+    const std::size_t keys = spec.memory_tokens > 0 ? spec.memory_tokens : spec.tokens;
+    std::vector<std::string> padded(keys, "false");
+    padded.back() = "true";
+    out += fmt::format("key_padding = [{}]\n", fmt::join(padded, ", "));
+  }
+  out += "\n[weights]\n" + toml_matrix("W_Q", draw.W_Q, spec.decimals) +
+         toml_matrix("W_K", draw.W_K, spec.decimals) + toml_matrix("W_V", draw.W_V, spec.decimals);
+  return out;
+}
+
+void normalise_spec(ExerciseSpec& spec) {
+  auto limit = [](std::size_t value, std::size_t low, std::size_t high, const char* option) {
+    if (value < low || value > high)
+      throw InputError(fmt::format("{} {}: choose {} to {} (exercises are computed by hand)",
+                                   option, value, low, high));
+  };
+  limit(spec.tokens, 1, kMaxExerciseTokens, "--tokens");
+  limit(spec.d_model, 1, kMaxExerciseWidth, "--d-model");
+  limit(spec.d_k, 1, kMaxExerciseWidth, "--d-k");
+  limit(spec.heads, 1, kMaxExerciseHeads, "--heads");
+  if (spec.heads * spec.d_k > kMaxExerciseWidth)
+    throw InputError(
+        fmt::format("--heads {} × --d-k {} = {} projection columns; keep heads × d_k "
+                    "at most {} so the sheet fits a page",
+                    spec.heads, spec.d_k, spec.heads * spec.d_k, kMaxExerciseWidth));
+  if (spec.memory_tokens > 0) limit(spec.memory_tokens, 1, kMaxExerciseTokens, "--cross");
+  const std::size_t keys = spec.memory_tokens > 0 ? spec.memory_tokens : spec.tokens;
+  if (spec.key_padding && keys < 2)
+    throw InputError(
+        fmt::format("--key-padding pads the last of {} key(s), leaving none to attend "
+                    "to; use at least 2 {}",
+                    keys, spec.memory_tokens > 0 ? "memory tokens (--cross)" : "tokens"));
+  if (spec.decimals < 0 || spec.decimals > kMaxExerciseDecimals)
+    throw InputError(
+        fmt::format("--decimals {}: choose 0 to {} (inputs on a grid a person can "
+                    "multiply by hand)",
+                    spec.decimals, kMaxExerciseDecimals));
+  const int min_answer = std::max(2, spec.decimals);
+  if (spec.answer_decimals < min_answer || spec.answer_decimals > kMaxAnswerDecimals)
+    throw InputError(
+        fmt::format("--answer-decimals {}: choose {} to {} (at least --decimals, and "
+                    "at least 2 so that weights can be told apart)",
+                    spec.answer_decimals, min_answer, kMaxAnswerDecimals));
+
+  // The valid steps: those of a lesson of this shape (all zeros), minus the inputs.
+  const Student probe{"probe", "probe"};
+  ExerciseSpec zero_spec = spec;
+  zero_spec.ask.clear();
+  ExerciseDraw zeros;
+  zeros.X = IntMatrix(spec.tokens, std::vector<std::int64_t>(spec.d_model));
+  if (spec.memory_tokens > 0)
+    zeros.memory = IntMatrix(spec.memory_tokens, std::vector<std::int64_t>(spec.d_model));
+  zeros.W_Q = zeros.W_K = zeros.W_V =
+      IntMatrix(spec.d_model, std::vector<std::int64_t>(spec.heads * spec.d_k));
+  const Lesson lesson = parse_lesson(exercise_lesson_toml(zero_spec, probe, zeros, 1), "probe");
+  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  const Trace trace = run_pipeline(lesson, *backend);
+  std::vector<std::string> valid;
+  for (const Step& step : trace.steps)
+    if (step.kind != StepKind::input) valid.push_back(step.id);
+
+  std::vector<std::string> asked = spec.ask;
+  if (asked.empty()) asked = {"head0.scores", "head0.scaled", "head0.weights", "head0.context"};
+  std::vector<std::string> ids;
+  for (const std::string& name : asked) {
+    const std::string id = step_for_short_name(name, valid);
+    if (id.empty())
+      throw InputError(fmt::format(
+          "--ask {}: not a step students can compute in this exercise; choose from {} (or "
+          "scores, scaled, masked, exp, row_sum, weights, context for head 0)",
+          name, fmt::join(valid, ", ")));
+    ids.push_back(id);
+  }
+  spec.ask.clear();
+  for (const std::string& id : valid)  // trace order, each once
+    if (std::find(ids.begin(), ids.end(), id) != ids.end()) spec.ask.push_back(id);
+}
+
+std::optional<RuleBroken> input_rule_broken(const ExerciseDraw& draw) {
+  if (auto broken = zero_or_equal_rows(draw.X, "X")) return broken;
+  if (auto broken = zero_or_equal_rows(draw.memory, "memory")) return broken;
+  if (auto broken = zero_column(draw.W_Q, "W_Q")) return broken;
+  if (auto broken = zero_column(draw.W_K, "W_K")) return broken;
+  if (auto broken = zero_column(draw.W_V, "W_V")) return broken;
+  return std::nullopt;
+}
+
+std::optional<RuleBroken> trace_rule_broken(const ExerciseSpec& spec, const Trace& trace) {
+  const double floor_weight = smallest_weight(spec.answer_decimals);
+  for (std::size_t h = 0; h < spec.heads; ++h) {
+    const Step& weights = trace.at(fmt::format("head{}.weights", h));
+    for (std::size_t i = 0; i < weights.value.n_rows; ++i) {
+      const arma::uvec open = arma::find(trace.mask.row(i) == 0u);
+      const std::string where = fmt::format("{} row {} ({})", weights.id, i, weights.rows[i]);
+      if (open.is_empty())
+        return RuleBroken{"masked row", fmt::format("{}: every key is masked", where)};
+      if (open.n_elem < 2) continue;
+      const arma::rowvec row = weights.value.row(i);
+      const arma::vec open_weights = row(open);
+      const double low = open_weights.min(), high = open_weights.max();
+      if (low < floor_weight)
+        return RuleBroken{
+            "dominated row",
+            fmt::format("{}: smallest weight {} is below {} (one exponent dominates "
+                        "beyond what {} decimals show)",
+                        where, format_fixed(low, spec.answer_decimals + 2),
+                        format_fixed(floor_weight, spec.answer_decimals), spec.answer_decimals)};
+      if (high - low < kSmallestSpread)
+        return RuleBroken{"flat row",
+                          fmt::format("{}: weights {} to {} are nearly equal (spread "
+                                      "below {})",
+                                      where, format_fixed(low, spec.answer_decimals),
+                                      format_fixed(high, spec.answer_decimals), kSmallestSpread)};
+    }
+  }
+  for (const Step* step : key_steps(spec, trace))
+    for (std::size_t r = 0; r < step->value.n_rows; ++r)
+      for (std::size_t c = 0; c < step->value.n_cols; ++c) {
+        const double v = step->value(r, c);
+        if (std::isfinite(v) && distance_to_midpoint(v, spec.answer_decimals) < kMidpointMargin)
+          return RuleBroken{"rounding midpoint",
+                            fmt::format("{}[{},{}] = {} is halfway between two {}-decimal answers",
+                                        step->id, r, c, format_exact(v), spec.answer_decimals)};
+      }
+  return std::nullopt;
+}
+
+std::vector<const Step*> key_steps(const ExerciseSpec& spec, const Trace& trace) {
+  const bool any_masked = arma::any(arma::vectorise(trace.mask));
+  std::vector<const Step*> out;
+  for (const Step& step : trace.steps) {
+    const bool asked = std::find(spec.ask.begin(), spec.ask.end(), step.id) != spec.ask.end();
+    const bool repeats =
+        (spec.heads == 1 && (step.kind == StepKind::head_slice || step.kind == StepKind::concat)) ||
+        (step.kind == StepKind::masked && !any_masked);
+    if (step.kind == StepKind::input || (repeats && !asked)) continue;
+    out.push_back(&step);
+  }
+  return out;
+}
+
+Exercise generate_exercise(const ExerciseSpec& spec, const Student& student) {
+  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  Exercise exercise;
+  exercise.student = student;
+  exercise.stream_seed = student_stream_seed(spec.seed, student.name);
+  exercise.asked = spec.ask;
+  SplitMix64 rng(exercise.stream_seed);
+  std::map<std::string, int> broken_counts;
+  for (int draws = 1; draws <= kMaxDraws; ++draws) {
+    const ExerciseDraw draw = draw_inputs(spec, rng);
+    if (const auto broken = input_rule_broken(draw)) {
+      ++broken_counts[broken->rule];
+      continue;
+    }
+    std::string toml = exercise_lesson_toml(spec, student, draw, draws);
+    Lesson lesson = parse_lesson(toml, fmt::format("{}/lesson.toml", student.slug));
+    Trace trace = run_pipeline(lesson, *backend);
+    if (const auto broken = trace_rule_broken(spec, trace)) {
+      ++broken_counts[broken->rule];
+      continue;
+    }
+    exercise.draws = draws;
+    exercise.lesson_toml = std::move(toml);
+    exercise.lesson = std::move(lesson);
+    exercise.trace = std::move(trace);
+    return exercise;
+  }
+  const auto most =
+      std::max_element(broken_counts.begin(), broken_counts.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  throw InputError(fmt::format(
+      "no draw for {} kept the hand work reasonable in {} tries (most often broken: \"{}\", {} "
+      "times; see docs/exercises.md); use fewer --tokens or a smaller --d-model, or raise "
+      "--answer-decimals",
+      student.name, kMaxDraws, most->first, most->second));
+}
+
+}  // namespace attn

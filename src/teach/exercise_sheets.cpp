@@ -1,0 +1,137 @@
+// Builds the sheet/key model of an exercise from its lesson and trace: what is
+// given, what is asked, every intermediate matrix, and the convention in words.
+#include "teach/exercise_sheets.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/pipeline.hpp"
+
+namespace attn {
+
+namespace {
+
+SheetMatrix input_matrix(std::string id, std::string name, const arma::mat& value,
+                         std::vector<std::string> rows) {
+  SheetMatrix m;
+  m.id = std::move(id);
+  m.name = std::move(name);
+  m.shapes = shape_str(value.n_rows, value.n_cols);
+  m.value = value;
+  m.rows = std::move(rows);
+  m.cols = feature_labels(value.n_cols);
+  return m;
+}
+
+SheetMatrix step_matrix(const Step& step, const std::vector<std::string>& asked) {
+  SheetMatrix m;
+  m.id = step.id;
+  m.name = step.name;
+  m.formula = step.formula;
+  m.latex = step.latex;
+  m.shapes = step.shapes;
+  m.value = step.value;
+  m.rows = step.rows;
+  m.cols = step.cols;
+  m.asked = std::find(asked.begin(), asked.end(), step.id) != asked.end();
+  return m;
+}
+
+// "√2 ≈ 1.41421356" or "√4 = 2": the divisor as a student uses it.
+ConventionLine scale_line(std::size_t d_k) {
+  const double root = std::sqrt(static_cast<double>(d_k));
+  const bool whole = root == std::floor(root);
+  const std::string value =
+      whole ? fmt::format("{}", static_cast<long long>(root)) : fmt::format("{:.8f}", root);
+  return {fmt::format("Scores S = Q·Kᵀ (each query row against each key row); scaled = S / √d_k "
+                      "with d_k = {}, √{} {} {}.",
+                      d_k, d_k, whole ? "=" : "≈", value),
+          fmt::format("Scores $S = Q K^\\top$ (each query row against each key row); scaled "
+                      "$= S / \\sqrt{{d_k}}$ with $d_k = {}$, $\\sqrt{{{}}} {} {}$.",
+                      d_k, d_k, whole ? "=" : "\\approx", value)};
+}
+
+std::vector<ConventionLine> convention(const ExerciseSpec& spec, const Lesson& lesson) {
+  std::vector<ConventionLine> lines;
+  if (lesson.is_cross())
+    lines.push_back(
+        {"Row vectors: each token is one row. Q = X·W_Q from the sentence X; K = M·W_K "
+         "and V = M·W_V from the memory M (the source sentence).",
+         "Row vectors: each token is one row. $Q = X W_Q$ from the sentence $X$; "
+         "$K = M W_K$ and $V = M W_V$ from the memory $M$ (the source sentence)."});
+  else
+    lines.push_back({"Row vectors: each token is one row. Q = X·W_Q, K = X·W_K, V = X·W_V.",
+                     "Row vectors: each token is one row. $Q = X W_Q$, $K = X W_K$, $V = X W_V$."});
+  if (spec.heads > 1)
+    lines.push_back(
+        {fmt::format("{} heads: head h uses columns h·{} to h·{}+{} of Q, K and V (columns "
+                     "counted from 0).",
+                     spec.heads, spec.d_k, spec.d_k, spec.d_k - 1),
+         fmt::format("{} heads: head $h$ uses columns $h \\cdot {}$ to $h \\cdot {} + {}$ of $Q$, "
+                     "$K$ and $V$ (columns counted from 0).",
+                     spec.heads, spec.d_k, spec.d_k, spec.d_k - 1)});
+  lines.push_back(scale_line(spec.d_k));
+  if (lesson.causal)
+    lines.push_back(
+        {"Causal mask: a query may not look at keys after it (key j > query i); those "
+         "scores become −∞.",
+         "Causal mask: a query may not look at keys after it (key $j >$ query $i$); "
+         "those scores become $-\\infty$."});
+  if (!lesson.key_padding.empty())
+    lines.push_back(
+        {"Key padding: the key <pad> is padding; every query's score for it becomes −∞.",
+         "Key padding: the key \\textless{}pad\\textgreater{} is padding; every "
+         "query's score for it becomes $-\\infty$."});
+  lines.push_back(
+      {"Weights: softmax of each row, w_j = exp(x_j) / Σ_k exp(x_k); exp(−∞) = 0, so "
+       "a masked key gets weight 0.",
+       "Weights: softmax of each row, $w_j = e^{x_j} / \\sum_k e^{x_k}$; "
+       "$e^{-\\infty} = 0$, so a masked key gets weight 0."});
+  lines.push_back({spec.heads > 1 ? "Context of head h = its weights · V_h (a weighted sum of the "
+                                    "rows of V_h)."
+                                  : "Context = weights · V (a weighted sum of the rows of V).",
+                   spec.heads > 1 ? "Context of head $h$ $= A_h V_h$ (a weighted sum of the rows "
+                                    "of $V_h$)."
+                                  : "Context $= A V$ (a weighted sum of the rows of $V$)."});
+  const std::string answers = fmt::format(
+      "Write each answer to {0} decimals. Keep at least {1} decimals while you work "
+      "and round only the answers you write.",
+      spec.answer_decimals, spec.answer_decimals + 2);
+  lines.push_back({answers, answers});
+  return lines;
+}
+
+}  // namespace
+
+SheetModel make_sheet_model(const ExerciseSpec& spec, const Exercise& exercise) {
+  const Lesson& lesson = exercise.lesson;
+  SheetModel model;
+  model.student = exercise.student.name;
+  model.variant = fmt::format("{:016x}", exercise.stream_seed);
+  model.lesson_file = fmt::format("{}/lesson.toml", exercise.student.slug);
+  model.command = spec.command;
+  model.input_decimals = spec.decimals;
+  model.answer_decimals = spec.answer_decimals;
+  model.convention = convention(spec, lesson);
+
+  model.inputs.push_back(input_matrix("X", "Input embeddings", lesson.X, lesson.tokens));
+  if (lesson.memory)
+    model.inputs.push_back(
+        input_matrix("M", "Memory (the source sentence)", *lesson.memory, lesson.memory_tokens));
+  const std::vector<std::string> model_rows = feature_labels(lesson.X.n_cols);
+  model.inputs.push_back(input_matrix("W_Q", "Query weights", lesson.W_Q, model_rows));
+  model.inputs.push_back(input_matrix("W_K", "Key weights", lesson.W_K, model_rows));
+  model.inputs.push_back(input_matrix("W_V", "Value weights", lesson.W_V, model_rows));
+
+  for (const std::string& id : exercise.asked)
+    model.asked.push_back(step_matrix(exercise.trace.at(id), exercise.asked));
+  for (const Step* step : key_steps(spec, exercise.trace))
+    model.key.push_back(step_matrix(*step, exercise.asked));
+  model.worked = exercise.worked;
+  return model;
+}
+
+}  // namespace attn

@@ -1,0 +1,54 @@
+// The sheet and the answer key of an exercise, as a model that the Markdown,
+// LaTeX and HTML renderers (src/teach/sheet_*.cpp) only print.
+#pragma once
+
+#include <armadillo>
+#include <string>
+#include <vector>
+
+#include "teach/exercise.hpp"
+
+namespace attn {
+
+// One matrix on a sheet or a key, with its labels and (for a step) its formula.
+struct SheetMatrix {
+  std::string id;       // "X", "W_Q", "head0.scores"
+  std::string name;     // "Input embeddings", "Scores"
+  std::string formula;  // Unicode; empty for an input
+  std::string latex;    // the formula in LaTeX math; empty for an input
+  std::string shapes;   // "(3×2)·(3×2)ᵀ → 3×3"
+  arma::mat value;
+  std::vector<std::string> rows;
+  std::vector<std::string> cols;
+  bool asked = false;
+};
+
+// A line of the convention, in both notations.
+struct ConventionLine {
+  std::string text;   // Unicode, for Markdown and HTML
+  std::string latex;  // LaTeX text mode with $math$
+};
+
+struct SheetModel {
+  std::string student;
+  std::string variant;      // the student's stream seed, 16 hex digits
+  std::string lesson_file;  // relative to the output folder: "student-01/lesson.toml"
+  std::string command;      // the arguments that regenerate every file
+  int input_decimals = 1;
+  int answer_decimals = 3;
+  std::vector<ConventionLine> convention;
+  std::vector<SheetMatrix> inputs;  // X, memory, W_Q, W_K, W_V: given on the sheet
+  std::vector<SheetMatrix> asked;   // blank grids on the sheet
+  std::vector<SheetMatrix> key;     // every intermediate matrix, in trace order
+  std::vector<WorkedCell> worked;   // one per asked step
+};
+
+SheetModel make_sheet_model(const ExerciseSpec& spec, const Exercise& exercise);
+
+// One student's sheet or key; the LaTeX and HTML documents hold one page (or
+// more) per model, a page break between students.
+std::string render_sheet_markdown(const SheetModel& model, bool key);
+std::string render_sheet_latex(const std::vector<SheetModel>& models, bool key);
+std::string render_sheet_html(const std::vector<SheetModel>& models, bool key);
+
+}  // namespace attn

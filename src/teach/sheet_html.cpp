@@ -1,0 +1,147 @@
+// HTML sheets and keys: one self-contained printable file (inline CSS, no
+// scripts, fonts or images fetched), a page break after each student.
+#include <fmt/format.h>
+
+#include <string_view>
+
+#include "render/numbers.hpp"
+#include "teach/exercise_sheets.hpp"
+
+namespace attn {
+
+namespace {
+
+constexpr std::string_view kStyle =
+    R"(body { font-family: Georgia, "Times New Roman", serif; margin: 2em auto; max-width: 52em; color: #111; }
+h1 { font-size: 1.5em; margin-bottom: .2em; }
+h2 { font-size: 1.15em; border-bottom: 1px solid #999; margin-top: 1.4em; }
+h3 { font-size: 1em; margin: 1.1em 0 .3em; }
+code, pre, .id { font-family: "DejaVu Sans Mono", Consolas, monospace; }
+.meta { color: #444; }
+.formula { margin: .2em 0 .4em; }
+table { border-collapse: collapse; margin: .3em 0 .8em; page-break-inside: avoid; break-inside: avoid; }
+th, td { border: 1px solid #555; padding: .15em .5em; }
+th { background: #eee; font-weight: normal; }
+td { text-align: right; font-variant-numeric: tabular-nums; }
+td.blank { min-width: 5.5em; height: 2.2em; }
+pre { background: #f6f6f6; padding: .5em; white-space: pre-wrap; }
+section.student { page-break-after: always; break-after: page; }
+section.student:last-child { page-break-after: auto; break-after: auto; }
+@media print { body { margin: 0; max-width: none; } @page { margin: 15mm; } th { background: none; } }
+)";
+
+std::string html_text(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// A table with labelled rows and columns; `cell` gives the <td> of (r, c).
+template <typename Cell>
+std::string html_table(const SheetMatrix& m, Cell cell) {
+  std::string out = "<table>\n<tr><th></th>";
+  for (const std::string& c : m.cols) out += fmt::format("<th>{}</th>", html_text(c));
+  out += "</tr>\n";
+  for (std::size_t r = 0; r < m.rows.size(); ++r) {
+    out += fmt::format("<tr><th>{}</th>", html_text(m.rows[r]));
+    for (std::size_t c = 0; c < m.cols.size(); ++c) out += cell(r, c);
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string html_values(const SheetMatrix& m, int decimals) {
+  return html_table(m, [&](std::size_t r, std::size_t c) {
+    return fmt::format("<td>{}</td>", html_text(format_fixed(m.value(r, c), decimals)));
+  });
+}
+
+std::string html_step_heading(const SheetMatrix& m, const std::string& prefix, bool star) {
+  return fmt::format(
+      "<h3>{}<span class=\"id\">{}</span> — {}{}</h3>\n<p class=\"formula\">{} · shapes: {}</p>\n",
+      prefix, html_text(m.id), html_text(m.name), star && m.asked ? " ★" : "", html_text(m.formula),
+      html_text(m.shapes));
+}
+
+std::string html_student(const SheetModel& model, bool key) {
+  std::string out =
+      fmt::format("<section class=\"student\">\n<h1>{}: {}</h1>\n",
+                  key ? "Answer key" : "Attention exercise", html_text(model.student));
+  out += fmt::format(
+      "<p class=\"meta\">Variant <code>{}</code> · inputs with {} decimal{} · answers to {} "
+      "decimals</p>\n",
+      model.variant, model.input_decimals, model.input_decimals == 1 ? "" : "s",
+      model.answer_decimals);
+  if (key)
+    out += fmt::format(
+        "<p>Every step to {} decimals; ★ marks the steps asked on the sheet. Lesson "
+        "file: <code>{}</code>.</p>\n",
+        model.answer_decimals, html_text(model.lesson_file));
+  out += "<h2>Convention</h2>\n<ul>\n";
+  for (const ConventionLine& line : model.convention)
+    out += fmt::format("<li>{}</li>\n", html_text(line.text));
+  out += "</ul>\n<h2>Given</h2>\n";
+  for (const SheetMatrix& m : model.inputs)
+    out += fmt::format("<h3><span class=\"id\">{}</span> — {} ({})</h3>\n", html_text(m.id),
+                       html_text(m.name), html_text(m.shapes)) +
+           html_values(m, model.input_decimals);
+  if (!key) {
+    out += "<h2>To compute</h2>\n";
+    for (std::size_t i = 0; i < model.asked.size(); ++i) {
+      const SheetMatrix& m = model.asked[i];
+      out += html_step_heading(m, fmt::format("{}. ", i + 1), false) +
+             html_table(m, [](std::size_t, std::size_t) {
+               return std::string("<td class=\"blank\"></td>");
+             });
+    }
+    return out + "</section>\n";
+  }
+  out += "<h2>Every step</h2>\n";
+  for (const SheetMatrix& m : model.key)
+    out += html_step_heading(m, "", true) + html_values(m, model.answer_decimals);
+  if (!model.worked.empty()) {
+    out += "<h2>Worked cells</h2>\n";
+    for (const WorkedCell& w : model.worked)
+      out += fmt::format("<h3><span class=\"id\">{}</span> [{}, {}]</h3>\n<pre>{}</pre>\n",
+                         html_text(w.step), w.row, w.col, html_text(w.text));
+  }
+  return out + "</section>\n";
+}
+
+}  // namespace
+
+std::string render_sheet_html(const std::vector<SheetModel>& models, bool key) {
+  const std::string title =
+      models.size() == 1
+          ? fmt::format("{}: {}", key ? "Answer key" : "Attention exercise", models.front().student)
+          : fmt::format("{} ({} students)", key ? "Answer keys" : "Attention exercises",
+                        models.size());
+  std::string out = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
+      "<style>\n{}</style>\n</head>\n<body>\n",
+      html_text(title), kStyle);
+  for (const SheetModel& model : models) out += html_student(model, key);
+  return out + "</body>\n</html>\n";
+}
+
+}  // namespace attn

@@ -1,0 +1,182 @@
+// LaTeX sheets and keys: one complete document (article, amsmath, array,
+// geometry, all in texlive-latex-base) that compiles with pdflatex, a page per student.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string_view>
+
+#include "render/numbers.hpp"
+#include "teach/exercise_sheets.hpp"
+
+namespace attn {
+
+namespace {
+
+// The code point of the UTF-8 sequence at s[i] (advancing i); 0xFFFD when malformed.
+char32_t next_code_point(std::string_view s, std::size_t& i) {
+  const unsigned char lead = static_cast<unsigned char>(s[i]);
+  const std::size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+  if (i + length > s.size()) {
+    i = s.size();
+    return 0xFFFD;
+  }
+  char32_t cp = length == 1 ? lead : lead & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k)
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  i += length;
+  return cp;
+}
+
+// Text mode: LaTeX specials escaped; Latin-1 letters kept (pdflatex's utf8
+// input maps them to accents); any other character written as [U+XXXX],
+// since the default fonts have no glyph for it.
+std::string tex_text(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t start = i;
+    const char32_t cp = next_code_point(s, i);
+    switch (cp) {
+      case '\\':
+        out += "\\textbackslash{}";
+        break;
+      case '{':
+      case '}':
+      case '$':
+      case '&':
+      case '#':
+      case '_':
+      case '%':
+        out += '\\';
+        out += static_cast<char>(cp);
+        break;
+      case '^':
+        out += "\\^{}";
+        break;
+      case '~':
+        out += "\\~{}";
+        break;
+      case '<':
+        out += "\\textless{}";
+        break;
+      case '>':
+        out += "\\textgreater{}";
+        break;
+      case '|':
+        out += "\\textbar{}";
+        break;
+      default:
+        if (cp < 0x80 || (cp >= 0xC0 && cp <= 0xFF && cp != 0xD7 && cp != 0xF7))
+          out += s.substr(start, i - start);
+        else
+          out += fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
+    }
+  }
+  return out;
+}
+
+std::string tex_number(double v, int decimals) {
+  if (std::isnan(v)) return "$\\mathrm{NaN}$";
+  if (std::isinf(v)) return v < 0 ? "$-\\infty$" : "$\\infty$";
+  return fmt::format("${}$", format_fixed(v, decimals));
+}
+
+std::string tex_header(const SheetMatrix& m) {
+  std::string out;
+  for (const std::string& c : m.cols)
+    out += fmt::format(" & \\multicolumn{{1}}{{c}}{{{}}}", tex_text(c));
+  return out + " \\\\\n";
+}
+
+std::string tex_values(const SheetMatrix& m, int decimals) {
+  std::string out = fmt::format("\\begin{{tabular}}{{l|*{{{}}}{{r}}}}\n", m.cols.size());
+  out += tex_header(m) + "\\hline\n";
+  for (std::size_t r = 0; r < m.rows.size(); ++r) {
+    out += tex_text(m.rows[r]);
+    for (std::size_t c = 0; c < m.cols.size(); ++c)
+      out += " & " + tex_number(m.value(r, c), decimals);
+    out += " \\\\\n";
+  }
+  return out + "\\end{tabular}\n";
+}
+
+// Boxes to write in, one per cell, tall enough for a handwritten number.
+std::string tex_blank_grid(const SheetMatrix& m) {
+  const std::size_t cols = m.cols.size();
+  std::string out = fmt::format("\\begin{{tabular}}{{l|*{{{}}}{{p{{17mm}}|}}}}\n", cols);
+  out += tex_header(m) + fmt::format("\\cline{{2-{}}}\n", cols + 1);
+  for (std::size_t r = 0; r < m.rows.size(); ++r) {
+    out += tex_text(m.rows[r]);
+    for (std::size_t c = 0; c < cols; ++c) out += " & ";
+    out += fmt::format("\\rule{{0pt}}{{7mm}} \\\\\n\\cline{{2-{}}}\n", cols + 1);
+  }
+  return out + "\\end{tabular}\n";
+}
+
+std::string tex_step_heading(const SheetMatrix& m, const std::string& prefix) {
+  return fmt::format("\\paragraph{{{}\\texttt{{{}}} --- {}{}}} ${}$\\quad (result ${}$)\\\\[1ex]\n",
+                     prefix, tex_text(m.id), tex_text(m.name), m.asked ? " $\\star$" : "", m.latex,
+                     fmt::format("{} \\times {}", m.value.n_rows, m.value.n_cols));
+}
+
+std::string tex_student(const SheetModel& model, bool key) {
+  std::string out = fmt::format("\\section*{{{}: {}}}\n", key ? "Answer key" : "Attention exercise",
+                                tex_text(model.student));
+  out += fmt::format(
+      "Variant \\texttt{{{}}} $\\cdot$ inputs with {} decimal{} $\\cdot$ answers to "
+      "{} decimals\n",
+      model.variant, model.input_decimals, model.input_decimals == 1 ? "" : "s",
+      model.answer_decimals);
+  if (key)
+    out += fmt::format(
+        "\n\\smallskip\\noindent Every step to {} decimals; $\\star$ marks the steps "
+        "asked on the sheet. Lesson file: \\texttt{{{}}}.\n",
+        model.answer_decimals, tex_text(model.lesson_file));
+  out += "\\subsection*{Convention}\n\\begin{itemize}\n";
+  for (const ConventionLine& line : model.convention) out += fmt::format("\\item {}\n", line.latex);
+  out += "\\end{itemize}\n\\subsection*{Given}\n";
+  for (const SheetMatrix& m : model.inputs)
+    out +=
+        fmt::format("\\paragraph{{\\texttt{{{}}} --- {} (${} \\times {}$)}}\\mbox{{}}\\\\[1ex]\n",
+                    tex_text(m.id), tex_text(m.name), m.value.n_rows, m.value.n_cols) +
+        tex_values(m, model.input_decimals);
+  if (!key) {
+    out += "\\subsection*{To compute}\n";
+    for (std::size_t i = 0; i < model.asked.size(); ++i) {
+      SheetMatrix m = model.asked[i];
+      m.asked = false;  // the star belongs to the key
+      out += tex_step_heading(m, fmt::format("{}. ", i + 1)) + tex_blank_grid(m);
+    }
+    return out;
+  }
+  out += "\\subsection*{Every step}\n";
+  for (const SheetMatrix& m : model.key)
+    out += tex_step_heading(m, "") + tex_values(m, model.answer_decimals);
+  if (!model.worked.empty()) {
+    out += "\\subsection*{Worked cells}\n";
+    for (const WorkedCell& w : model.worked)
+      out += fmt::format(
+          "\\paragraph{{\\texttt{{{}}} [{}, {}]}}\\mbox{{}}\\\\\n{{\\small\\ttfamily "
+          "\\raggedright {}\\par}}\n",
+          tex_text(w.step), w.row, w.col, tex_text(w.text));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_sheet_latex(const std::vector<SheetModel>& models, bool key) {
+  std::string out = fmt::format(
+      "% attn-trace exercise: {} for {} student(s); compile with pdflatex.\n"
+      "\\documentclass[11pt,a4paper]{{article}}\n"
+      "\\usepackage[margin=18mm]{{geometry}}\n"
+      "\\usepackage{{amsmath}}\n"
+      "\\usepackage{{array}}\n"
+      "\\setlength{{\\parindent}}{{0pt}}\n"
+      "\\begin{{document}}\n",
+      key ? "answer keys" : "sheets", models.size());
+  for (std::size_t i = 0; i < models.size(); ++i)
+    out += (i ? "\n\\clearpage\n" : "\n") + tex_student(models[i], key);
+  return out + "\n\\end{document}\n";
+}
+
+}  // namespace attn

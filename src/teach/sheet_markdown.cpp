@@ -1,0 +1,94 @@
+// Markdown sheet and key: plain pipe tables (blank cells on the sheet), for a
+// learning platform or a plain-text hand-out.
+#include <fmt/format.h>
+
+#include <string_view>
+
+#include "render/numbers.hpp"
+#include "teach/exercise_sheets.hpp"
+
+namespace attn {
+
+namespace {
+
+// Backslash before the ASCII punctuation Markdown would read as markup.
+std::string md_text(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (std::string_view("\\`*_{}[]<>#|!").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// A table with labelled rows and columns; `cell` gives the text of (r, c).
+template <typename CellText>
+std::string md_table(const SheetMatrix& m, CellText cell) {
+  std::string out = "| |";
+  for (const std::string& c : m.cols) out += fmt::format(" {} |", md_text(c));
+  out += "\n|---|";
+  for (std::size_t c = 0; c < m.cols.size(); ++c) out += "---:|";
+  out += "\n";
+  for (std::size_t r = 0; r < m.rows.size(); ++r) {
+    out += fmt::format("| **{}** |", md_text(m.rows[r]));
+    for (std::size_t c = 0; c < m.cols.size(); ++c) out += fmt::format(" {} |", cell(r, c));
+    out += "\n";
+  }
+  return out + "\n";
+}
+
+std::string md_given(const SheetModel& model) {
+  std::string out = "## Given\n\n";
+  for (const SheetMatrix& m : model.inputs)
+    out += fmt::format("**{}** — {} ({})\n\n", md_text(m.id), m.name, m.shapes) +
+           md_table(m, [&](std::size_t r, std::size_t c) {
+             return format_fixed(m.value(r, c), model.input_decimals);
+           });
+  return out;
+}
+
+}  // namespace
+
+std::string render_sheet_markdown(const SheetModel& model, bool key) {
+  std::string out = fmt::format("# {}: {}\n\n", key ? "Answer key" : "Attention exercise",
+                                md_text(model.student));
+  out += fmt::format("Variant `{}` · inputs with {} decimal{} · answers to {} decimals\n\n",
+                     model.variant, model.input_decimals, model.input_decimals == 1 ? "" : "s",
+                     model.answer_decimals);
+  if (key)
+    out += fmt::format(
+        "Every step to {} decimals; ★ marks the steps asked on the sheet. The exercise as a "
+        "lesson: `{}` (`attn-trace run` shows it in full precision, `attn-trace verify` marks "
+        "answers).\n\n",
+        model.answer_decimals, model.lesson_file);
+  out += "## Convention\n\n";
+  for (const ConventionLine& line : model.convention)
+    out += fmt::format("- {}\n", md_text(line.text));
+  out += "\n" + md_given(model);
+  if (!key) {
+    out += "## To compute\n\n";
+    for (std::size_t i = 0; i < model.asked.size(); ++i) {
+      const SheetMatrix& m = model.asked[i];
+      out += fmt::format("### {}. `{}` — {}\n\n`{}` · shapes: {}\n\n", i + 1, m.id, m.name,
+                         m.formula, m.shapes);
+      out += md_table(m, [](std::size_t, std::size_t) { return std::string(" "); });
+    }
+    return out;
+  }
+  out += "## Every step\n\n";
+  for (const SheetMatrix& m : model.key) {
+    out += fmt::format("### `{}` — {}{}\n\n`{}` · shapes: {}\n\n", m.id, m.name,
+                       m.asked ? " ★" : "", m.formula, m.shapes);
+    out += md_table(m, [&](std::size_t r, std::size_t c) {
+      return format_fixed(m.value(r, c), model.answer_decimals);
+    });
+  }
+  if (!model.worked.empty()) {
+    out += "## Worked cells\n\n";
+    for (const WorkedCell& w : model.worked)
+      out += fmt::format("### `{}` [{}, {}]\n\n```text\n{}```\n\n", w.step, w.row, w.col, w.text);
+  }
+  return out;
+}
+
+}  // namespace attn

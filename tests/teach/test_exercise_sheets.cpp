@@ -1,0 +1,124 @@
+// The sheet/key model and its Markdown, LaTeX and HTML renderers: what a
+// student sees (no answers), what the key shows (every value), and escaping.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include "render/numbers.hpp"
+#include "teach/exercise.hpp"
+#include "teach/exercise_sheets.hpp"
+
+namespace {
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+struct Fixture {
+  attn::ExerciseSpec spec;
+  attn::Exercise exercise;
+  attn::SheetModel model;
+
+  explicit Fixture(const std::string& name, bool causal = false) {
+    spec.seed = 11;
+    spec.causal = causal;
+    spec.command = "attn-trace exercise --seed 11";
+    attn::normalise_spec(spec);
+    exercise = attn::generate_exercise(spec, {name, "slug"});
+    model = attn::make_sheet_model(spec, exercise);
+  }
+  // The key's text of a step's cell, as every renderer prints it.
+  std::string key_value(const char* step, std::size_t r, std::size_t c) const {
+    return attn::format_fixed(exercise.trace.at(step).value(r, c), spec.answer_decimals);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the model: inputs given, asked steps blank, every step in the key") {
+  const Fixture f("Ada");
+  CHECK(f.model.student == "Ada");
+  CHECK(f.model.variant == fmt::format("{:016x}", attn::student_stream_seed(11, "Ada")));
+  CHECK(f.model.lesson_file == "slug/lesson.toml");
+  REQUIRE(f.model.inputs.size() == 4);
+  CHECK(f.model.inputs[0].id == "X");
+  CHECK(f.model.inputs[0].rows == std::vector<std::string>{"the", "cat", "sat"});
+  CHECK(arma::approx_equal(f.model.inputs[1].value, f.exercise.lesson.W_Q, "absdiff", 0.0));
+  REQUIRE(f.model.asked.size() == 4);
+  CHECK(f.model.asked[0].id == "head0.scores");
+  CHECK(f.model.asked[0].cols == std::vector<std::string>{"the", "cat", "sat"});
+  CHECK(f.model.key.front().id == "Q");
+  CHECK(f.model.key.back().id == "head0.context");
+  CHECK(f.model.key.back().asked);
+  CHECK_FALSE(f.model.key.front().asked);
+  // The convention states the divisor the student uses: √2 to 8 decimals.
+  bool scale_stated = false;
+  for (const attn::ConventionLine& line : f.model.convention)
+    scale_stated |= line.text.find("√2 ≈ 1.41421356") != std::string::npos;
+  CHECK(scale_stated);
+}
+
+TEST_CASE("Markdown: the sheet has blank grids and no answers; the key has every value") {
+  const Fixture f("Ada");
+  const std::string sheet = attn::render_sheet_markdown(f.model, false);
+  const std::string key = attn::render_sheet_markdown(f.model, true);
+  CHECK(sheet.starts_with("# Attention exercise: Ada\n"));
+  CHECK(sheet.find("### 1. `head0.scores` — Scores") != std::string::npos);
+  CHECK(sheet.find("| **the** |   |   |   |") != std::string::npos);  // a blank row of scores
+  CHECK(sheet.find(f.key_value("head0.weights", 0, 0)) == std::string::npos);
+  CHECK(sheet.find("Every step") == std::string::npos);
+  // Inputs with the input decimals: X[0,0] exactly as in the lesson file.
+  CHECK(sheet.find(fmt::format("| **the** | {} |", attn::format_fixed(f.exercise.lesson.X(0, 0),
+                                                                      1))) != std::string::npos);
+  CHECK(key.starts_with("# Answer key: Ada\n"));
+  CHECK(key.find("### `head0.weights` — Attention weights ★") != std::string::npos);
+  CHECK(key.find("### `Q` — Queries\n") != std::string::npos);
+  const std::string weights_row =
+      fmt::format("| **cat** | {} | {} | {} |", f.key_value("head0.weights", 1, 0),
+                  f.key_value("head0.weights", 1, 1), f.key_value("head0.weights", 1, 2));
+  CHECK(key.find(weights_row) != std::string::npos);
+}
+
+TEST_CASE("Markdown escapes a name that would be markup") {
+  const Fixture f("*Ada* <b>|x|</b>");
+  const std::string sheet = attn::render_sheet_markdown(f.model, false);
+  CHECK(sheet.starts_with("# Attention exercise: \\*Ada\\* \\<b\\>\\|x\\|\\</b\\>\n"));
+}
+
+TEST_CASE("LaTeX: a complete document, one page per student, escaped names") {
+  Fixture a("José O'Brien & Co_1 50%");
+  Fixture b("李雷", true);
+  const std::string sheets = attn::render_sheet_latex({a.model, b.model}, false);
+  const std::string keys = attn::render_sheet_latex({a.model, b.model}, true);
+  CHECK(sheets.find("\\documentclass") != std::string::npos);
+  CHECK(sheets.ends_with("\\end{document}\n"));
+  CHECK(count(sheets, "\\clearpage") == 1);
+  CHECK(count(sheets, "\\section*{Attention exercise:") == 2);
+  CHECK(sheets.find("José O'Brien \\& Co\\_1 50\\%") != std::string::npos);
+  CHECK(sheets.find("[U+674E][U+96F7]") != std::string::npos);  // no glyphs in pdflatex's fonts
+  CHECK(sheets.find("Causal mask") != std::string::npos);       // only b's page has one
+  CHECK(count(sheets, "Causal mask") == 1);
+  CHECK(count(sheets, "\\rule{0pt}{7mm}") == 2 * (3 + 3 + 3 + 3));  // four blank grids of 3 rows
+  CHECK(keys.find(fmt::format("${}$", a.key_value("head0.context", 2, 1))) != std::string::npos);
+  CHECK(keys.find("$-\\infty$") != std::string::npos);  // b's masked scores
+}
+
+TEST_CASE("HTML: self-contained, printable, a page break per student") {
+  const Fixture a("Ada <script>");
+  const Fixture b("Bob");
+  const std::string html = attn::render_sheet_html({a.model, b.model}, false);
+  const std::string key = attn::render_sheet_html({a.model, b.model}, true);
+  CHECK(html.starts_with("<!DOCTYPE html>"));
+  CHECK(count(html, "<section class=\"student\">") == 2);
+  CHECK(html.find("break-after: page") != std::string::npos);
+  CHECK(html.find("@media print") != std::string::npos);
+  for (const char* external : {"http:", "https:", "src=", "<link", "@import", "<script"})
+    CHECK(html.find(external) == std::string::npos);
+  CHECK(html.find("Ada &lt;script&gt;") != std::string::npos);
+  CHECK(count(html, "<td class=\"blank\"></td>") == 2 * (9 + 9 + 9 + 6));
+  CHECK(key.find(fmt::format("<td>{}</td>", b.key_value("head0.scaled", 2, 2))) !=
+        std::string::npos);
+  CHECK(key.find("<td class=\"blank\">") == std::string::npos);
+}
