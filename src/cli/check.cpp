@@ -3,6 +3,8 @@
 // Claims that disagree are the report, not a failure: they do not change the exit code.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -65,15 +67,15 @@ LessonCheck check_lesson(Lesson lesson, const std::string& golden_path, double t
   return out;
 }
 
-// A claim's place: "K[bank,:]", "head0.scores[river,bank]", "head0.weights".
+// A claim's place: "K[1,:] (bank)", "head0.scores[0,1] (river, bank)", "head0.weights".
 std::string claim_place(const Trace& trace, const Claim& claim) {
   const Step& step = trace.at(claim.step);
+  const std::size_t r = claim.where.row, c = claim.where.col;
   switch (claim.where.kind) {
     case CellSelector::Kind::cell:
-      return fmt::format("{}[{},{}]", step.id, step.rows.at(claim.where.row),
-                         step.cols.at(claim.where.col));
+      return fmt::format("{}[{},{}] ({}, {})", step.id, r, c, step.rows.at(r), step.cols.at(c));
     case CellSelector::Kind::row:
-      return fmt::format("{}[{},:]", step.id, step.rows.at(claim.where.row));
+      return fmt::format("{}[{},:] ({})", step.id, r, step.rows.at(r));
     case CellSelector::Kind::matrix:
       return step.id;
   }
@@ -100,8 +102,12 @@ std::string claim_values(const ClaimVerdict& v, CellText text, const char* open,
 std::string stated_text(const CellVerdict& c) {
   return format_fixed(c.stated.value, c.stated.decimals);
 }
+// The computed value to the decimals the claim was written with, or more when
+// the claim sets a finer tolerance (1e-6 shows 6 decimals).
 std::string computed_text(const CellVerdict& c) {
-  return format_fixed(c.computed, c.stated.decimals);
+  const int from_tolerance =
+      c.tolerance > 0 ? static_cast<int>(std::ceil(-std::log10(2.0 * c.tolerance))) : 0;
+  return format_fixed(c.computed, std::max(c.stated.decimals, from_tolerance));
 }
 std::string quoted(std::string text) {
   return text == "nan" ? json_string(text) : text;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 
 #include "core/error.hpp"
 #include "core/toml_read.hpp"
@@ -103,19 +104,73 @@ std::optional<std::string> other_cell_matches(const Step& step, const CellVerdic
   return std::nullopt;
 }
 
-// The slips of cell_arithmetic as one sentence: one term named, or the alternatives.
+// The written sum against the true terms: which written factors or products
+// differ from the true ones. Sets `slip_term` when exactly one written product
+// differs and it alone explains the stated value; sets `factors_right` when
+// every written factor is right (the slip is then in a product or the addition).
+std::string compare_written(const CellSum& sum, const std::vector<WrittenTerm>& written,
+                            const CellVerdict& cell, std::optional<std::size_t>& slip_term,
+                            bool& factors_right) {
+  std::vector<std::string> differ;
+  double written_total = sum.bias.value_or(0.0);
+  factors_right = true;
+  for (std::size_t k = 0; k < written.size(); ++k) {
+    const ProductTerm& t = sum.terms[k];
+    const WrittenTerm& w = written[k];
+    written_total += w.product.value;
+    if (w.left && w.right) {
+      const std::pair<const WrittenNumber&, const OperandRef&> sides[] = {{*w.left, t.left_ref},
+                                                                          {*w.right, t.right_ref}};
+      const double truth[] = {t.left, t.right};
+      for (int side = 0; side < 2; ++side)
+        if (!matches_written(truth[side], sides[side].first.value,
+                             half_unit(sides[side].first.decimals))) {
+          factors_right = false;
+          differ.push_back(
+              fmt::format("{} written {} (true {})", sides[side].second.label,
+                          format_fixed(sides[side].first.value, sides[side].first.decimals),
+                          number(truth[side])));
+        }
+    } else {
+      factors_right = false;
+      if (!matches_written(t.product(), w.product.value, half_unit(w.product.decimals))) {
+        differ.push_back(fmt::format("term {} written {}, but {} × {} = {}", k + 1,
+                                     format_fixed(w.product.value, w.product.decimals),
+                                     number(t.left), number(t.right), number(t.product())));
+        slip_term = differ.size() == 1 ? std::optional<std::size_t>(k) : std::nullopt;
+      }
+    }
+  }
+  if (differ.size() != 1) slip_term.reset();
+  const bool adds_up = matches_written(written_total, cell.stated.value, cell.tolerance);
+  const std::string total =
+      adds_up ? ""
+              : fmt::format("; its written terms add up to {}, not {}", number(written_total),
+                            format_fixed(cell.stated.value, cell.stated.decimals));
+  if (differ.empty())
+    return fmt::format("every written {} is right, so the slip is in the {}{}",
+                       factors_right ? "factor" : "term",
+                       factors_right ? "products or the addition" : "addition", total);
+  if (slip_term && adds_up)
+    return fmt::format("as written: {}; that one term explains the whole difference", differ[0]);
+  return fmt::format("as written: {}{}", fmt::join(differ, ", "), total);
+}
+
+// The causes of cell_arithmetic's slips, the first few joined with "or".
+std::string causes(const std::vector<TermSlip>& slips) {
+  std::vector<std::string> named;
+  for (std::size_t i = 0; i < slips.size() && i < kMaxCauses; ++i) named.push_back(slips[i].cause);
+  const std::string more =
+      slips.size() > kMaxCauses ? fmt::format(" (and {} more)", slips.size() - kMaxCauses) : "";
+  return fmt::format("{}{}", fmt::join(named, "; or "), more);
+}
+
+// The slips as one sentence: one term named, or the alternatives.
 std::string describe_slips(const std::vector<TermSlip>& slips) {
   bool one_term = true;
   for (const TermSlip& s : slips) one_term = one_term && s.term == slips.front().term;
-  std::vector<std::string> causes;
-  for (std::size_t i = 0; i < slips.size() && i < kMaxCauses; ++i) causes.push_back(slips[i].cause);
-  const std::string more =
-      slips.size() > kMaxCauses ? fmt::format(" (and {} more)", slips.size() - kMaxCauses) : "";
-  if (one_term)
-    return fmt::format("one term explains the whole difference: {}{}", fmt::join(causes, "; or "),
-                       more);
-  return fmt::format("any one of these single slips explains the whole difference: {}{}",
-                     fmt::join(causes, "; or "), more);
+  return fmt::format("{} explains the whole difference: {}",
+                     one_term ? "one term" : "any one of these single slips", causes(slips));
 }
 
 }  // namespace
@@ -147,6 +202,33 @@ std::string expand_sum(const CellSum& sum) {
                      number(sum.value));
 }
 
+std::vector<WrittenTerm> written_terms(std::string_view says) {
+  std::vector<WrittenTerm> out;
+  const std::size_t start = says.find("written as ");
+  if (start == std::string_view::npos) return out;
+  const std::string rest(says.substr(start + 11));
+  static const std::regex term(
+      R"(^\s*(?:\+\s*)?(-?\d+(?:\.\d+)?)(?:\s*(?:×|\*)\s*(-?\d+(?:\.\d+)?))?)");
+  auto read = [](const std::string& text) {
+    return WrittenNumber{std::stod(text), decimals_written(text)};
+  };
+  std::smatch match;
+  for (auto it = rest.cbegin(); std::regex_search(it, rest.cend(), match, term);
+       it = match[0].second) {
+    WrittenTerm t;
+    if (match[2].matched) {
+      t.left = read(match[1].str());
+      t.right = read(match[2].str());
+      t.product = {t.left->value * t.right->value, t.left->decimals + t.right->decimals};
+    } else {
+      t.product = read(match[1].str());
+    }
+    out.push_back(t);
+    if (match[0].length() == 0) break;
+  }
+  return out;
+}
+
 std::vector<StatedValue> stated_values(const Lesson& lesson, const Claim* except) {
   std::vector<StatedValue> out;
   for (const Claim& claim : lesson.claims) {
@@ -175,8 +257,28 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
   const std::vector<StatedValue> stated = stated_values(lesson, &claim);
   if (cell.arithmetic) {
     const std::string expansion = fmt::format("{} = {}", head, expand_sum(*cell.arithmetic));
-    const std::vector<TermSlip> slips = single_term_slips(
-        lesson, trace, *cell.arithmetic, cell.stated.value, cell.tolerance, stated);
+    std::vector<TermSlip> slips = single_term_slips(lesson, trace, *cell.arithmetic,
+                                                    cell.stated.value, cell.tolerance, stated);
+    const std::vector<WrittenTerm> written = written_terms(claim.says);
+    double written_total = cell.arithmetic->bias.value_or(0.0);
+    for (const WrittenTerm& w : written) written_total += w.product.value;
+    const bool applies = written.size() == cell.arithmetic->terms.size() &&
+                         (claim.where.kind == CellSelector::Kind::cell ||
+                          matches_written(written_total, cell.stated.value, cell.tolerance));
+    if (applies) {
+      std::optional<std::size_t> slip_term;
+      bool factors_right = false;
+      const std::string as_written =
+          compare_written(*cell.arithmetic, written, cell, slip_term, factors_right);
+      // What the document wrote rules out the slips it contradicts.
+      std::erase_if(slips, [&](const TermSlip& s) {
+        const bool operand_swap =
+            s.kind == SlipKind::stated_value || s.kind == SlipKind::wrong_entry;
+        return (slip_term && s.term != *slip_term) || (factors_right && operand_swap);
+      });
+      if (slips.empty()) return fmt::format("{}; {}", expansion, as_written);
+      return fmt::format("{}; {}; possible cause: {}", expansion, as_written, causes(slips));
+    }
     if (!slips.empty()) return fmt::format("{}; {}", expansion, describe_slips(slips));
     if (const auto other = other_cell_matches(step, cell))
       return fmt::format("{}; {}", expansion, *other);

@@ -41,6 +41,17 @@ std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace)
 // every cell of every claim except `except` (the claim being explained).
 std::vector<StatedValue> stated_values(const Lesson& lesson, const Claim* except);
 
+// One term of a sum as the document wrote it: a product ("0.12") or a pair of
+// factors ("0.85×0.51", product computed from them).
+struct WrittenTerm {
+  std::optional<WrittenNumber> left, right;  // set when the factors were written
+  WrittenNumber product;
+};
+
+// The terms after "written as" in a claim's `says`: "written as 0.15 + 0.06 +
+// 0.12 + 0.18" or "written as 0.69×0.69 + 0.50×0.50 + …". Empty when none.
+std::vector<WrittenTerm> written_terms(std::string_view says);
+
 // "0.5×0.3 + 0.3×0.2 + 0.6×0.1 + 0.2×0.9 = 0.15 + 0.06 + 0.06 + 0.18 = 0.45"
 std::string expand_sum(const CellSum& sum);
 

@@ -1,0 +1,246 @@
+#!/usr/bin/python3
+"""Independent proof of the golden files: recompute every step of every lesson
+from the lesson file alone with numpy, and compare with golden/<id>.toml.
+
+Usage: crosscheck.py [--lessons DIR] [--golden DIR] [--tol 1e-12] [--self-test]
+
+Nothing here calls attn-trace: the lesson format (SPEC section 4) and the math
+(SPEC section 3) are re-implemented from the specification, so a golden file
+written by the tool is never its own only proof. --self-test also proves that
+this script notices an altered golden value (it must fail on a tampered copy).
+"""
+import argparse
+import math
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def matrix(value, size=None):
+    """A lesson matrix: a list of rows, or "identity" (square, of `size`)."""
+    if value == "identity":
+        return np.eye(size)
+    return np.array(value, dtype=float)
+
+
+def positional_encoding(n, d):
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(same)."""
+    pe = np.zeros((n, d))
+    for pos in range(n):
+        for j in range(d):
+            angle = pos / 10000 ** ((j - j % 2) / d)
+            pe[pos, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
+    return pe
+
+
+def softmax_rows(masked):
+    """Stable row softmax; a row that is all -inf comes out NaN (0/0)."""
+    out = np.full(masked.shape, np.nan)
+    for i, row in enumerate(masked):
+        top = row.max()
+        if top == -np.inf:
+            continue
+        e = np.exp(row - top)
+        out[i] = e / e.sum()
+    return out
+
+
+def recompute(lesson):
+    """Every step of the lesson, in trace order: [(id, matrix)]."""
+    model = lesson.get("model", {})
+    inp = lesson["input"]
+    w = lesson["weights"]
+    heads = model.get("heads", 1)
+    X = np.array(inp["X"], dtype=float)
+    n, d_model = X.shape
+    steps = [("X", X)]
+    pe_on = model.get("positional_encoding", "none") == "sinusoidal"
+    if pe_on:
+        PE = positional_encoding(n, d_model)
+        X = X + PE
+        steps += [("PE", PE), ("X+PE", X)]
+    source = X
+    if "memory" in inp:
+        source = np.array(inp["memory"], dtype=float)
+        steps.append(("memory", source))
+        if pe_on:
+            source = source + positional_encoding(*source.shape)
+            steps.append(("memory+PE", source))
+    m, d_mem = source.shape
+
+    def project(inputs, name, size):
+        P = inputs @ matrix(w[name], size)
+        bias = "b_" + name[2:]
+        return P + np.array(w[bias]) if bias in w else P
+
+    Q = project(X, "W_Q", d_model)
+    K = project(source, "W_K", d_mem)
+    V = project(source, "W_V", d_mem)
+    steps += [("Q", Q), ("K", K), ("V", V)]
+    d_k = Q.shape[1] // heads
+    d_v = V.shape[1] // heads
+    scale = model.get("scale", "sqrt_dk")
+    s = math.sqrt(d_k) if scale == "sqrt_dk" else 1.0 if scale == "none" else float(scale)
+
+    masked_cells = np.zeros((n, m), dtype=bool)
+    if model.get("causal", False):
+        masked_cells |= np.triu(np.ones((n, m), dtype=bool), k=1)
+    if "key_padding" in inp:
+        masked_cells |= np.array([bool(p) for p in inp["key_padding"]])[None, :]
+    if "keep" in inp:
+        masked_cells |= np.array(inp["keep"]) == 0
+    fill_spec = model.get("mask_fill", "-inf")
+    fill = -np.inf if fill_spec == "-inf" else float(fill_spec)
+    policy = model.get("masked_row", "nan")
+
+    contexts = []
+    for h in range(heads):
+        Qh, Kh = Q[:, h * d_k:(h + 1) * d_k], K[:, h * d_k:(h + 1) * d_k]
+        Vh = V[:, h * d_v:(h + 1) * d_v]
+        scores = Qh @ Kh.T
+        scaled = scores / s
+        masked = np.where(masked_cells, fill, scaled)
+        exps = np.exp(masked)
+        row_sum = exps.sum(axis=1, keepdims=True)
+        weights = softmax_rows(masked)
+        for i in range(n):
+            if masked[i].max() == -np.inf:
+                weights[i] = {"nan": np.nan, "zero": 0.0, "uniform": 1.0 / m}[policy]
+        context = weights @ Vh
+        contexts.append(context)
+        p = f"head{h}."
+        steps += [(p + "Q", Qh), (p + "K", Kh), (p + "V", Vh), (p + "scores", scores),
+                  (p + "scaled", scaled), (p + "masked", masked), (p + "exp", exps),
+                  (p + "row_sum", row_sum), (p + "weights", weights), (p + "context", context)]
+    concat = np.hstack(contexts)
+    steps.append(("concat", concat))
+    if "W_O" in w:
+        out = concat @ matrix(w["W_O"], concat.shape[1])
+        steps.append(("output", out + np.array(w["b_O"]) if "b_O" in w else out))
+    return steps
+
+
+def same(golden, computed, tol):
+    if math.isnan(golden) or math.isnan(computed):
+        return math.isnan(golden) and math.isnan(computed)
+    if math.isinf(golden) or math.isinf(computed):
+        return golden == computed
+    return abs(golden - computed) <= tol
+
+
+def compare(lesson_id, steps, golden, tol):
+    """Problems found, one line each (empty: the golden file is proven)."""
+    problems = []
+    if golden.get("golden", {}).get("lesson") != lesson_id:
+        problems.append(f"{lesson_id}: golden file names lesson {golden.get('golden')}")
+    kept = golden.get("step", [])
+    ids = [g["id"] for g in kept]
+    if ids != [sid for sid, _ in steps]:
+        problems.append(f"{lesson_id}: golden steps {ids} but recomputed {[s for s, _ in steps]}")
+        return problems
+    for (sid, value), g in zip(steps, kept):
+        data = np.array(g["data"], dtype=float).reshape(g["shape"])
+        if data.shape != value.shape:
+            problems.append(f"{lesson_id} {sid}: golden shape {data.shape}, numpy {value.shape}")
+            continue
+        for (r, c), gv in np.ndenumerate(data):
+            if not same(gv, value[r, c], tol):
+                problems.append(f"{lesson_id} {sid} [{r}, {c}]: golden {gv!r}, numpy "
+                                f"{value[r, c]!r}")
+                break
+    return problems
+
+
+def check_head_summaries(lesson, steps):
+    """A story that quotes the mean / max over heads (004 section 5.3) must
+    quote them right, to the 4 decimals it writes."""
+    problems = []
+    story = lesson["lesson"].get("story", "")
+    by_id = dict(steps)
+    heads = [by_id[f"head{h}.weights"] for h in range(lesson.get("model", {}).get("heads", 1))]
+    tokens = lesson["input"].get("tokens")
+    for name, reduce in (("mean", np.mean), ("max", np.max)):
+        line = re.search(rf"^\s*{name} over heads\s+(.*)$", story, re.M)
+        if not line:
+            continue
+        expected = reduce(np.stack(heads), axis=0)
+        rows = re.findall(r"(\S+) \[([^\]]+)\]", line.group(1))
+        if [tok for tok, _ in rows] != tokens:
+            problems.append(f"{name} over heads: rows {[t for t, _ in rows]}, tokens {tokens}")
+            continue
+        for i, (tok, numbers) in enumerate(rows):
+            quoted = [float(x) for x in numbers.split(",")]
+            if not np.allclose(quoted, np.round(expected[i], 4), atol=5e-5):
+                problems.append(f"{name} over heads, row {tok}: story {quoted}, numpy "
+                                f"{np.round(expected[i], 4).tolist()}")
+    return problems
+
+
+def crosscheck(lessons_dir, golden_dir, tol):
+    problems, count = [], 0
+    for path in sorted(pathlib.Path(lessons_dir).glob("*.toml")):
+        lesson = tomllib.loads(path.read_text(encoding="utf-8"))
+        lesson_id = lesson["lesson"].get("id", path.stem)
+        golden_path = pathlib.Path(golden_dir) / f"{lesson_id}.toml"
+        if not golden_path.exists():
+            problems.append(f"{lesson_id}: no golden file {golden_path}")
+            continue
+        steps = recompute(lesson)
+        golden = tomllib.loads(golden_path.read_text(encoding="utf-8"))
+        found = compare(lesson_id, steps, golden, tol) + check_head_summaries(lesson, steps)
+        problems += found
+        count += 1
+        print(f"{'ok  ' if not found else 'FAIL'} {lesson_id}: {len(steps)} steps")
+    return problems, count
+
+
+def self_test(lessons_dir, golden_dir, tol):
+    """Alter one golden value in a copy; the cross-check must fail and name it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = pathlib.Path(tmp) / "golden"
+        shutil.copytree(golden_dir, copy)
+        target = copy / "river-bank.toml"
+        text = target.read_text(encoding="utf-8")
+        block = text.index('id = "head0.scores"')
+        data = text.index("data = [", block)
+        number = re.compile(r"-?\d+\.\d+(e-?\d+)?").search(text, data)
+        altered = repr(float(number.group(0)) + 1e-9)
+        target.write_text(text[:number.start()] + altered + text[number.end():], encoding="utf-8")
+        run = subprocess.run([sys.executable, __file__, "--lessons", str(lessons_dir),
+                              "--golden", str(copy), "--tol", repr(tol)],
+                             capture_output=True, text=True)
+        caught = run.returncode == 1 and "river-bank head0.scores [0, 0]" in run.stdout
+        print(f"self-test: golden river-bank head0.scores [0, 0] altered by 1e-9: "
+              f"{'detected' if caught else 'NOT detected'} (exit {run.returncode})")
+        if not caught:
+            print(run.stdout + run.stderr)
+        return caught
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lessons", default=ROOT / "lessons")
+    parser.add_argument("--golden", default=ROOT / "golden")
+    parser.add_argument("--tol", type=float, default=1e-12)
+    parser.add_argument("--self-test", action="store_true")
+    args = parser.parse_args()
+    if args.self_test:
+        return 0 if self_test(args.lessons, args.golden, args.tol) else 1
+    problems, count = crosscheck(args.lessons, args.golden, args.tol)
+    for p in problems:
+        print("MISMATCH " + p)
+    print(f"{count} lessons recomputed with numpy; {len(problems)} problem(s) at tolerance "
+          f"{args.tol:g}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
