@@ -1,0 +1,178 @@
+// The errata: claims against the trace, on the documents' own worked
+// examples, with the cause named when one term or one input explains it.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "backend/cpu_backend.hpp"
+#include "core/error.hpp"
+#include "core/lesson_library.hpp"
+#include "core/pipeline.hpp"
+#include "teach/errata.hpp"
+
+namespace {
+
+struct Checked {
+  attn::Lesson lesson;
+  attn::Trace trace;
+  std::vector<attn::ClaimVerdict> claims;
+};
+
+Checked check(const attn::Lesson& lesson) {
+  attn::CpuBackend cpu;
+  Checked out{lesson, attn::run_pipeline(lesson, cpu), {}};
+  out.claims = attn::check_claims(out.lesson, out.trace);
+  return out;
+}
+
+const attn::ClaimVerdict& claim_on(const Checked& c, const std::string& step, std::size_t row,
+                                   std::size_t col) {
+  for (const attn::ClaimVerdict& v : c.claims)
+    for (const attn::CellVerdict& cell : v.cells)
+      if (v.claim.step == step && cell.row == row && cell.col == col) return v;
+  FAIL("no claim on " << step << " [" << row << ", " << col << "]");
+  throw std::logic_error("unreachable");
+}
+
+const attn::CellVerdict& cell_of(const attn::ClaimVerdict& v, std::size_t row, std::size_t col) {
+  for (const attn::CellVerdict& cell : v.cells)
+    if (cell.row == row && cell.col == col) return cell;
+  throw std::logic_error("no such cell");
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("river-bank: K(bank)'s last entry is wrong because its third product was written 0.12") {
+  const Checked c = check(attn::find_lesson("river-bank"));
+  const attn::ClaimVerdict& k = claim_on(c, "K", 1, 3);
+  CHECK_FALSE(k.agrees());
+  for (std::size_t col = 0; col < 3; ++col) CHECK(cell_of(k, 1, col).agrees);
+  const attn::CellVerdict& last = cell_of(k, 1, 3);
+  CHECK(last.stated.value == 0.51);
+  CHECK(last.computed == doctest::Approx(0.45).epsilon(1e-12));
+  CHECK(last.tolerance == doctest::Approx(0.005));
+  REQUIRE(last.arithmetic.has_value());
+  CHECK(last.arithmetic->terms[2].product() == doctest::Approx(0.06));
+  CHECK(contains(last.explanation, "0.5×0.3 + 0.3×0.2 + 0.6×0.1 + 0.2×0.9"));
+  CHECK(contains(last.explanation, "term 3 written 0.12, but 0.6 × 0.1 = 0.06"));
+  CHECK(contains(last.explanation, "that one term explains the whole difference"));
+  CHECK_FALSE(contains(last.explanation, "term 2:"));  // ruled out by what the document wrote
+}
+
+TEST_CASE("river-bank: Q(river)·K(bank) = 1.727 is explained by the document's own K(bank)[3]") {
+  const Checked c = check(attn::find_lesson("river-bank"));
+  const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, 1), 0, 1);
+  CHECK_FALSE(cell.agrees);
+  CHECK(cell.computed == doctest::Approx(1.6755).epsilon(1e-12));
+  CHECK(contains(cell.explanation, "one term explains the whole difference"));
+  CHECK(contains(cell.explanation, "term 4"));
+  CHECK(contains(cell.explanation, "0.51 (the document's own value"));
+}
+
+TEST_CASE("river-bank: the written river·river sum used a key row that is not K(river)") {
+  const Checked c = check(attn::find_lesson("river-bank"));
+  const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, 0), 0, 0);
+  CHECK(cell.computed == doctest::Approx(1.6787).epsilon(1e-12));
+  CHECK(contains(cell.explanation, "head0.K[river,d0] written 0.69 (true 0.73)"));
+  CHECK(contains(cell.explanation, "head0.K[river,d3] written 0.51 (true 0.38)"));
+  CHECK(contains(cell.explanation, "add up to 1.7272, not 1.728"));
+}
+
+TEST_CASE("river-bank: scaled and exp values carry the document's own upstream values") {
+  const Checked c = check(attn::find_lesson("river-bank"));
+  const attn::ClaimVerdict& scaled = claim_on(c, "head0.scaled", 0, 1);
+  CHECK(
+      contains(cell_of(scaled, 0, 1).explanation, "carried from head0.scores[river,bank] = 1.727"));
+  CHECK(contains(cell_of(scaled, 0, 1).explanation, "1.727 / 2 = 0.8635"));
+  const attn::ClaimVerdict& exp = claim_on(c, "head0.exp", 0, 0);
+  CHECK(cell_of(exp, 0, 0).computed == doctest::Approx(std::exp(1.6787 / 2)).epsilon(1e-9));
+  CHECK(contains(cell_of(exp, 0, 0).explanation, "e^0.864"));
+  CHECK(claim_on(c, "Q", 0, 0).agrees());
+}
+
+TEST_CASE("river-bank: the correct weights do not bear out the narrative") {
+  const Checked c = check(attn::find_lesson("river-bank"));
+  const arma::rowvec river = c.trace.at("head0.weights").value.row(0);
+  CHECK(river(0) == doctest::Approx(0.2356).epsilon(1e-3));
+  CHECK(river(1) == doctest::Approx(0.2352).epsilon(1e-3));
+  CHECK(river(2) > river(1));  // walk gets more than bank
+  CHECK(river(3) > river(2));  // and by more still
+}
+
+TEST_CASE("raw-similarity: the factors are right, the sums are not") {
+  const Checked c = check(attn::find_lesson("raw-similarity"));
+  const double expected[] = {1.78, 1.17, 1.10};
+  for (std::size_t j = 1; j <= 3; ++j) {
+    const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, j), 0, j);
+    CHECK_FALSE(cell.agrees);
+    CHECK(cell.computed == doctest::Approx(expected[j - 1]).epsilon(1e-12));
+    CHECK(contains(cell.explanation, "every written factor is right"));
+  }
+}
+
+TEST_CASE("animal: (QKᵀ)₀₁ is 0.35, not 0.45; the other claims agree") {
+  const Checked c = check(attn::find_lesson("animal"));
+  std::size_t agree = 0;
+  for (const attn::ClaimVerdict& v : c.claims) agree += v.agrees();
+  CHECK(agree == 3);
+  const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, 1), 0, 1);
+  CHECK(cell.computed == doctest::Approx(0.35).epsilon(1e-12));
+  CHECK(contains(cell.explanation, "0.025 + 0.06 + 0.105 + 0.16 = 0.35"));
+}
+
+TEST_CASE("mask-polarity: the document's causal test fails on its inverted mask") {
+  const Checked c = check(attn::find_lesson("mask-polarity"));
+  for (const attn::ClaimVerdict& v : c.claims) {
+    CHECK_FALSE(v.agrees());
+    CHECK(v.cells[0].tolerance == 1e-6);
+  }
+  CHECK(cell_of(claim_on(c, "head0.weights", 1, 2), 1, 2).computed == doctest::Approx(1.0));
+  CHECK(std::isnan(c.trace.at("head0.weights").value(2, 0)));
+}
+
+TEST_CASE("written_terms reads products and factor pairs after 'written as'") {
+  const auto products = attn::written_terms("K(bank), last entry written as 0.15 + 0.06 + 0.12");
+  REQUIRE(products.size() == 3);
+  CHECK(products[2].product.value == 0.12);
+  CHECK(products[2].product.decimals == 2);
+  CHECK_FALSE(products[0].left.has_value());
+  const auto factors = attn::written_terms("written as 0.69×0.69 + 0.50×0.5");
+  REQUIRE(factors.size() == 2);
+  CHECK(factors[1].left->decimals == 2);
+  CHECK(factors[1].right->value == 0.5);
+  CHECK(factors[1].product.value == doctest::Approx(0.25));
+  CHECK(attn::written_terms("Q(river)").empty());
+}
+
+TEST_CASE("a claim on a NaN cell disagrees and says why; a bad claim names its line") {
+  const std::string body = R"([input]
+X = [[1, 0], [0, 1]]
+keep = [[1, 1], [0, 0]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+[[claim]]
+step = "head0.weights"
+cell = [1, 0]
+value = 0.5
+)";
+  const Checked c = check(attn::parse_lesson(body, "nan.toml"));
+  CHECK_FALSE(c.claims[0].agrees());
+  CHECK(contains(c.claims[0].explanation(), "0/0"));
+
+  const attn::Lesson bad = attn::parse_lesson(
+      body + "[[claim]]\nstep = \"head3.scores\"\nvalue = 1\ncell = [0, 0]\n", "bad.toml");
+  attn::CpuBackend cpu;
+  const attn::Trace trace = attn::run_pipeline(bad, cpu);
+  CHECK_THROWS_WITH_AS(attn::check_claims(bad, trace), doctest::Contains("bad.toml:12"),
+                       attn::InputError);
+  const attn::Lesson outside = attn::parse_lesson(
+      body + "[[claim]]\nstep = \"Q\"\nrow = 5\nvalues = [1, 2]\n", "outside.toml");
+  CHECK_THROWS_WITH_AS(attn::check_claims(outside, attn::run_pipeline(outside, cpu)),
+                       doctest::Contains("2×2"), attn::InputError);
+}
