@@ -409,6 +409,16 @@ std::vector<const Step*> key_steps(const ExerciseSpec& spec, const Trace& trace)
   return out;
 }
 
+std::pair<std::size_t, std::size_t> worked_cell(const Trace& trace, const std::string& step) {
+  const Step& s = trace.at(step);
+  if (s.kind == StepKind::masked) {
+    const arma::uvec masked =
+        arma::find(trace.mask.t());  // column-major of the transpose: row order
+    if (!masked.is_empty()) return {masked(0) / trace.mask.n_cols, masked(0) % trace.mask.n_cols};
+  }
+  return {s.value.n_rows - 1, 0};
+}
+
 Exercise generate_exercise(const ExerciseSpec& spec, const Student& student) {
   const std::unique_ptr<Backend> backend = make_backend("cpu");
   Exercise exercise;
@@ -434,6 +444,10 @@ Exercise generate_exercise(const ExerciseSpec& spec, const Student& student) {
     exercise.lesson_toml = std::move(toml);
     exercise.lesson = std::move(lesson);
     exercise.trace = std::move(trace);
+    for (const std::string& id : exercise.asked) {
+      const auto [row, col] = worked_cell(exercise.trace, id);
+      exercise.worked.push_back(expand_cell(exercise.lesson, exercise.trace, id, row, col));
+    }
     return exercise;
   }
   const auto most =

@@ -13,6 +13,7 @@
 
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
+#include "teach/expand.hpp"
 
 namespace attn {
 
@@ -84,14 +85,6 @@ std::vector<Student> read_roster(const std::string& path);
 // Parses roster text (read_roster without the file); `origin` names it in errors.
 std::vector<Student> parse_roster(std::string_view text, const std::string& origin);
 
-// The arithmetic of one cell of an asked step, written out for the key.
-struct WorkedCell {
-  std::string step;
-  std::size_t row = 0;
-  std::size_t col = 0;
-  std::string text;
-};
-
 struct Exercise {
   Student student;
   std::uint64_t stream_seed = 0;
@@ -100,7 +93,7 @@ struct Exercise {
   Lesson lesson;            // lesson_toml, parsed by the ordinary loader
   Trace trace;              // run_pipeline of `lesson` on the CPU backend
   std::vector<std::string> asked;
-  std::vector<WorkedCell> worked;
+  std::vector<CellExpansion> worked;  // one cell of each asked step (worked_cell)
 };
 
 // The integer grid values of one draw: entry / 10^decimals is the number.
@@ -133,6 +126,11 @@ std::optional<RuleBroken> trace_rule_broken(const ExerciseSpec& spec, const Trac
 // out what repeats another step (head slices and concat with one head, masked
 // when nothing is masked) unless it is asked.
 std::vector<const Step*> key_steps(const ExerciseSpec& spec, const Trace& trace);
+
+// The cell the key works out for an asked step: the last query's first column
+// (the row with every key open under a causal mask), except for `masked`, which
+// shows the first masked cell in row order when there is one.
+std::pair<std::size_t, std::size_t> worked_cell(const Trace& trace, const std::string& step);
 
 // Draws until a candidate breaks no rule. Throws InputError when kMaxDraws
 // candidates all broke one (naming the student and the rule broken most often).

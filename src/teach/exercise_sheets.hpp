@@ -37,10 +37,10 @@ struct SheetModel {
   int input_decimals = 1;
   int answer_decimals = 3;
   std::vector<ConventionLine> convention;
-  std::vector<SheetMatrix> inputs;  // X, memory, W_Q, W_K, W_V: given on the sheet
-  std::vector<SheetMatrix> asked;   // blank grids on the sheet
-  std::vector<SheetMatrix> key;     // every intermediate matrix, in trace order
-  std::vector<WorkedCell> worked;   // one per asked step
+  std::vector<SheetMatrix> inputs;    // X, memory, W_Q, W_K, W_V: given on the sheet
+  std::vector<SheetMatrix> asked;     // blank grids on the sheet
+  std::vector<SheetMatrix> key;       // every intermediate matrix, in trace order
+  std::vector<CellExpansion> worked;  // one cell per asked step
 };
 
 SheetModel make_sheet_model(const ExerciseSpec& spec, const Exercise& exercise);

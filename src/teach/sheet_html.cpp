@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "render/numbers.hpp"
+#include "render/render.hpp"
 #include "teach/exercise_sheets.hpp"
 
 namespace attn {
@@ -121,9 +122,11 @@ std::string html_student(const SheetModel& model, bool key) {
     out += html_step_heading(m, "", true) + html_values(m, model.answer_decimals);
   if (!model.worked.empty()) {
     out += "<h2>Worked cells</h2>\n";
-    for (const WorkedCell& w : model.worked)
-      out += fmt::format("<h3><span class=\"id\">{}</span> [{}, {}]</h3>\n<pre>{}</pre>\n",
-                         html_text(w.step), w.row, w.col, html_text(w.text));
+    for (const CellExpansion& e : model.worked)
+      out += fmt::format("<h3><span class=\"id\">{}</span> [{}, {}] ({}, {})</h3>\n<pre>{}</pre>\n",
+                         html_text(e.step), e.row, e.col, html_text(e.row_label),
+                         html_text(e.col_label),
+                         html_text(expansion_text(e, model.answer_decimals + 2)));
   }
   return out + "</section>\n";
 }

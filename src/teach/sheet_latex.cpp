@@ -1,11 +1,12 @@
 // LaTeX sheets and keys: one complete document (article, amsmath, array,
-// geometry, all in texlive-latex-base) that compiles with pdflatex, a page per student.
+// geometry, graphicx, all in texlive-latex-base) that compiles with pdflatex, a page per student.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <string_view>
 
 #include "render/numbers.hpp"
+#include "render/render.hpp"
 #include "teach/exercise_sheets.hpp"
 
 namespace attn {
@@ -112,6 +113,15 @@ std::string tex_blank_grid(const SheetMatrix& m) {
   return out + "\\end{tabular}\n";
 }
 
+// expansion_latex gives "\\[ math \\]" (plus, for a softmax, a note); a long sum is
+// shrunk to the line width rather than running off the page.
+std::string fit_display_math(const std::string& latex) {
+  const std::size_t end = latex.find("\\]");
+  if (!latex.starts_with("\\[") || end == std::string::npos) return latex;
+  return fmt::format("\\par\\noindent\\fitline{{$\\displaystyle {}$}}\\par{}",
+                     latex.substr(2, end - 2), latex.substr(end + 2));
+}
+
 std::string tex_step_heading(const SheetMatrix& m, const std::string& prefix) {
   return fmt::format("\\paragraph{{{}\\texttt{{{}}} --- {}{}}} ${}$\\quad (result ${}$)\\\\[1ex]\n",
                      prefix, tex_text(m.id), tex_text(m.name), m.asked ? " $\\star$" : "", m.latex,
@@ -153,11 +163,19 @@ std::string tex_student(const SheetModel& model, bool key) {
     out += tex_step_heading(m, "") + tex_values(m, model.answer_decimals);
   if (!model.worked.empty()) {
     out += "\\subsection*{Worked cells}\n";
-    for (const WorkedCell& w : model.worked)
-      out += fmt::format(
-          "\\paragraph{{\\texttt{{{}}} [{}, {}]}}\\mbox{{}}\\\\\n{{\\small\\ttfamily "
-          "\\raggedright {}\\par}}\n",
-          tex_text(w.step), w.row, w.col, tex_text(w.text));
+    for (const CellExpansion& e : model.worked) {
+      // expansion_latex's softmax note is Unicode text pdflatex cannot set: say it here instead.
+      CellExpansion math_only = e;
+      math_only.note.clear();
+      out +=
+          fmt::format("\\subsubsection*{{\\texttt{{{}}} [{}, {}] ({}, {})}}\n{}\n",
+                      tex_text(e.step), e.row, e.col, tex_text(e.row_label), tex_text(e.col_label),
+                      fit_display_math(expansion_latex(math_only, model.answer_decimals + 2)));
+      if (e.kind == ExpansionKind::softmax && !e.shifted_exps.empty())
+        out +=
+            "Subtracting the row maximum changes nothing: the factor $e^{-\\max}$ cancels "
+            "between numerator and denominator; it only keeps $e^x$ from overflowing.\n\n";
+    }
   }
   return out;
 }
@@ -171,7 +189,12 @@ std::string render_sheet_latex(const std::vector<SheetModel>& models, bool key) 
       "\\usepackage[margin=18mm]{{geometry}}\n"
       "\\usepackage{{amsmath}}\n"
       "\\usepackage{{array}}\n"
+      "\\usepackage{{graphicx}}\n"
       "\\setlength{{\\parindent}}{{0pt}}\n"
+      "% \\fitline{{...}}: as is, or shrunk to the line width when wider.\n"
+      "\\newsavebox{{\\fitbox}}\n"
+      "\\newcommand{{\\fitline}}[1]{{\\sbox{{\\fitbox}}{{#1}}\\ifdim\\wd\\fitbox>\\linewidth"
+      "\\resizebox{{\\linewidth}}{{!}}{{\\usebox{{\\fitbox}}}}\\else\\usebox{{\\fitbox}}\\fi}}\n"
       "\\begin{{document}}\n",
       key ? "answer keys" : "sheets", models.size());
   for (std::size_t i = 0; i < models.size(); ++i)

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "render/numbers.hpp"
+#include "render/render.hpp"
 #include "teach/exercise_sheets.hpp"
 
 namespace attn {
@@ -85,8 +86,10 @@ std::string render_sheet_markdown(const SheetModel& model, bool key) {
   }
   if (!model.worked.empty()) {
     out += "## Worked cells\n\n";
-    for (const WorkedCell& w : model.worked)
-      out += fmt::format("### `{}` [{}, {}]\n\n```text\n{}```\n\n", w.step, w.row, w.col, w.text);
+    for (const CellExpansion& e : model.worked)
+      out += fmt::format("### `{}` [{}, {}] ({}, {})\n\n{}\n\n", e.step, e.row, e.col,
+                         md_text(e.row_label), md_text(e.col_label),
+                         expansion_markdown(e, model.answer_decimals + 2));
   }
   return out;
 }

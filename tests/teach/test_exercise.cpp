@@ -390,3 +390,33 @@ TEST_CASE("key_steps leaves out repeats unless asked") {
   CHECK(std::find(ids.begin(), ids.end(), "head0.masked") != ids.end());
   CHECK(std::find(ids.begin(), ids.end(), "concat") != ids.end());
 }
+
+TEST_CASE(
+    "worked cells: one per asked step, the last query's first column, a masked cell for masked") {
+  attn::ExerciseSpec spec;
+  spec.seed = 3;
+  spec.causal = true;
+  spec.ask = {"Q", "scores", "scaled", "masked", "weights", "context"};
+  attn::normalise_spec(spec);
+  const attn::Exercise e = attn::generate_exercise(spec, {"Ada", "ada"});
+  REQUIRE(e.worked.size() == 6);
+  for (std::size_t i = 0; i < e.worked.size(); ++i) CHECK(e.worked[i].step == e.asked[i]);
+  CHECK(e.worked[0].kind == attn::ExpansionKind::product);
+  CHECK(e.worked[1].kind == attn::ExpansionKind::product);
+  CHECK(e.worked[2].kind == attn::ExpansionKind::divide);
+  CHECK(e.worked[3].kind == attn::ExpansionKind::mask);
+  CHECK(e.worked[4].kind == attn::ExpansionKind::softmax);
+  CHECK(e.worked[5].kind == attn::ExpansionKind::product);
+  CHECK(e.worked[1].row == 2);
+  CHECK(e.worked[1].col == 0);
+  // Causal: the first masked cell in row order is (0, 1), and it says why.
+  CHECK(e.worked[3].row == 0);
+  CHECK(e.worked[3].col == 1);
+  CHECK(e.worked[3].mask_reasons == attn::mask_causal);
+  // The worked value is the key's value: the expansion reads the same trace.
+  CHECK(e.worked[4].value == e.trace.at("head0.weights").value(2, 0));
+  REQUIRE(e.worked[5].sum.has_value());
+  double total = 0;
+  for (const attn::ProductTerm& t : e.worked[5].sum->terms) total += t.product();
+  CHECK(total == doctest::Approx(e.trace.at("head0.context").value(2, 0)).epsilon(1e-12));
+}

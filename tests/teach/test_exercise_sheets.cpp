@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "render/numbers.hpp"
+#include "render/render.hpp"
 #include "teach/exercise.hpp"
 #include "teach/exercise_sheets.hpp"
 
@@ -121,4 +122,24 @@ TEST_CASE("HTML: self-contained, printable, a page break per student") {
   CHECK(key.find(fmt::format("<td>{}</td>", b.key_value("head0.scaled", 2, 2))) !=
         std::string::npos);
   CHECK(key.find("<td class=\"blank\">") == std::string::npos);
+}
+
+TEST_CASE("the key works one cell of each asked step in every format") {
+  const Fixture f("Ada");
+  REQUIRE(f.model.worked.size() == 4);
+  const attn::CellExpansion& weights = f.model.worked[2];
+  CHECK(weights.step == "head0.weights");
+  const int precision = f.spec.answer_decimals + 2;
+  const std::string md = attn::render_sheet_markdown(f.model, true);
+  CHECK(md.find("## Worked cells") != std::string::npos);
+  CHECK(md.find("### `head0.weights` [2, 0] (sat, the)") != std::string::npos);
+  CHECK(md.find(attn::expansion_markdown(weights, precision)) != std::string::npos);
+  CHECK(attn::render_sheet_markdown(f.model, false).find("Worked cells") == std::string::npos);
+  const std::string html = attn::render_sheet_html({f.model}, true);
+  CHECK(html.find("<pre>" + attn::expansion_text(f.model.worked[0], precision).substr(0, 20)) !=
+        std::string::npos);
+  const std::string tex = attn::render_sheet_latex({f.model}, true);
+  CHECK(tex.find("\\fitline{$\\displaystyle") != std::string::npos);
+  CHECK(tex.find("Subtracting the row maximum changes nothing") != std::string::npos);
+  CHECK(tex.find("−") == std::string::npos);  // no Unicode minus reaches pdflatex
 }
