@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""Command-line tests of `attn-trace check` and `attn-trace golden`: every
+committed golden file passes, an altered copy fails with its step and cell,
+the JSON report has the schema of issue 3 and its numbers match a plain-Python
+recomputation, golden writes nothing on bad input, and usage errors exit 2.
+
+Usage: test_check.py PATH/TO/attn-trace
+"""
+import filecmp
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN = sys.argv[1]
+SRC = pathlib.Path(__file__).resolve().parent.parent.parent
+GOLDEN = SRC / "golden"
+failures = []
+
+
+def run(*args, cwd=None):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=cwd)
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
+# --- every lesson against its committed golden file -------------------------
+r = run("check", "--all", "--golden-dir", str(GOLDEN))
+check(r.returncode == 0, f"check --all exits 0 (got {r.returncode}: {r.stdout[-600:]} {r.stderr})")
+lesson_count = len(list((SRC / "lessons").glob("*.toml")))
+check(f"{lesson_count} lesson(s): golden {lesson_count} pass, 0 fail" in r.stdout,
+      "check --all: every lesson passes its golden file")
+r = run("check", "--all", "--format", "json", "--golden-dir", str(GOLDEN))
+reports = json.loads(r.stdout)
+check(len(reports) == lesson_count, "check --all --format json: one object per lesson")
+check(all(rep["golden"]["status"] == "pass" for rep in reports), "json: every golden passes")
+for rep in reports:
+    check(set(rep) >= {"lesson", "golden", "claims"}, f"{rep['lesson']}: lesson, golden, claims")
+    for c in rep["claims"]:
+        check(set(c) >= {"step", "says", "stated", "computed", "status", "explanation"},
+              f"{rep['lesson']}: claim keys")
+        check(c["status"] in ("agrees", "disagrees"), f"{rep['lesson']}: claim status")
+        check((c["explanation"] is None) == (c["status"] == "agrees"),
+              f"{rep['lesson']}: an explanation exactly for disagreeing claims")
+
+# --- river-bank: the errata against a plain-Python computation ---------------
+r = run("check", "river-bank", "--format", "json", "--golden", str(GOLDEN / "river-bank.toml"))
+check(r.returncode == 0, "check river-bank exits 0")
+rep = json.loads(r.stdout)
+X = {"river": [0.6, 0.2, 0.7, 0.1], "bank": [0.5, 0.3, 0.6, 0.2]}
+W_Q = [[0.8, 0.1, 0.2, 0.9], [0.3, 0.7, 0.4, 0.1], [0.2, 0.4, 0.9, 0.3], [0.1, 0.2, 0.3, 0.8]]
+W_K = [[0.9, 0.2, 0.1, 0.3], [0.1, 0.8, 0.3, 0.2], [0.2, 0.3, 0.8, 0.1], [0.3, 0.1, 0.2, 0.9]]
+col = lambda W, j: [row[j] for row in W]
+q_river = [dot(X["river"], col(W_Q, j)) for j in range(4)]
+k_bank = [dot(X["bank"], col(W_K, j)) for j in range(4)]
+claims = {(c["step"], str(c.get("cell", c.get("row")))): c for c in rep["claims"]}
+kb = claims[("K", "1")]
+check(kb["status"] == "disagrees", "K(bank) disagrees")
+check(kb["stated"] == [0.66, 0.54, 0.66, 0.51], "K(bank) stated as written")
+check(abs(kb["computed_exact"][3] - k_bank[3]) < 1e-12 and abs(k_bank[3] - 0.45) < 1e-12,
+      "K(bank)[3] computed 0.45")
+check(kb["computed"][3] == 0.45, "computed given to the claim's 2 decimals")
+check("term 3 written 0.12, but 0.6 × 0.1 = 0.06" in kb["explanation"],
+      "K(bank): names the third product written 0.12")
+s01 = claims[("head0.scores", "[0, 1]")]
+check(abs(s01["computed_exact"] - dot(q_river, k_bank)) < 1e-12, "Q(river)·K(bank) = 1.6755")
+check(s01["stated"] == 1.727 and s01["computed"] == 1.676, "stated 1.727, computed 1.676")
+check("0.51 (the document's own value" in s01["explanation"],
+      "Q(river)·K(bank): explained by the document's own K(bank)[3] = 0.51")
+check(claims[("Q", "0")]["status"] == "agrees", "Q(river) agrees")
+r = run("check", "river-bank", "--golden", str(GOLDEN / "river-bank.toml"))
+check("DISAGREES  K[1,:] (bank)" in r.stdout, "text report lists the K(bank) erratum")
+check("11 checked, 1 agree, 10 disagree" in r.stdout, "river-bank: 11 claims, 1 agrees")
+
+# --- a deliberately altered golden copy fails with step and cell -------------
+with tempfile.TemporaryDirectory() as tmp:
+    text = (GOLDEN / "river-bank.toml").read_text(encoding="utf-8")
+    start = text.index("data = [", text.index('id = "head0.weights"'))
+    rows = text[start:].split("\n")
+    row1 = rows[2]  # data = [, row 0, row 1
+    numbers = re.findall(r"[-0-9.e]+", row1)
+    altered_row = row1.replace(numbers[2], repr(float(numbers[2]) + 1e-10), 1)
+    altered = text[:start] + text[start:].replace(row1, altered_row, 1)
+    copy = pathlib.Path(tmp) / "river-bank.toml"
+    copy.write_text(altered, encoding="utf-8")
+    r = run("check", "river-bank", "--golden", str(copy))
+    check(r.returncode == 1, f"altered golden: exit 1 (got {r.returncode})")
+    check("head0.weights [1, 2]" in r.stdout, f"altered golden: names head0.weights [1, 2]: {r.stdout[:500]}")
+    r = run("check", "river-bank", "--golden", str(copy), "--format", "json")
+    mism = json.loads(r.stdout)["golden"]
+    check(mism["status"] == "fail" and mism["mismatches"][0]["step"] == "head0.weights"
+          and mism["mismatches"][0]["cell"] == [1, 2], "altered golden: json step and cell")
+    r = run("check", "river-bank", "--golden", str(copy), "--tol", "1e-9")
+    check(r.returncode == 0, "--tol 1e-9 accepts a 1e-10 change")
+    r = run("check", "river-bank", "--golden", str(pathlib.Path(tmp) / "none.toml"), "--format", "json")
+    check(r.returncode == 1 and json.loads(r.stdout)["golden"]["status"] == "missing",
+          "a missing golden file: exit 1, status missing")
+
+# --- golden: writes what is committed, atomically, nothing on bad input ------
+with tempfile.TemporaryDirectory() as tmp:
+    out = pathlib.Path(tmp) / "g"
+    r = run("golden", "--all", "--out", str(out))
+    check(r.returncode == 0, f"golden --all exits 0 ({r.stderr})")
+    written = sorted(p.name for p in out.glob("*.toml"))
+    check(written == sorted(p.name for p in GOLDEN.glob("*.toml")), "golden --all: one file per lesson")
+    check(all(filecmp.cmp(out / n, GOLDEN / n, shallow=False) for n in written),
+          "committed golden files are what `golden --all` writes (run the update-golden target)")
+    check(not [p for p in out.iterdir() if p.name.startswith(".")], "no temporary files left")
+    bad = pathlib.Path(tmp) / "bad.toml"
+    bad.write_text("[input]\nX = [[1, 2]]\n[weights]\nW_Q = [[1, 2]]\nW_K = \"identity\"\n"
+                   "W_V = \"identity\"\n", encoding="utf-8")
+    fresh = pathlib.Path(tmp) / "fresh"
+    r = run("golden", "river-bank", str(bad), "--out", str(fresh))
+    check(r.returncode == 2 and "bad.toml" in r.stderr and "W_Q" in r.stderr,
+          f"golden with a bad lesson: exit 2 naming file and key ({r.stderr})")
+    check(not fresh.exists() or not any(fresh.iterdir()), "golden with a bad lesson writes nothing")
+    before = (out / "river-bank.toml").read_bytes()
+    r = run("golden", "river-bank", "--out", str(out / "river-bank.toml"))
+    check(r.returncode == 2, "golden --out onto a file: exit 2")
+    check((out / "river-bank.toml").read_bytes() == before, "the old golden file stays whole")
+
+# --- usage and bad claims ----------------------------------------------------
+r = run("check")
+check(r.returncode == 2 and "--all" in r.stderr, "check without a lesson: exit 2")
+r = run("check", "river-bank", "--all")
+check(r.returncode == 2, "check LESSON --all: exit 2")
+r = run("golden")
+check(r.returncode == 2, "golden without lessons: exit 2")
+with tempfile.TemporaryDirectory() as tmp:
+    lesson = pathlib.Path(tmp) / "claims.toml"
+    lesson.write_text("[input]\nX = [[1, 0], [0, 1]]\n[weights]\nW_Q = \"identity\"\n"
+                      "W_K = \"identity\"\nW_V = \"identity\"\n[[claim]]\nstep = \"head0.score\"\n"
+                      "cell = [0, 0]\nvalue = 1\n", encoding="utf-8")
+    r = run("check", str(lesson), "--golden", str(pathlib.Path(tmp) / "none.toml"))
+    check(r.returncode == 2 and "claims.toml:7" in r.stderr and "head0.scores" in r.stderr,
+          f"a claim on an unknown step: exit 2, file:line and the valid ids ({r.stderr})")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("check and golden: all passed")
