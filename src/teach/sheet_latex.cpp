@@ -139,7 +139,7 @@ std::string tex_student(const SheetModel& model, bool key) {
   if (key)
     out += fmt::format(
         "\n\\smallskip\\noindent Every step to {} decimals; $\\star$ marks the steps "
-        "asked on the sheet. Lesson file: \\texttt{{{}}}.\n",
+        "asked on the sheet.\\\\\nLesson file: \\texttt{{{}}}.\n",
         model.answer_decimals, tex_text(model.lesson_file));
   out += "\\subsection*{Convention}\n\\begin{itemize}\n";
   for (const ConventionLine& line : model.convention) out += fmt::format("\\item {}\n", line.latex);

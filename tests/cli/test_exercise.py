@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""Command-line tests of `attn-trace exercise` (stdlib only).
+
+Usage: test_exercise.py ATTN_TRACE [main|latex|verify]
+  main    reproducibility, roster stability, refusals and bad input, the key
+          against `run --format json`, worked cells against `run --expand`,
+          Markdown tables and self-contained HTML;
+  latex   every .tex file compiles with pdflatex (exit 77 = skipped without it);
+  verify  the key written as an answers file verifies all ok, and one perturbed
+          value gives exactly one wrong at that cell (exit 77 = skipped while the
+          binary has no `verify` command).
+"""
+import html.parser
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+BIN = os.path.abspath(sys.argv[1])
+MODE = sys.argv[2] if len(sys.argv) > 2 else "main"
+SKIP = 77
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exercise")
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print(f"FAIL: {what}")
+
+
+def run(*args, cwd=None):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=cwd)
+
+
+def generate(out, *args):
+    result = run("exercise", *args, "--out", out)
+    if result.returncode != 0:
+        raise SystemExit(f"exercise {' '.join(args)} failed ({result.returncode}): {result.stderr}")
+    return result
+
+
+def tree(folder):
+    """Every file under `folder`, relative path -> bytes."""
+    files = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                files[os.path.relpath(path, folder)] = f.read()
+    return files
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def markdown_tables(text):
+    """`### ... `id` ...` headings -> the table below each: list of (row label, [cells])."""
+    tables, current = {}, None
+    for line in text.splitlines():
+        heading = re.match(r"^### (?:\d+\. )?`([^`]+)`", line)
+        if heading:
+            current = heading.group(1)
+            tables[current] = []
+        elif current and line.startswith("| **"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            tables[current].append((cells[0], cells[1:]))
+        elif current and line.startswith("## "):
+            current = None
+    return tables
+
+
+def key_decimals(key_text):
+    return int(re.search(r"answers to (\d+) decimals", key_text).group(1))
+
+
+def fmt_fixed(value, decimals):
+    if isinstance(value, str):  # "-inf", "inf", "nan" as the JSON writes them
+        return value
+    text = f"{value:.{decimals}f}"
+    return text[1:] if re.fullmatch(r"-0\.?0*", text) else text
+
+
+CONFIGS = [
+    ["--seed", "1", "--students", "3"],
+    ["--seed", "2", "--students", "2", "--tokens", "4", "--heads", "2", "--causal",
+     "--key-padding", "--ask", "Q", "K", "V", "scores", "scaled", "masked", "exp", "row_sum",
+     "weights", "context", "head1.weights", "concat"],
+    ["--seed", "3", "--students", "2", "--tokens", "2", "--cross", "3", "--decimals", "2",
+     "--d-model", "2", "--d-k", "1"],
+]
+
+
+def test_reproducible(tmp):
+    args = ["--seed", "42", "--students", "3", "--causal", "--format", "markdown", "latex", "html"]
+    generate(os.path.join(tmp, "a"), *args)
+    generate(os.path.join(tmp, "elsewhere-b"), *args)
+    a, b = tree(os.path.join(tmp, "a")), tree(os.path.join(tmp, "elsewhere-b"))
+    check(len(a) == 3 * 7 + 4 + 1, f"3 students × 7 files + 4 combined + index: got {len(a)}")
+    check(a == b, "same arguments and seed give byte-identical files")
+    generate(os.path.join(tmp, "c"), "--seed", "43", "--students", "3", "--causal")
+    c = tree(os.path.join(tmp, "c"))
+    check(a["student-01/lesson.toml"] != c["student-01/lesson.toml"], "another seed, other numbers")
+    lessons = [tomllib.loads(a[f"student-0{i}/lesson.toml"].decode()) for i in (1, 2, 3)]
+    xs = [l["input"]["X"] for l in lessons]
+    check(len({json.dumps(x) for x in xs}) == 3, "each student gets their own X")
+    for lesson in lessons:
+        for name in ("X",):
+            for row in lesson["input"][name]:
+                check(all(abs(v) <= 1 and abs(v * 10 - round(v * 10)) < 1e-9 for v in row),
+                      f"X on the 1-decimal grid in [-1, 1]: {row}")
+
+
+def test_roster_stability(tmp):
+    for folder, names in (("r1", "Ada Lovelace\nBob\n"), ("r2", "# 3B\nZed\nAda Lovelace\n\nCleo\n")):
+        os.makedirs(os.path.join(tmp, folder))
+        with open(os.path.join(tmp, folder, "roster.txt"), "w", encoding="utf-8") as f:
+            f.write(names)
+        generate(os.path.join(tmp, folder, "out"), "--seed", "9", "--roster",
+                 os.path.join(tmp, folder, "roster.txt"))
+    small, large = tree(os.path.join(tmp, "r1", "out")), tree(os.path.join(tmp, "r2", "out"))
+    for name in ("lesson.toml", "sheet.md", "key.md"):
+        check(small[f"ada-lovelace/{name}"] == large[f"ada-lovelace/{name}"],
+              f"Ada's {name} does not change when other names are added")
+    check(small["bob/lesson.toml"] != small["ada-lovelace/lesson.toml"], "Bob differs from Ada")
+    sheet = small["ada-lovelace/sheet.md"].decode()
+    check(sheet.startswith("# Attention exercise: Ada Lovelace\n"), "the name is on the sheet")
+    index = large["index.md"].decode()
+    check(all(n in index for n in ("Zed", "Ada Lovelace", "Cleo")), "the index lists every student")
+
+
+def test_refusals(tmp):
+    out = os.path.join(tmp, "busy")
+    os.makedirs(out)
+    with open(os.path.join(out, "notes.txt"), "w") as f:
+        f.write("mine")
+    result = run("exercise", "--seed", "1", "--out", out)
+    check(result.returncode == 2, f"non-empty --out: exit 2, got {result.returncode}")
+    check("not empty" in result.stderr and "--force" in result.stderr,
+          f"the refusal says why and names --force: {result.stderr}")
+    check(sorted(os.listdir(out)) == ["notes.txt"], "nothing written into the non-empty folder")
+    result = run("exercise", "--seed", "1", "--out", out, "--force")
+    check(result.returncode == 0, f"--force writes: {result.stderr}")
+    check(read(os.path.join(out, "notes.txt")) == "mine", "--force leaves other files alone")
+    check(os.path.exists(os.path.join(out, "student-01", "key.md")), "--force wrote the key")
+
+    roster = os.path.join(tmp, "dup.txt")
+    with open(roster, "w") as f:
+        f.write("Ada\nBob\nAda\n")
+    a_file = os.path.join(tmp, "a-file")
+    with open(a_file, "w") as f:
+        f.write("x")
+    bad = [
+        (["--tokens", "9"], "--tokens 9"),
+        (["--ask", "softmax"], "head0.weights"),
+        (["--ask", "X"], "--ask X"),
+        (["--decimals", "3"], "--decimals 3"),
+        (["--heads", "3", "--d-k", "3"], "heads × d_k"),
+        (["--tokens", "1", "--key-padding"], "--key-padding"),
+        (["--roster", os.path.join(tmp, "missing.txt")], "missing.txt"),
+        (["--roster", roster], "dup.txt:3"),
+        (["--students", "2", "--roster", roster], "excludes"),
+        (["--format", "pdf"], "pdf"),
+    ]
+    for args, message in bad:
+        target = os.path.join(tmp, "never")
+        result = run("exercise", "--seed", "1", *args, "--out", target)
+        check(result.returncode == 2, f"{args}: exit 2, got {result.returncode} {result.stderr}")
+        check(message in result.stderr, f"{args}: message names {message!r}: {result.stderr}")
+        check(not os.path.exists(target), f"{args}: nothing written")
+    result = run("exercise", "--seed", "1", "--out", a_file)
+    check(result.returncode == 2 and "not a folder" in result.stderr, f"--out a file: {result.stderr}")
+    result = run("exercise", "--out", os.path.join(tmp, "never"))
+    check(result.returncode == 2 and "--seed" in result.stderr, f"--seed is required: {result.stderr}")
+
+
+def test_key_equals_run(tmp):
+    for n, config in enumerate(CONFIGS):
+        out = os.path.join(tmp, f"k{n}")
+        generate(out, *config)
+        for student in sorted(d for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))):
+            lesson = os.path.join(out, student, "lesson.toml")
+            key = read(os.path.join(out, student, "key.md"))
+            sheet = read(os.path.join(out, student, "sheet.md"))
+            decimals = key_decimals(key)
+            result = run("run", lesson, "--format", "json")
+            check(result.returncode == 0, f"run {lesson}: {result.stderr}")
+            steps = {s["id"]: s for s in json.loads(result.stdout)["steps"]}
+            tables = markdown_tables(key.split("## Worked cells")[0])
+            check(len(tables) >= 7, f"{student}: the key shows every step ({list(tables)})")
+            for step_id, rows in tables.items():
+                if step_id in ("X", "M", "W_Q", "W_K", "W_V"):
+                    continue
+                data = steps[step_id]["data"]
+                check(len(rows) == len(data), f"{student} {step_id}: rows")
+                for r, (_, cells) in enumerate(rows):
+                    for c, cell in enumerate(cells):
+                        want = fmt_fixed(data[r][c], decimals)
+                        check(cell == want, f"{student} {step_id}[{r},{c}]: key {cell}, run {want}")
+                        if not isinstance(data[r][c], str):
+                            check(abs(float(cell) - data[r][c]) <= 0.5 * 10 ** -decimals + 1e-12,
+                                  f"{student} {step_id}[{r},{c}] within half a unit")
+            # The sheet: blank grids for the asked steps only, the inputs exactly as in the lesson.
+            asked = re.findall(r"^### \d+\. `([^`]+)`", sheet, re.M)
+            starred = re.findall(r"^### `([^`]+)` — .* ★$", key, re.M)
+            check(asked == starred and asked, f"{student}: sheet asks {asked}, key stars {starred}")
+            sheet_tables = markdown_tables(re.sub(r"^\*\*(.+?)\*\* — ", r"### `\1` — ", sheet, flags=re.M))
+            check(all(cell == "" for step in asked for _, cells in sheet_tables[step] for cell in cells),
+                  f"{student}: the asked grids are blank")
+            x = tomllib.loads(read(lesson))["input"]["X"]
+            shown = [[float(v) for v in cells] for _, cells in sheet_tables["X"]]
+            check(shown == x, f"{student}: the sheet's X is the lesson's X")
+            # Each worked cell is what `run --expand` prints for that cell and step.
+            for step_id, r, c, line in re.findall(
+                    r"^### `([^`]+)` \[(\d+), (\d+)\].*\n\n(`.*`)$", key, re.M):
+                expand = run("run", lesson, "--expand", f"{r},{c}", "--precision",
+                             str(decimals + 2), "--format", "markdown", "--step", step_id)
+                check(expand.returncode == 0 and line in expand.stdout,
+                      f"{student} {step_id}[{r},{c}]: worked cell = run --expand: {line}")
+            check(key.count("\n### `") - len(tables) == len(asked), f"{student}: one worked cell per asked step")
+
+
+class TagChecker(html.parser.HTMLParser):
+    VOID = {"meta", "br", "hr", "img", "link", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors, self.sections = [], [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if ("class", "student") in attrs:
+            self.sections += 1
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack.pop() != tag:
+            self.errors.append(tag)
+
+
+def test_html_and_markdown(tmp):
+    out = os.path.join(tmp, "h")
+    generate(out, "--seed", "5", "--students", "3", "--key-padding", "--format", "html", "markdown")
+    for name in ("sheets.html", "keys.html", "student-02/sheet.html", "student-02/key.html"):
+        text = read(os.path.join(out, name))
+        for external in ("http:", "https:", "src=", "<link", "@import", "<script", "url("):
+            check(external not in text, f"{name} is self-contained (no {external})")
+        check("@media print" in text and "break-after: page" in text, f"{name}: print CSS")
+        parser = TagChecker()
+        parser.feed(text)
+        check(not parser.errors and not parser.stack, f"{name}: tags balanced {parser.errors}")
+        check(parser.sections == (3 if "/" not in name else 1), f"{name}: one section per student")
+    for name in ("student-01/sheet.md", "student-01/key.md", "index.md"):
+        header = None
+        for line in read(os.path.join(out, name)).splitlines():
+            if not line.startswith("|"):
+                header = None
+                continue
+            cells = line.count(" |") if header is None else header
+            if header is None:
+                header = cells
+            check(line.count(" |") == header or line.startswith("|---"),
+                  f"{name}: every table row has the header's cells: {line}")
+
+
+def test_latex(tmp):
+    if shutil.which("pdflatex") is None:
+        print("SKIPPED: pdflatex is not installed (apt-get install texlive-latex-base)")
+        return SKIP
+    roster = os.path.join(FIXTURES, "roster-tricky.txt")
+    out = os.path.join(tmp, "tex")
+    generate(out, "--seed", "8", "--roster", roster, "--causal", "--key-padding", "--tokens", "4",
+             "--ask", "Q", "scores", "masked", "weights", "context", "--format", "latex")
+    students = len([l for l in read(roster).splitlines() if l.strip() and not l.startswith("#")])
+    texs = [os.path.join(root, n) for root, _, names in os.walk(out) for n in names if n.endswith(".tex")]
+    check(len(texs) == 2 * students + 2, f"a sheet and a key per student plus two combined: {len(texs)}")
+    for tex in sorted(texs):
+        folder, name = os.path.split(tex)
+        result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", name],
+                                cwd=folder, capture_output=True, text=True, errors="replace")
+        pages = re.search(r"Output written on .*\((\d+) pages?", result.stdout)
+        check(result.returncode == 0 and pages, f"pdflatex {os.path.relpath(tex, out)}: "
+                                                f"{result.stdout[-600:]}")
+        if pages and name in ("sheets.tex", "keys.tex"):
+            check(int(pages.group(1)) >= students, f"{name}: a page (or more) per student")
+        check("Overfull \\hbox" not in result.stdout, f"{os.path.relpath(tex, out)}: nothing runs off the page")
+    return 0
+
+
+def answers_toml(tables, asked, decimals, perturb=None):
+    """The key's values of the asked steps as an answers file (strings keep the decimals)."""
+    out = []
+    for step in asked:
+        rows = []
+        for r, (_, cells) in enumerate(tables[step]):
+            values = []
+            for c, cell in enumerate(cells):
+                if perturb == (step, r, c):
+                    cell = f"{float(cell) + 0.1:.{decimals}f}"
+                values.append(json.dumps(cell))
+            rows.append("[" + ", ".join(values) + "]")
+        out.append(f'[[answer]]\nstep = "{step}"\nvalues = [{", ".join(rows)}]\n')
+    return "\n".join(out)
+
+
+def test_verify(tmp):
+    if not re.search(r"^\s+verify\b", run("--help").stdout, re.M):
+        print("SKIPPED: this binary has no `verify` command yet (issue 4)")
+        return SKIP
+    for n, config in enumerate(CONFIGS[:2]):
+        out = os.path.join(tmp, f"v{n}")
+        generate(out, *config)
+        student = os.path.join(out, "student-01")
+        key = read(os.path.join(student, "key.md"))
+        decimals = key_decimals(key)
+        tables = markdown_tables(key.split("## Worked cells")[0])
+        asked = [s for s in re.findall(r"^### `([^`]+)` — .* ★$", key, re.M)
+                 if all(c not in ("-inf", "nan") for _, cells in tables[s] for c in cells)]
+        answers = os.path.join(student, "answers.toml")
+        with open(answers, "w") as f:
+            f.write(answers_toml(tables, asked, decimals))
+        lesson = os.path.join(student, "lesson.toml")
+        result = run("verify", lesson, "--answers", answers, "--format", "json")
+        check(result.returncode == 0, f"config {n}: the key verifies (exit {result.returncode}): "
+                                      f"{result.stdout[-800:]} {result.stderr}")
+        report = json.loads(result.stdout) if result.stdout.strip().startswith("{") else {"answers": []}
+        statuses = {a["status"] for a in report["answers"]}
+        check(statuses == {"ok"}, f"config {n}: every answer ok, got {statuses}")
+        check(report.get("first_wrong") is None, f"config {n}: no first wrong step")
+        cells = sum(len(cells) for s in asked for _, cells in tables[s])
+        check(len(report["answers"]) in (len(asked), cells), f"config {n}: one report per answer or cell")
+
+        target = (asked[-2], 1, 0)  # the weights (or the step before the last), row 1, column 0
+        with open(answers, "w") as f:
+            f.write(answers_toml(tables, asked, decimals, perturb=target))
+        result = run("verify", lesson, "--answers", answers, "--format", "json")
+        check(result.returncode == 1, f"config {n}: a perturbed value makes verify exit 1")
+        report = json.loads(result.stdout)
+        wrong = [a for a in report["answers"] if a["status"] == "wrong"]
+        check(len(wrong) == 1, f"config {n}: exactly one wrong, got {len(wrong)}: {wrong}")
+        if wrong:
+            check(wrong[0]["step"] == target[0] and list(wrong[0]["cell"]) == [1, 0],
+                  f"config {n}: the wrong one is {target}: {wrong[0]}")
+        check(report["first_wrong"] == {"step": target[0], "cell": [1, 0]},
+              f"config {n}: first_wrong names the cell: {report['first_wrong']}")
+    return 0
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        if MODE == "latex":
+            status = test_latex(tmp)
+        elif MODE == "verify":
+            status = test_verify(tmp)
+        else:
+            test_reproducible(tmp)
+            test_roster_stability(tmp)
+            test_refusals(tmp)
+            test_key_equals_run(tmp)
+            test_html_and_markdown(tmp)
+            status = 0
+    if status == SKIP:
+        return SKIP
+    print(f"{len(failures)} failure(s)" if failures else "all exercise checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
