@@ -212,6 +212,10 @@ std::string expansion_latex(const CellExpansion& e, int precision) {
   return out;
 }
 
+std::string format_by_hand(double value, int max_decimals) {
+  return hand_number(value, max_decimals, kText);
+}
+
 const CellExpansion* expansion_for(const RenderOptions& options, const std::string& step_id) {
   for (const CellExpansion& e : options.expansions)
     if (e.step == step_id) return &e;

@@ -41,6 +41,9 @@ std::string expansion_text(const CellExpansion& e, int precision);
 std::string expansion_markdown(const CellExpansion& e, int precision);
 std::string expansion_latex(const CellExpansion& e, int precision);
 std::string expansion_json(const CellExpansion& e, int precision);
+// A number as one writes it by hand: up to `max_decimals`, trailing zeros
+// dropped but two decimals kept (0.5 -> "0.50", 1.67550 -> "1.6755").
+std::string format_by_hand(double value, int max_decimals);
 // The expansion of `step_id` among options.expansions, or null.
 const CellExpansion* expansion_for(const RenderOptions& options, const std::string& step_id);
 

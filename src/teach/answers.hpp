@@ -1,0 +1,56 @@
+// The answers file of `verify` (SPEC section 7): a learner's hand-computed
+// values, any subset of steps, as cells, rows or whole matrices.
+//
+//   [[answer]]
+//   step = "head0.scores"
+//   cell = [0, 1]          # or `row = i`, or neither for the whole matrix
+//   value = 1.68           # `values = [...]` for a row, `[[...]]` for a matrix
+//   tolerance = 0.005      # optional
+//
+// Numbers may be written as TOML numbers or as numeric strings ("1.70"); the
+// decimals as written (also for TOML floats: 1.70 keeps two) set the default
+// tolerance, half a unit in the last decimal. A masked cell may be given as
+// -inf (a TOML float) or "-inf".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/lesson.hpp"
+#include "core/trace.hpp"
+
+namespace attn {
+
+struct Answer {
+  std::string step;
+  CellSelector where;
+  std::vector<std::vector<WrittenNumber>> values;  // 1x1 cell, 1xm row, or the full matrix
+  std::optional<double> tolerance;                 // default: half a unit per number
+  int line = 0;                                    // where the answer starts in the file
+  std::size_t index = 0;                           // its place in the file, from 0
+
+  // The cell of the step that values[r][c] is about.
+  std::size_t step_row(std::size_t r) const {
+    return where.kind == CellSelector::Kind::matrix ? r : where.row;
+  }
+  std::size_t step_col(std::size_t c) const {
+    return where.kind == CellSelector::Kind::cell ? where.col : c;
+  }
+  double tolerance_for(const WrittenNumber& n) const {
+    return tolerance.value_or(half_unit(n.decimals));
+  }
+};
+
+// Parses the answers and checks each against the trace's steps. Throws
+// InputError naming `origin`, the line and key, and the fix: an unknown step
+// (listing the valid ids), a cell or row outside the step (giving its shape),
+// a row or matrix of the wrong shape, a value that is not a number.
+std::vector<Answer> parse_answers(std::string_view toml_text, const std::string& origin,
+                                  const Trace& trace);
+
+// Reads and parses an answers file.
+std::vector<Answer> load_answers_file(const std::string& path, const Trace& trace);
+
+}  // namespace attn

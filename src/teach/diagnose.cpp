@@ -1,0 +1,191 @@
+// The common mistakes, each a trace recomputed the mistaken way (on top of the
+// learner's own values) and compared with what the learner wrote.
+#include "teach/diagnose.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+
+#include "teach/cell_arithmetic.hpp"
+
+namespace attn {
+
+namespace {
+
+// M:(r,c) -> every cell rounded to `decimals`; ±inf and NaN unchanged.
+arma::mat round_to(const arma::mat& M, int decimals) {
+  const double factor = std::pow(10.0, decimals);
+  arma::mat R = M;
+  R.transform(
+      [factor](double v) { return std::isfinite(v) ? std::round(v * factor) / factor : v; });
+  return R;
+}
+
+// masked:(n,m) -> softmax of each column (over the queries): (n,m).
+arma::mat column_softmax(const arma::mat& masked) {
+  arma::mat W = masked;
+  W.each_row() -= arma::max(W, 0);
+  W = arma::exp(W);
+  W.each_row() /= arma::sum(W, 0);
+  return W;
+}
+
+std::string short_number(double v) {
+  return fmt::format("{:.6g}", v);
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& diagnosis_labels() {
+  static const std::vector<std::string_view> labels = {
+      "not_transposed",     "mask_ignored",       "wrong_mask_polarity",
+      "mask_after_softmax", "softmax_wrong_axis", "unscaled",
+      "scaled_by_dk",       "arithmetic_slip",    "rounding"};
+  return labels;
+}
+
+Diagnoser::Diagnoser(const Lesson& lesson, Backend& backend, Overrides learner_values,
+                     std::map<std::string, int> decimals_by_step)
+    : lesson_(lesson),
+      backend_(backend),
+      learner_(std::move(learner_values)),
+      decimals_by_step_(std::move(decimals_by_step)),
+      base_(run_pipeline(lesson, backend, learner_)) {}
+
+void Diagnoser::build_method_mistakes() {
+  method_.emplace();
+  const bool any_masked = arma::any(arma::vectorise(base_.mask));
+  // One mistaken trace: `make` gives head h's mistaken value of step `suffix`
+  // from the base trace (nullopt where the mistake cannot be made).
+  auto add = [&](const char* label, std::string detail, const char* suffix,
+                 const std::function<std::optional<arma::mat>(const std::string&)>& make) {
+    Overrides mistaken = learner_;
+    bool made = false;
+    for (std::size_t h = 0; h < lesson_.heads; ++h) {
+      const std::string head = fmt::format("head{}.", h);
+      if (learner_.contains(head + suffix)) continue;  // the learner's own values stand
+      std::optional<arma::mat> value = make(head);
+      if (!value) continue;
+      arma::umat all(value->n_rows, value->n_cols, arma::fill::ones);
+      mistaken[head + suffix] = {std::move(*value), std::move(all)};
+      made = true;
+    }
+    if (made)
+      method_->push_back({label, std::move(detail), run_pipeline(lesson_, backend_, mistaken)});
+  };
+  auto base = [&](const std::string& id) -> const arma::mat& { return base_.at(id).value; };
+
+  add("not_transposed",
+      "Q·K was computed instead of Q·Kᵀ (row i of Q times column j of K, not row j of K)", "scores",
+      [&](const std::string& h) -> std::optional<arma::mat> {
+        const arma::mat& Q = base(h + "Q");
+        const arma::mat& K = base(h + "K");
+        if (K.n_rows != Q.n_cols || K.n_cols != K.n_rows) return std::nullopt;
+        return arma::mat(Q * K);
+      });
+  if (any_masked) {
+    add("mask_ignored", "the mask was not applied: the masked cells kept their scaled values",
+        "masked",
+        [&](const std::string& h) { return std::optional<arma::mat>(base(h + "scaled")); });
+    add("wrong_mask_polarity",
+        "the mask was inverted: the cells that may attend were masked and the masked ones kept "
+        "(in a keep-matrix 1 = may attend, 0 = masked)",
+        "masked", [&](const std::string& h) {
+          arma::mat M = base(h + "scaled");
+          M.elem(arma::find(base_.mask == 0u)).fill(lesson_.mask_fill);
+          return std::optional<arma::mat>(std::move(M));
+        });
+    add("mask_after_softmax",
+        "the softmax was taken before masking: the masked weights were set to 0 afterwards and the "
+        "row was not renormalised, so it no longer sums to 1",
+        "weights", [&](const std::string& h) {
+          arma::mat W = backend_.row_softmax(base(h + "scaled"));
+          W.elem(arma::find(base_.mask)).zeros();
+          return std::optional<arma::mat>(std::move(W));
+        });
+  }
+  add("softmax_wrong_axis",
+      "the softmax was taken down each column (over the queries) instead of along each row (over "
+      "the keys)",
+      "weights", [&](const std::string& h) {
+        return std::optional<arma::mat>(column_softmax(base(h + "masked")));
+      });
+  if (lesson_.scale_divisor() != 1.0)
+    add("unscaled",
+        fmt::format("the scores were not divided by {}", short_number(lesson_.scale_divisor())),
+        "scaled",
+        [&](const std::string& h) { return std::optional<arma::mat>(base(h + "scores")); });
+  if (lesson_.scale_kind == ScaleKind::sqrt_dk && lesson_.d_k != 1) {
+    const double d_k = static_cast<double>(lesson_.d_k);
+    add("scaled_by_dk",
+        fmt::format("the scores were divided by d_k = {} instead of √d_k = {}", lesson_.d_k,
+                    short_number(std::sqrt(d_k))),
+        "scaled",
+        [&](const std::string& h) { return std::optional<arma::mat>(base(h + "scores") / d_k); });
+  }
+}
+
+const Trace& Diagnoser::rounded_trace(const std::string& step, int decimals) {
+  const auto key = std::make_pair(step, decimals);
+  if (const auto it = rounded_.find(key); it != rounded_.end()) return it->second;
+  Overrides rounded = learner_;
+  for (const Step& s : base_.steps) {
+    if (s.id == step) break;
+    if (s.kind == StepKind::input || s.kind == StepKind::positional || s.kind == StepKind::exp ||
+        s.kind == StepKind::row_sum || learner_.contains(s.id))
+      continue;
+    const auto written = decimals_by_step_.find(s.id);
+    const int d = written != decimals_by_step_.end() ? written->second : decimals;
+    const Trace so_far = run_pipeline(lesson_, backend_, rounded);
+    const arma::mat& value = so_far.at(s.id).value;
+    rounded[s.id] = {round_to(value, d), arma::umat(value.n_rows, value.n_cols, arma::fill::ones)};
+  }
+  return rounded_.emplace(key, run_pipeline(lesson_, backend_, rounded)).first->second;
+}
+
+std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t row,
+                                           std::size_t col, double written, double tolerance,
+                                           int decimals) {
+  std::vector<Diagnosis> out;
+  const double right = base_.at(step).value(row, col);
+  if (matches_written(right, written, tolerance)) return out;
+
+  if (!method_) build_method_mistakes();
+  for (const Mistaken& m : *method_) {
+    const double v = m.trace.at(step).value(row, col);
+    if (matches_written(v, written, tolerance))
+      out.push_back({m.label,
+                     fmt::format("{}; done that way this cell is {}", m.detail, short_number(v)),
+                     v});
+  }
+
+  if (const std::optional<CellSum> sum = cell_sum(lesson_, base_, step, row, col)) {
+    const std::vector<TermSlip> slips = single_term_slips(lesson_, base_, *sum, written, tolerance);
+    if (!slips.empty()) {
+      std::vector<std::string> causes;
+      for (std::size_t k = 0; k < slips.size() && k < 3; ++k) causes.push_back(slips[k].cause);
+      std::string detail = fmt::format("one product term is off: {}", fmt::join(causes, "; or "));
+      if (slips.size() > 3)
+        detail += fmt::format(" (and {} more single-term explanations)", slips.size() - 3);
+      const TermSlip& s = slips.front();
+      out.push_back({"arithmetic_slip", detail, sum->value - s.true_product + s.written_product});
+    }
+  }
+
+  for (int d = std::max(decimals, 1); d >= 1; --d) {
+    const double v = rounded_trace(step, d).at(step).value(row, col);
+    if (!matches_written(v, written, tolerance)) continue;
+    out.push_back(
+        {"rounding",
+         fmt::format("right up to rounding: with the earlier steps rounded to {} decimals "
+                     "(or as many as you wrote them with), this cell is {}; keep more "
+                     "decimals in intermediate values",
+                     d, short_number(v)),
+         v});
+    break;
+  }
+  return out;
+}
+
+}  // namespace attn

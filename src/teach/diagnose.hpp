@@ -1,0 +1,76 @@
+// Naming a learner's mistake: each common mistake of SPEC section 7 is
+// recognised by recomputing the step the mistaken way and comparing.
+//
+// Labels, in order of precedence (when several explain the same wrong value,
+// the first is the diagnosis and the others are reported as also fitting):
+//   not_transposed       scores = Q·K instead of Q·Kᵀ (needs as many keys as d_k)
+//   mask_ignored         the mask not applied: masked = scaled
+//   wrong_mask_polarity  the mask inverted: the allowed cells masked, the masked ones kept
+//   mask_after_softmax   softmax of the unmasked scores, masked weights then zeroed, no
+//   renormalising softmax_wrong_axis   softmax down each column instead of along each row unscaled
+//   scores not divided by the scale scaled_by_dk         divided by d_k instead of √d_k
+//   arithmetic_slip      one product term of the cell's sum is off (teach/cell_arithmetic.hpp)
+//   rounding             right when the earlier steps are rounded to the decimals the learner used
+// A method mistake (the first seven) recomputes whole steps, so it is a stronger
+// explanation than a single slipped term; rounding is the mildest, so it comes last.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "core/lesson.hpp"
+#include "core/pipeline.hpp"
+#include "core/trace.hpp"
+
+namespace attn {
+
+// The labels above, in precedence order.
+const std::vector<std::string_view>& diagnosis_labels();
+
+struct Diagnosis {
+  std::string label;          // one of diagnosis_labels()
+  std::string detail;         // for people: what was done and what it should be
+  double mistaken_value = 0;  // what the mistaken way gives for the cell
+};
+
+class Diagnoser {
+ public:
+  // `learner_values` are the learner's own earlier values (carried forward):
+  // mistakes are recognised on top of them, as the learner worked from them.
+  // `decimals_by_step` are the decimals the learner wrote for each step they
+  // answered (used by `rounding`).
+  Diagnoser(const Lesson& lesson, Backend& backend, Overrides learner_values,
+            std::map<std::string, int> decimals_by_step);
+
+  // Every diagnosis that explains `written` at step[row, col] within
+  // `tolerance`, in precedence order; empty for a right or an unrelated value.
+  // `decimals` is the number of decimals the learner wrote for this value.
+  std::vector<Diagnosis> diagnose(const std::string& step, std::size_t row, std::size_t col,
+                                  double written, double tolerance, int decimals);
+
+  // The trace the learner's values lead to (the true trace when they gave none).
+  const Trace& base() const { return base_; }
+
+ private:
+  struct Mistaken {
+    std::string label;
+    std::string detail;
+    Trace trace;
+  };
+  void build_method_mistakes();
+  const Trace& rounded_trace(const std::string& step, int decimals);
+
+  const Lesson& lesson_;
+  Backend& backend_;
+  Overrides learner_;
+  std::map<std::string, int> decimals_by_step_;
+  Trace base_;
+  std::optional<std::vector<Mistaken>> method_;           // built on first use
+  std::map<std::pair<std::string, int>, Trace> rounded_;  // (step, decimals) -> trace
+};
+
+}  // namespace attn
