@@ -14,6 +14,7 @@ struct CommandContext {
 
 void setup_run(CLI::App& app, CommandContext& context);
 void setup_lessons(CLI::App& app, CommandContext& context);
+void setup_verify(CLI::App& app, CommandContext& context);
 void setup_exercise(CLI::App& app, CommandContext& context);
 void setup_check(CLI::App& app, CommandContext& context);
 void setup_golden(CLI::App& app, CommandContext& context);

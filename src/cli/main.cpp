@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   attn::CommandContext context;
   attn::setup_run(app, context);
   attn::setup_lessons(app, context);
+  attn::setup_verify(app, context);
   attn::setup_exercise(app, context);
   attn::setup_check(app, context);
   attn::setup_golden(app, context);
