@@ -120,76 +120,50 @@ std::string render_report_text(const Lesson& lesson, const Trace& truth, const V
   return out;
 }
 
-// A value, row or matrix shaped like the answer.
-std::string json_shaped(const Answer& a, const std::vector<CellVerdict>& cells,
-                        double (*pick)(const CellVerdict&)) {
-  std::vector<std::string> rows;
-  std::size_t k = 0;
-  for (const auto& row : a.values) {
-    std::vector<std::string> items;
-    for (std::size_t c = 0; c < row.size(); ++c) items.push_back(json_number(pick(cells[k++])));
-    rows.push_back(fmt::format("[{}]", fmt::join(items, ", ")));
-  }
-  if (a.where.kind == CellSelector::Kind::cell) return json_number(pick(cells.front()));
-  if (a.where.kind == CellSelector::Kind::row) return rows.front();
-  return fmt::format("[{}]", fmt::join(rows, ", "));
-}
-
-std::string json_diagnosis(const std::optional<Diagnosis>& d) {
-  return d ? json_string(d->label) : std::string("null");
-}
-
+// One JSON entry per number given (SPEC section 7: each with its cell), in the
+// order of the answers file; "answer" and "line" say which answer it came from.
 std::string render_report_json(const Lesson& lesson, const VerifyReport& r) {
-  std::string out = fmt::format(
-      "{{\"lesson\": {},\n \"first_wrong\": {},\n \"summary\": {{\"ok\": {}, \"carried\": {}, "
-      "\"wrong\": {}}},\n \"answers\": [",
-      json_string(lesson.id),
-      r.first_wrong
-          ? fmt::format("{{\"step\": {}, \"cell\": [{}, {}]}}", json_string(r.first_wrong->step),
-                        r.first_wrong->row, r.first_wrong->col)
-          : std::string("null"),
-      r.ok, r.carried, r.wrong);
+  std::vector<std::string> entries;
+  std::size_t ok = 0, carried = 0, wrong = 0;
   for (std::size_t i = 0; i < r.answers.size(); ++i) {
     const AnswerVerdict& a = r.answers[i];
-    const Answer& q = a.answer;
-    std::vector<std::string> cells, carried_from, also;
-    for (const CellVerdict& c : a.cells) {
-      std::vector<std::string> labels;
-      for (const Diagnosis& d : c.diagnoses) labels.push_back(json_string(d.label));
-      cells.push_back(fmt::format(
-          "{{\"cell\": [{}, {}], \"given\": {}, \"expected\": {}, \"carried_expected\": {}, "
-          "\"status\": {}, "
-          "\"diagnosis\": {}, \"detail\": {}, \"also_fits\": [{}]}}",
-          c.row, c.col, json_number(c.given.value), json_number(c.expected),
-          c.carried_expected ? json_number(*c.carried_expected) : std::string("null"),
-          json_string(verdict_name(c.verdict)),
-          c.diagnoses.empty() ? std::string("null") : json_string(c.diagnoses.front().label),
-          c.diagnoses.empty() ? std::string("null") : json_string(c.diagnoses.front().detail),
-          fmt::join(
-              std::vector<std::string>(labels.begin() + (labels.empty() ? 0 : 1), labels.end()),
-              ", ")));
-    }
+    std::vector<std::string> carried_from;
     for (const CarriedSource& s : a.carried_from)
       carried_from.push_back(
           fmt::format("{{\"step\": {}, \"cell\": [{}, {}]}}", json_string(s.step), s.row, s.col));
-    for (const std::string& l : a.also_fits) also.push_back(json_string(l));
-    out += fmt::format(
-        "{}\n  {{\"step\": {}, \"cell\": {}, \"row\": {}, \"line\": {}, \"given\": {}, "
-        "\"expected\": {}, "
-        "\"status\": {}, \"diagnosis\": {}, \"detail\": {}, \"also_fits\": [{}], \"carried_from\": "
-        "[{}],\n"
-        "   \"cells\": [{}]}}",
-        i ? "," : "", json_string(q.step),
-        q.where.kind == CellSelector::Kind::cell ? fmt::format("[{}, {}]", q.where.row, q.where.col)
-                                                 : "null",
-        q.where.kind == CellSelector::Kind::row ? std::to_string(q.where.row) : "null", q.line,
-        json_shaped(q, a.cells, [](const CellVerdict& c) { return c.given.value; }),
-        json_shaped(q, a.cells, [](const CellVerdict& c) { return c.expected; }),
-        json_string(verdict_name(a.verdict)), json_diagnosis(a.diagnosis),
-        a.diagnosis ? json_string(a.diagnosis->detail) : std::string("null"), fmt::join(also, ", "),
-        fmt::join(carried_from, ", "), fmt::join(cells, ",\n             "));
+    for (const CellVerdict& c : a.cells) {
+      ok += c.verdict == Verdict::ok;
+      carried += c.verdict == Verdict::carried;
+      wrong += c.verdict == Verdict::wrong;
+      // The answer's common diagnosis first when it has one, then the cell's others.
+      std::vector<const Diagnosis*> order;
+      for (const Diagnosis& d : c.diagnoses)
+        if (a.diagnosis && d.label == a.diagnosis->label) order.push_back(&d);
+      for (const Diagnosis& d : c.diagnoses)
+        if (!a.diagnosis || d.label != a.diagnosis->label) order.push_back(&d);
+      std::vector<std::string> also;
+      for (std::size_t k = 1; k < order.size(); ++k) also.push_back(json_string(order[k]->label));
+      entries.push_back(fmt::format(
+          "{{\"step\": {}, \"cell\": [{}, {}], \"given\": {}, \"expected\": {}, \"status\": {}, "
+          "\"diagnosis\": {},\n   \"detail\": {}, \"also_fits\": [{}], \"carried_expected\": {}, "
+          "\"carried_from\": [{}], \"answer\": {}, \"line\": {}, \"tolerance\": {}}}",
+          json_string(a.answer.step), c.row, c.col, json_number(c.given.value),
+          json_number(c.expected), json_string(verdict_name(c.verdict)),
+          order.empty() ? "null" : json_string(order.front()->label),
+          order.empty() ? "null" : json_string(order.front()->detail), fmt::join(also, ", "),
+          c.carried_expected ? json_number(*c.carried_expected) : "null",
+          c.verdict == Verdict::carried ? fmt::format("{}", fmt::join(carried_from, ", ")) : "",
+          i + 1, a.answer.line, json_number(c.tolerance)));
+    }
   }
-  return out + "\n ]}\n";
+  const std::string first = r.first_wrong ? fmt::format("{{\"step\": {}, \"cell\": [{}, {}]}}",
+                                                        json_string(r.first_wrong->step),
+                                                        r.first_wrong->row, r.first_wrong->col)
+                                          : "null";
+  return fmt::format(
+      "{{\"lesson\": {},\n \"first_wrong\": {},\n \"summary\": {{\"ok\": {}, \"carried\": {}, "
+      "\"wrong\": {}}},\n \"answers\": [\n  {}\n ]}}\n",
+      json_string(lesson.id), first, ok, carried, wrong, fmt::join(entries, ",\n  "));
 }
 
 void verify_command(const VerifyOptions& o, CommandContext& context) {
