@@ -27,6 +27,19 @@ std::string cell_label(const Step& step, std::size_t row, std::size_t col) {
   return fmt::format("{}[{},{}]", step.id, step.rows.at(row), step.cols.at(col));
 }
 
+// The top-left cell a claim's values start at: its cell, the start of its row, or [0, 0].
+std::pair<std::size_t, std::size_t> claim_origin(const Claim& claim) {
+  switch (claim.where.kind) {
+    case CellSelector::Kind::cell:
+      return {claim.where.row, claim.where.col};
+    case CellSelector::Kind::row:
+      return {claim.where.row, 0};
+    case CellSelector::Kind::matrix:
+      return {0, 0};
+  }
+  return {0, 0};
+}
+
 const Step& claimed_step(const Lesson& lesson, const Trace& trace, const Claim& claim) {
   const Step* step = trace.find(claim.step);
   if (!step)
@@ -37,9 +50,7 @@ const Step& claimed_step(const Lesson& lesson, const Trace& trace, const Claim& 
   const arma::mat& M = step->value;
   const std::size_t rows = claim.where.kind == CellSelector::Kind::matrix ? claim.values.size() : 1;
   const std::size_t cols = claim.values.empty() ? 0 : claim.values[0].size();
-  const std::size_t first_row =
-      claim.where.kind == CellSelector::Kind::matrix ? 0 : claim.where.row;
-  const std::size_t first_col = claim.where.kind == CellSelector::Kind::cell ? claim.where.col : 0;
+  const auto [first_row, first_col] = claim_origin(claim);
   const bool fits = first_row + rows <= M.n_rows && first_col + cols <= M.n_cols &&
                     (claim.where.kind == CellSelector::Kind::cell || cols == M.n_cols) &&
                     (claim.where.kind != CellSelector::Kind::matrix || rows == M.n_rows);
@@ -104,44 +115,77 @@ std::optional<std::string> other_cell_matches(const Step& step, const CellVerdic
   return std::nullopt;
 }
 
+// Where the value written for operand `ref` can be found, when it is not the
+// true one: the document's own value for that cell, the same column of another
+// row (the wrong row used), or the other factor of the same term.
+std::string written_source(const Lesson& lesson, const Trace& trace, const OperandRef& ref,
+                           const ProductTerm& term, const WrittenNumber& w,
+                           const std::vector<StatedValue>& stated) {
+  const double tol = half_unit(w.decimals);
+  const Step* step = trace.find(ref.step);
+  if (!step) return "";
+  const std::size_t width = ref.step.ends_with(".V") ? lesson.d_v : lesson.d_k;
+  const std::size_t offset =
+      step->kind == StepKind::head_slice ? static_cast<std::size_t>(step->head) * width : 0;
+  for (const StatedValue& s : stated) {
+    const bool same_matrix = s.step == ref.step || ref.step.ends_with("." + s.step);
+    const std::size_t col = s.step == ref.step ? ref.col : offset + ref.col;
+    if (same_matrix && s.col == col && matches_written(s.value, w.value, tol))
+      return fmt::format("; = the document's own {}[{},{}]", s.step, step->rows.at(s.row),
+                         step->cols.at(ref.col));
+  }
+  for (std::size_t r = 0; r < step->value.n_rows; ++r)
+    if (r != ref.row && matches_written(step->value(r, ref.col), w.value, tol))
+      return fmt::format("; = {}[{},{}], another row", ref.step, step->rows.at(r),
+                         step->cols.at(ref.col));
+  const bool is_left = &ref == &term.left_ref;
+  const double other = is_left ? term.right : term.left;
+  if (matches_written(other, w.value, tol))
+    return fmt::format("; = {}, the other factor",
+                       (is_left ? term.right_ref : term.left_ref).label);
+  return "";
+}
+
 // The written sum against the true terms: which written factors or products
-// differ from the true ones. Sets `slip_term` when exactly one written product
-// differs and it alone explains the stated value; sets `factors_right` when
-// every written factor is right (the slip is then in a product or the addition).
-std::string compare_written(const CellSum& sum, const std::vector<WrittenTerm>& written,
-                            const CellVerdict& cell, std::optional<std::size_t>& slip_term,
-                            bool& factors_right) {
+// differ from the true ones. Sets `slip_term` when the differences sit in one
+// term; sets `factors_right` when every written factor is right (the slip is
+// then in a product or the addition).
+std::string compare_written(const Lesson& lesson, const Trace& trace, const CellSum& sum,
+                            const std::vector<WrittenTerm>& written, const CellVerdict& cell,
+                            const std::vector<StatedValue>& stated,
+                            std::optional<std::size_t>& slip_term, bool& factors_right) {
   std::vector<std::string> differ;
+  std::vector<std::size_t> terms_differing;
   double written_total = sum.bias.value_or(0.0);
   factors_right = true;
   for (std::size_t k = 0; k < written.size(); ++k) {
     const ProductTerm& t = sum.terms[k];
     const WrittenTerm& w = written[k];
     written_total += w.product.value;
+    const std::size_t before = differ.size();
     if (w.left && w.right) {
       const std::pair<const WrittenNumber&, const OperandRef&> sides[] = {{*w.left, t.left_ref},
                                                                           {*w.right, t.right_ref}};
       const double truth[] = {t.left, t.right};
-      for (int side = 0; side < 2; ++side)
-        if (!matches_written(truth[side], sides[side].first.value,
-                             half_unit(sides[side].first.decimals))) {
-          factors_right = false;
-          differ.push_back(
-              fmt::format("{} written {} (true {})", sides[side].second.label,
-                          format_fixed(sides[side].first.value, sides[side].first.decimals),
-                          number(truth[side])));
-        }
+      for (int side = 0; side < 2; ++side) {
+        const WrittenNumber& value = sides[side].first;
+        if (matches_written(truth[side], value.value, half_unit(value.decimals))) continue;
+        factors_right = false;
+        differ.push_back(
+            fmt::format("{} written {} (true {}{})", sides[side].second.label,
+                        format_fixed(value.value, value.decimals), number(truth[side]),
+                        written_source(lesson, trace, sides[side].second, t, value, stated)));
+      }
     } else {
       factors_right = false;
-      if (!matches_written(t.product(), w.product.value, half_unit(w.product.decimals))) {
+      if (!matches_written(t.product(), w.product.value, half_unit(w.product.decimals)))
         differ.push_back(fmt::format("term {} written {}, but {} × {} = {}", k + 1,
                                      format_fixed(w.product.value, w.product.decimals),
                                      number(t.left), number(t.right), number(t.product())));
-        slip_term = differ.size() == 1 ? std::optional<std::size_t>(k) : std::nullopt;
-      }
     }
+    if (differ.size() > before) terms_differing.push_back(k);
   }
-  if (differ.size() != 1) slip_term.reset();
+  if (terms_differing.size() == 1) slip_term = terms_differing.front();
   const bool adds_up = matches_written(written_total, cell.stated.value, cell.tolerance);
   const std::string total =
       adds_up ? ""
@@ -152,7 +196,9 @@ std::string compare_written(const CellSum& sum, const std::vector<WrittenTerm>& 
                        factors_right ? "factor" : "term",
                        factors_right ? "products or the addition" : "addition", total);
   if (slip_term && adds_up)
-    return fmt::format("as written: {}; that one term explains the whole difference", differ[0]);
+    return fmt::format("as written: {}; that one {} explains the whole difference",
+                       fmt::join(differ, ", "),
+                       written[*slip_term].left && differ.size() == 1 ? "value" : "term");
   return fmt::format("as written: {}{}", fmt::join(differ, ", "), total);
 }
 
@@ -233,10 +279,7 @@ std::vector<StatedValue> stated_values(const Lesson& lesson, const Claim* except
   std::vector<StatedValue> out;
   for (const Claim& claim : lesson.claims) {
     if (&claim == except) continue;
-    const std::size_t first_row =
-        claim.where.kind == CellSelector::Kind::matrix ? 0 : claim.where.row;
-    const std::size_t first_col =
-        claim.where.kind == CellSelector::Kind::cell ? claim.where.col : 0;
+    const auto [first_row, first_col] = claim_origin(claim);
     for (std::size_t r = 0; r < claim.values.size(); ++r)
       for (std::size_t c = 0; c < claim.values[r].size(); ++c)
         out.push_back({claim.step, first_row + r, first_col + c, claim.values[r][c].value,
@@ -268,8 +311,8 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
     if (applies) {
       std::optional<std::size_t> slip_term;
       bool factors_right = false;
-      const std::string as_written =
-          compare_written(*cell.arithmetic, written, cell, slip_term, factors_right);
+      const std::string as_written = compare_written(lesson, trace, *cell.arithmetic, written, cell,
+                                                     stated, slip_term, factors_right);
       // What the document wrote rules out the slips it contradicts.
       std::erase_if(slips, [&](const TermSlip& s) {
         const bool operand_swap =
@@ -295,10 +338,7 @@ std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace)
   for (const Claim& claim : lesson.claims) {
     const Step& step = claimed_step(lesson, trace, claim);
     ClaimVerdict verdict{claim, {}};
-    const std::size_t first_row =
-        claim.where.kind == CellSelector::Kind::matrix ? 0 : claim.where.row;
-    const std::size_t first_col =
-        claim.where.kind == CellSelector::Kind::cell ? claim.where.col : 0;
+    const auto [first_row, first_col] = claim_origin(claim);
     for (std::size_t r = 0; r < claim.values.size(); ++r)
       for (std::size_t c = 0; c < claim.values[r].size(); ++c) {
         CellVerdict cell;

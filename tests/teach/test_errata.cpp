@@ -68,7 +68,9 @@ TEST_CASE("river-bank: Q(river)·K(bank) = 1.727 is explained by the document's 
   const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, 1), 0, 1);
   CHECK_FALSE(cell.agrees);
   CHECK(cell.computed == doctest::Approx(1.6755).epsilon(1e-12));
-  CHECK(contains(cell.explanation, "one term explains the whole difference"));
+  CHECK(contains(cell.explanation,
+                 "head0.K[bank,d3] written 0.51 (true 0.45; = the document's own K[bank,d3])"));
+  CHECK(contains(cell.explanation, "that one value explains the whole difference"));
   CHECK(contains(cell.explanation, "term 4"));
   CHECK(contains(cell.explanation, "0.51 (the document's own value"));
 }
@@ -77,8 +79,10 @@ TEST_CASE("river-bank: the written river·river sum used a key row that is not K
   const Checked c = check(attn::find_lesson("river-bank"));
   const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, 0), 0, 0);
   CHECK(cell.computed == doctest::Approx(1.6787).epsilon(1e-12));
-  CHECK(contains(cell.explanation, "head0.K[river,d0] written 0.69 (true 0.73)"));
-  CHECK(contains(cell.explanation, "head0.K[river,d3] written 0.51 (true 0.38)"));
+  CHECK(
+      contains(cell.explanation, "head0.K[river,d0] written 0.69 (true 0.73; = head0.Q[river,d0]"));
+  CHECK(contains(cell.explanation,
+                 "head0.K[river,d3] written 0.51 (true 0.38; = the document's own K[bank,d3])"));
   CHECK(contains(cell.explanation, "add up to 1.7272, not 1.728"));
 }
 
@@ -118,10 +122,11 @@ TEST_CASE("animal: (QKᵀ)₀₁ is 0.35, not 0.45; the other claims agree") {
   const Checked c = check(attn::find_lesson("animal"));
   std::size_t agree = 0;
   for (const attn::ClaimVerdict& v : c.claims) agree += v.agrees();
-  CHECK(agree == 3);
+  CHECK(agree == 4);
   const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, 1), 0, 1);
   CHECK(cell.computed == doctest::Approx(0.35).epsilon(1e-12));
   CHECK(contains(cell.explanation, "0.025 + 0.06 + 0.105 + 0.16 = 0.35"));
+  CHECK(contains(cell.explanation, "every written factor is right"));
 }
 
 TEST_CASE("mask-polarity: the document's causal test fails on its inverted mask") {
