@@ -202,6 +202,19 @@ std::string compare_written(const Lesson& lesson, const Trace& trace, const Cell
   return fmt::format("as written: {}{}", fmt::join(differ, ", "), total);
 }
 
+// A weight as the fraction it is on paper: " = e^x / row sum = a / b" (empty
+// for other steps, or when the row sum is 0 and the stable softmax decided).
+std::string softmax_fraction(const Trace& trace, const Step& step, const CellVerdict& cell) {
+  if (step.kind != StepKind::weights) return "";
+  const std::string head = fmt::format("head{}.", step.head);
+  const double e = trace.at(head + "exp").value(cell.row, cell.col);
+  const double sum = trace.at(head + "row_sum").value(cell.row, 0);
+  if (!(sum > 0) || !std::isfinite(sum)) return "";
+  return fmt::format(" = {}[{},{}] / {}[{}] = {} / {}", head + "exp", step.rows.at(cell.row),
+                     step.cols.at(cell.col), head + "row_sum", step.rows.at(cell.row), number(e),
+                     number(sum));
+}
+
 // The causes of cell_arithmetic's slips, the first few joined with "or".
 std::string causes(const std::vector<TermSlip>& slips) {
   std::vector<std::string> named;
@@ -330,7 +343,8 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
   }
   if (const auto carried = carried_from_stated(trace, step, cell, stated))
     return fmt::format("{}; {}", head, *carried);
-  return fmt::format("{}; off by {}", head, number(cell.stated.value - cell.computed));
+  return fmt::format("{}{}; off by {}", head, softmax_fraction(trace, step, cell),
+                     number(cell.stated.value - cell.computed));
 }
 
 std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace) {

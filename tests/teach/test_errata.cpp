@@ -135,7 +135,9 @@ TEST_CASE("mask-polarity: the document's causal test fails on its inverted mask"
     CHECK_FALSE(v.agrees());
     CHECK(v.cells[0].tolerance == 1e-6);
   }
-  CHECK(cell_of(claim_on(c, "head0.weights", 1, 2), 1, 2).computed == doctest::Approx(1.0));
+  const attn::CellVerdict& future = cell_of(claim_on(c, "head0.weights", 1, 2), 1, 2);
+  CHECK(future.computed == doctest::Approx(1.0));
+  CHECK(contains(future.explanation, "= head0.exp[The,animal] / head0.row_sum[The]"));
   CHECK(std::isnan(c.trace.at("head0.weights").value(2, 0)));
 }
 
