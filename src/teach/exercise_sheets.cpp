@@ -106,6 +106,23 @@ std::vector<ConventionLine> convention(const ExerciseSpec& spec, const Lesson& l
 
 }  // namespace
 
+std::string sheet_title(const SheetModel& model, bool key) {
+  return fmt::format("{}: {}", key ? "Answer key" : "Attention exercise", model.student);
+}
+
+std::string sheet_meta(const SheetModel& model) {
+  return fmt::format("Variant {}, inputs with {} decimal{}, answers to {} decimals", model.variant,
+                     model.input_decimals, model.input_decimals == 1 ? "" : "s",
+                     model.answer_decimals);
+}
+
+std::string key_note(const SheetModel& model) {
+  return fmt::format(
+      "Every step to {} decimals; the steps asked on the sheet are starred. The exercise as a "
+      "lesson: {} (attn-trace run shows it in full precision, attn-trace verify marks answers).",
+      model.answer_decimals, model.lesson_file);
+}
+
 SheetModel make_sheet_model(const ExerciseSpec& spec, const Exercise& exercise) {
   const Lesson& lesson = exercise.lesson;
   SheetModel model;

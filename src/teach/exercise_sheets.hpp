@@ -45,6 +45,11 @@ struct SheetModel {
 
 SheetModel make_sheet_model(const ExerciseSpec& spec, const Exercise& exercise);
 
+// The words every format prints; a renderer adds only its markup and escaping.
+std::string sheet_title(const SheetModel& model, bool key);  // "Attention exercise: Ada"
+std::string sheet_meta(const SheetModel& model);  // "Variant …, inputs with 1 decimal, …"
+std::string key_note(const SheetModel& model);    // what the key shows and where the lesson is
+
 // One student's sheet or key; the LaTeX and HTML documents hold one page (or
 // more) per model, a page break between students.
 std::string render_sheet_markdown(const SheetModel& model, bool key);

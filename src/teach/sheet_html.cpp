@@ -86,18 +86,9 @@ std::string html_step_heading(const SheetMatrix& m, const std::string& prefix, b
 
 std::string html_student(const SheetModel& model, bool key) {
   std::string out =
-      fmt::format("<section class=\"student\">\n<h1>{}: {}</h1>\n",
-                  key ? "Answer key" : "Attention exercise", html_text(model.student));
-  out += fmt::format(
-      "<p class=\"meta\">Variant <code>{}</code> · inputs with {} decimal{} · answers to {} "
-      "decimals</p>\n",
-      model.variant, model.input_decimals, model.input_decimals == 1 ? "" : "s",
-      model.answer_decimals);
-  if (key)
-    out += fmt::format(
-        "<p>Every step to {} decimals; ★ marks the steps asked on the sheet. Lesson "
-        "file: <code>{}</code>.</p>\n",
-        model.answer_decimals, html_text(model.lesson_file));
+      fmt::format("<section class=\"student\">\n<h1>{}</h1>\n<p class=\"meta\">{}</p>\n",
+                  html_text(sheet_title(model, key)), html_text(sheet_meta(model)));
+  if (key) out += fmt::format("<p>{}</p>\n", html_text(key_note(model)));
   out += "<h2>Convention</h2>\n<ul>\n";
   for (const ConventionLine& line : model.convention)
     out += fmt::format("<li>{}</li>\n", html_text(line.text));

@@ -129,18 +129,9 @@ std::string tex_step_heading(const SheetMatrix& m, const std::string& prefix) {
 }
 
 std::string tex_student(const SheetModel& model, bool key) {
-  std::string out = fmt::format("\\section*{{{}: {}}}\n", key ? "Answer key" : "Attention exercise",
-                                tex_text(model.student));
-  out += fmt::format(
-      "Variant \\texttt{{{}}} $\\cdot$ inputs with {} decimal{} $\\cdot$ answers to "
-      "{} decimals\n",
-      model.variant, model.input_decimals, model.input_decimals == 1 ? "" : "s",
-      model.answer_decimals);
-  if (key)
-    out += fmt::format(
-        "\n\\smallskip\\noindent Every step to {} decimals; $\\star$ marks the steps "
-        "asked on the sheet.\\\\\nLesson file: \\texttt{{{}}}.\n",
-        model.answer_decimals, tex_text(model.lesson_file));
+  std::string out = fmt::format("\\section*{{{}}}\n{}\n", tex_text(sheet_title(model, key)),
+                                tex_text(sheet_meta(model)));
+  if (key) out += fmt::format("\n\\smallskip\\noindent {}\n", tex_text(key_note(model)));
   out += "\\subsection*{Convention}\n\\begin{itemize}\n";
   for (const ConventionLine& line : model.convention) out += fmt::format("\\item {}\n", line.latex);
   out += "\\end{itemize}\n\\subsection*{Given}\n";

@@ -51,17 +51,9 @@ std::string md_given(const SheetModel& model) {
 }  // namespace
 
 std::string render_sheet_markdown(const SheetModel& model, bool key) {
-  std::string out = fmt::format("# {}: {}\n\n", key ? "Answer key" : "Attention exercise",
-                                md_text(model.student));
-  out += fmt::format("Variant `{}` · inputs with {} decimal{} · answers to {} decimals\n\n",
-                     model.variant, model.input_decimals, model.input_decimals == 1 ? "" : "s",
-                     model.answer_decimals);
-  if (key)
-    out += fmt::format(
-        "Every step to {} decimals; ★ marks the steps asked on the sheet. The exercise as a "
-        "lesson: `{}` (`attn-trace run` shows it in full precision, `attn-trace verify` marks "
-        "answers).\n\n",
-        model.answer_decimals, model.lesson_file);
+  std::string out =
+      fmt::format("# {}\n\n{}\n\n", md_text(sheet_title(model, key)), md_text(sheet_meta(model)));
+  if (key) out += md_text(key_note(model)) + "\n\n";
   out += "## Convention\n\n";
   for (const ConventionLine& line : model.convention)
     out += fmt::format("- {}\n", md_text(line.text));
