@@ -118,6 +118,69 @@ def test_reproducible(tmp):
                       f"X on the 1-decimal grid in [-1, 1]: {row}")
 
 
+MASK64 = (1 << 64) - 1
+
+
+def mix64(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001B3) & MASK64
+    return h
+
+
+class SplitMix64:
+    """docs/exercises.md's generator, written again from the page, in Python integers."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        return mix64(self.state)
+
+    def below(self, bound):
+        threshold = (1 << 64) % bound
+        while True:
+            x = self.next()
+            if x >= threshold:
+                return x % bound
+
+
+def replay_draw(seed, name, draw_number, shapes, decimals):
+    """The inputs of draw `draw_number` of a student's stream, as the docs define it."""
+    rng = SplitMix64(mix64(mix64(seed) ^ fnv1a64(name.encode("utf-8"))))
+    units = 10 ** decimals
+    for _ in range(draw_number):
+        draw = [[[(rng.below(2 * units + 1) - units) / units for _ in range(cols)]
+                 for _ in range(rows)] for rows, cols in shapes]
+    return draw
+
+
+def test_generator_replayed(tmp):
+    """The lesson files hold exactly the draws the documented algorithm gives."""
+    for n, config in enumerate(CONFIGS):
+        out = os.path.join(tmp, f"g{n}")
+        generate(out, *config)
+        seed = int(config[config.index("--seed") + 1])
+        for student in sorted(d for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))):
+            lesson = tomllib.loads(read(os.path.join(out, student, "lesson.toml")))
+            inputs, weights = lesson["input"], lesson["weights"]
+            draw_number = int(re.search(r"draw (\d+)", lesson["lesson"]["source"]).group(1))
+            name = re.search(r"Attention exercise: (.*)", lesson["lesson"]["title"]).group(1)
+            decimals = int(config[config.index("--decimals") + 1]) if "--decimals" in config else 1
+            matrices = [inputs["X"]] + ([inputs["memory"]] if "memory" in inputs else []) + [
+                weights["W_Q"], weights["W_K"], weights["W_V"]]
+            shapes = [(len(m), len(m[0])) for m in matrices]
+            check(replay_draw(seed, name, draw_number, shapes, decimals) == matrices,
+                  f"config {n} {student}: draw {draw_number} replayed from the docs gives the lesson's inputs")
+
+
 def test_roster_stability(tmp):
     for folder, names in (("r1", "Ada Lovelace\nBob\n"), ("r2", "# 3B\nZed\nAda Lovelace\n\nCleo\n")):
         os.makedirs(os.path.join(tmp, folder))
@@ -360,6 +423,7 @@ def main():
             status = test_verify(tmp)
         else:
             test_reproducible(tmp)
+            test_generator_replayed(tmp)
             test_roster_stability(tmp)
             test_refusals(tmp)
             test_key_equals_run(tmp)
