@@ -63,6 +63,8 @@ std::string value_text(double v) {
   return format_by_hand(v, 4);
 }
 
+// The given and expected values of one cell; for a wrong one, the cell worked
+// out on paper and, unless the whole answer has one, the mistake named.
 void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, const AnswerVerdict& a,
                 const CellVerdict& c, bool single) {
   const std::string indent = single ? "   " : "     ";
@@ -81,15 +83,20 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
        p = expansion.find('\n', p + 1))
     expansion.insert(p + 1, indent);
   out += fmt::format("{}on paper: {}\n", indent, expansion);
+  if (a.diagnosis) {
+    for (const Diagnosis& d : c.diagnoses)
+      if (d.label == a.diagnosis->label)
+        out += fmt::format("{}done the {} way it is {}\n", indent, d.label,
+                           value_text(d.mistaken_value));
+    return;
+  }
   if (c.diagnoses.empty()) {
     out += indent + "mistake: none of the common mistakes gives this value\n";
     return;
   }
-  out += fmt::format("{}mistake: {} — {}\n", indent, c.diagnoses.front().label,
-                     c.diagnoses.front().detail);
-  for (std::size_t k = 1; k < c.diagnoses.size(); ++k)
-    out +=
-        fmt::format("{}also fits: {} — {}\n", indent, c.diagnoses[k].label, c.diagnoses[k].detail);
+  for (std::size_t k = 0; k < c.diagnoses.size(); ++k)
+    out += fmt::format("{}{}: {} — {}\n", indent, k ? "also fits" : "mistake", c.diagnoses[k].label,
+                       c.diagnoses[k].detail);
 }
 
 std::string render_report_text(const Lesson& lesson, const Trace& truth, const VerifyReport& r,
@@ -112,8 +119,12 @@ std::string render_report_text(const Lesson& lesson, const Trace& truth, const V
                     : fmt::format(" (all {} values)", a.cells.size());
     out += fmt::format("   [line {}]\n", a.answer.line);
     if (a.verdict == Verdict::carried) out += "   " + carried_sentence(a.carried_from) + "\n";
-    if (not_ok > 1 && a.diagnosis)
+    if (a.diagnosis) {
       out += fmt::format("   mistake: {} — {}\n", a.diagnosis->label, a.diagnosis->detail);
+      if (!a.also_fits.empty())
+        out += fmt::format("   also fits: {} (the first label in precedence order is named)\n",
+                           fmt::join(a.also_fits, ", "));
+    }
     for (const CellVerdict& c : a.cells)
       if (single || c.verdict != Verdict::ok) write_cell(out, lesson, truth, a, c, single);
   }

@@ -102,9 +102,9 @@ int decimals_of_tolerance(double tolerance) {
 }
 
 // `p` rounded to `decimals`, with its leading significant digit changed to each
-// other digit, and with each pair of adjacent digits swapped.
-std::vector<double> digit_slips_of(double p, int decimals) {
-  std::vector<double> out;
+// other digit (digit_slip), and with each pair of adjacent digits swapped (digit_swap).
+std::vector<std::pair<double, SlipKind>> digit_slips_of(double p, int decimals) {
+  std::vector<std::pair<double, SlipKind>> out;
   const std::string text = fmt::format("{:.{}f}", std::abs(p), decimals);
   const double sign = p < 0 ? -1.0 : 1.0;
   const std::size_t lead = text.find_first_of("123456789");
@@ -113,7 +113,7 @@ std::vector<double> digit_slips_of(double p, int decimals) {
     if (d == text[lead]) continue;
     std::string changed = text;
     changed[lead] = d;
-    out.push_back(sign * std::stod(changed));
+    out.emplace_back(sign * std::stod(changed), SlipKind::digit_slip);
   }
   for (std::size_t i = lead; i + 1 < text.size(); ++i) {
     std::size_t j = i + 1;
@@ -121,7 +121,7 @@ std::vector<double> digit_slips_of(double p, int decimals) {
     if (j >= text.size() || text[i] == '.' || text[i] == text[j]) continue;
     std::string swapped = text;
     std::swap(swapped[i], swapped[j]);
-    out.push_back(sign * std::stod(swapped));
+    out.emplace_back(sign * std::stod(swapped), SlipKind::digit_swap);
   }
   return out;
 }
@@ -144,6 +144,8 @@ std::string_view slip_kind_name(SlipKind kind) {
       return "decimal_shift";
     case SlipKind::digit_slip:
       return "digit_slip";
+    case SlipKind::digit_swap:
+      return "digit_swap";
   }
   return "";
 }
@@ -207,9 +209,9 @@ std::vector<TermSlip> single_term_slips(const Lesson& lesson, const Trace& trace
   std::vector<TermSlip> out;
   if (matches_written(sum.value, written, tolerance)) return out;
   auto consider = [&](std::size_t term, double true_p, double new_p, SlipKind kind,
-                      std::string cause) {
+                      std::string cause, std::size_t distance = 0) {
     if (!matches_written(sum.value - true_p + new_p, written, tolerance)) return;
-    out.push_back({term, true_p, new_p, kind, std::move(cause)});
+    out.push_back({term, true_p, new_p, kind, std::move(cause), distance});
   };
   const int decimals = decimals_of_tolerance(tolerance);
 
@@ -238,10 +240,12 @@ std::vector<TermSlip> single_term_slips(const Lesson& lesson, const Trace& trace
       auto try_entry = [&](std::size_t r, std::size_t c) {
         const double v = (*M.values)(r, c);
         if (v == own || !std::isfinite(v)) return;
-        consider(t, p, v * other, SlipKind::wrong_entry,
-                 fmt::format("term {}: used {} = {} instead of {} = {}: {}", n,
-                             make_ref(M, ref.step, r, c).label, short_number(v), ref.label,
-                             short_number(own), replaced(v)));
+        consider(
+            t, p, v * other, SlipKind::wrong_entry,
+            fmt::format("term {}: used {} = {} instead of {} = {}: {}", n,
+                        make_ref(M, ref.step, r, c).label, short_number(v), ref.label,
+                        short_number(own), replaced(v)),
+            (r > ref.row ? r - ref.row : ref.row - r) + (c > ref.col ? c - ref.col : ref.col - c));
       };
       for (std::size_t r = 0; r < M.values->n_rows; ++r)
         if (r != ref.row) try_entry(r, ref.col);
@@ -258,10 +262,11 @@ std::vector<TermSlip> single_term_slips(const Lesson& lesson, const Trace& trace
                fmt::format("term {}: wrote {} for {} (decimal point shifted)", n,
                            short_number(p * factor), product));
     if (decimals >= 0)
-      for (double slip : digit_slips_of(p, decimals))
-        consider(t, p, slip, SlipKind::digit_slip,
-                 fmt::format("term {}: wrote {} for {} (a digit miscopied)", n, short_number(slip),
-                             product));
+      for (const auto& [slip, kind] : digit_slips_of(p, decimals))
+        consider(
+            t, p, slip, kind,
+            fmt::format("term {}: wrote {} for {} ({})", n, short_number(slip), product,
+                        kind == SlipKind::digit_swap ? "two digits swapped" : "a digit miscopied"));
   }
   if (sum.bias)
     consider(sum.terms.size(), *sum.bias, 0.0, SlipKind::dropped_bias,

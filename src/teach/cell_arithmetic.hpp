@@ -79,7 +79,8 @@ enum class SlipKind {
   dropped_bias,   // the bias left out (term == terms.size())
   sign_flip,      // the product's sign flipped
   decimal_shift,  // the product ×10 or ÷10
-  digit_slip,     // the product's leading digit wrong, or two adjacent digits swapped
+  digit_slip,     // the product's leading digit miscopied (fits often by chance: weak evidence)
+  digit_swap,     // two adjacent digits of the product swapped (0.45 written as 0.54)
 };
 
 std::string_view slip_kind_name(SlipKind kind);
@@ -90,7 +91,8 @@ struct TermSlip {
   double true_product = 0.0;
   double written_product = 0.0;
   SlipKind kind = SlipKind::wrong_entry;
-  std::string cause;  // "used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1"
+  std::string cause;         // "used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1"
+  std::size_t distance = 0;  // wrong_entry: rows plus columns between the used and the right entry
 };
 
 // |value - written| within tolerance, counting a value exactly half a unit away
@@ -101,7 +103,7 @@ bool matches_written(double value, double written, double tolerance);
 // cause, brings the total within `tolerance` of `written`. Empty when `written`
 // already matches the true value, or when no single recognised change explains it
 // (an unrelated wrong value gets no explanation). Sorted by SlipKind precedence,
-// then by term index. `digit_slip` looks at the product rounded to the decimals
+// then by term index. `digit_slip` and `digit_swap` look at the product rounded to the decimals
 // implied by `tolerance` (half a unit: 0.0005 -> 3 decimals).
 std::vector<TermSlip> single_term_slips(const Lesson& lesson, const Trace& trace,
                                         const CellSum& sum, double written, double tolerance,

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -154,38 +155,62 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
   if (!method_) build_method_mistakes();
   for (const Mistaken& m : *method_) {
     const double v = m.trace.at(step).value(row, col);
-    if (matches_written(v, written, tolerance))
-      out.push_back({m.label,
-                     fmt::format("{}; done that way this cell is {}", m.detail, short_number(v)),
-                     v});
+    if (matches_written(v, written, tolerance)) out.push_back({m.label, m.detail, v, 0});
   }
 
   if (const std::optional<CellSum> sum = cell_sum(lesson_, base_, step, row, col)) {
-    const std::vector<TermSlip> slips = single_term_slips(lesson_, base_, *sum, written, tolerance);
-    if (!slips.empty()) {
+    std::vector<TermSlip> slips = single_term_slips(lesson_, base_, *sum, written, tolerance);
+    // Too weak alone, as they fit many values by chance: a miscopied leading
+    // digit (one value in ten), an entry read from further than the next line or column.
+    // A slip must also move the total by several tolerances, or it cannot be
+    // told from a near miss (two neighbouring weights are often almost equal).
+    std::erase_if(slips, [&](const TermSlip& s) {
+      return s.kind == SlipKind::digit_slip ||
+             (s.kind == SlipKind::wrong_entry && s.distance > 1) ||
+             std::abs(s.written_product - s.true_product) < 4 * tolerance;
+    });
+    // Name a slip only when every explanation tells the same story: a product
+    // of the same true value written as the same wrong one.
+    const bool one_story =
+        !slips.empty() && std::all_of(slips.begin(), slips.end(), [&](const TermSlip& s) {
+          return matches_written(s.true_product, slips.front().true_product, 0.0) &&
+                 matches_written(s.written_product, slips.front().written_product, 0.0);
+        });
+    if (one_story) {
       std::vector<std::string> causes;
-      for (std::size_t k = 0; k < slips.size() && k < 3; ++k) causes.push_back(slips[k].cause);
-      std::string detail = fmt::format("one product term is off: {}", fmt::join(causes, "; or "));
-      if (slips.size() > 3)
-        detail += fmt::format(" (and {} more single-term explanations)", slips.size() - 3);
+      for (const TermSlip& s : slips) causes.push_back(s.cause);
       const TermSlip& s = slips.front();
-      out.push_back({"arithmetic_slip", detail, sum->value - s.true_product + s.written_product});
+      out.push_back({"arithmetic_slip",
+                     fmt::format("one product term is off: {} should be {}, not {} ({})",
+                                 slips.size() == 1 ? fmt::format("term {}", s.term + 1)
+                                                   : std::string("a product"),
+                                 short_number(s.true_product), short_number(s.written_product),
+                                 fmt::join(causes, "; or ")),
+                     sum->value - s.true_product + s.written_product, 0});
     }
   }
 
   for (int d = std::max(decimals, 1); d >= 1; --d) {
     const double v = rounded_trace(step, d).at(step).value(row, col);
     if (!matches_written(v, written, tolerance)) continue;
-    out.push_back(
-        {"rounding",
-         fmt::format("right up to rounding: with the earlier steps rounded to {} decimals "
-                     "(or as many as you wrote them with), this cell is {}; keep more "
-                     "decimals in intermediate values",
-                     d, short_number(v)),
-         v});
+    out.push_back({"rounding",
+                   fmt::format("right up to rounding: with the earlier steps rounded to {} "
+                               "decimals (or to as many as you wrote them with) the answer comes "
+                               "out as you wrote it; keep more decimals in intermediate values",
+                               d),
+                   v, d});
     break;
   }
   return out;
+}
+
+std::optional<double> Diagnoser::value_under(const Diagnosis& d, const std::string& step,
+                                             std::size_t row, std::size_t col) {
+  if (d.label == "rounding") return rounded_trace(step, d.rounded_to).at(step).value(row, col);
+  if (!method_) build_method_mistakes();
+  for (const Mistaken& m : *method_)
+    if (m.label == d.label) return m.trace.at(step).value(row, col);
+  return std::nullopt;
 }
 
 }  // namespace attn

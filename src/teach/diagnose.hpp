@@ -35,6 +35,7 @@ struct Diagnosis {
   std::string label;          // one of diagnosis_labels()
   std::string detail;         // for people: what was done and what it should be
   double mistaken_value = 0;  // what the mistaken way gives for the cell
+  int rounded_to = 0;         // rounding: the decimals the earlier steps were rounded to
 };
 
 class Diagnoser {
@@ -51,6 +52,12 @@ class Diagnoser {
   // `decimals` is the number of decimals the learner wrote for this value.
   std::vector<Diagnosis> diagnose(const std::string& step, std::size_t row, std::size_t col,
                                   double written, double tolerance, int decimals);
+
+  // What the mistake `d` (found by diagnose for this step) gives at another cell
+  // of the step, to check that it explains a whole row or matrix; nullopt for
+  // arithmetic_slip, which is about one cell only.
+  std::optional<double> value_under(const Diagnosis& d, const std::string& step, std::size_t row,
+                                    std::size_t col);
 
   // The trace the learner's values lead to (the true trace when they gave none).
   const Trace& base() const { return base_; }

@@ -30,6 +30,19 @@ void add_learner_values(Overrides& overrides, const Answer& answer, const Trace&
     }
 }
 
+// A method mistake or rounding explains an answer only if it gives every value
+// of it (the right ones too); arithmetic_slip is about one cell and always stays.
+void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser) {
+  for (CellVerdict& cell : a.cells)
+    std::erase_if(cell.diagnoses, [&](const Diagnosis& d) {
+      return !std::all_of(a.cells.begin(), a.cells.end(), [&](const CellVerdict& other) {
+        const std::optional<double> v =
+            diagnoser.value_under(d, a.answer.step, other.row, other.col);
+        return !v || matches_written(*v, other.given.value, other.tolerance);
+      });
+    });
+}
+
 // The first label (in precedence order) that every wrong cell's diagnoses share,
 // and the others that every wrong cell shares too.
 void common_diagnosis(AnswerVerdict& a) {
@@ -133,6 +146,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     std::sort(a.carried_from.begin(), a.carried_from.end(), [&](const auto& x, const auto& y) {
       return step_index(truth, x.step) < step_index(truth, y.step);
     });
+    if (diagnoser) keep_whole_answer_diagnoses(a, *diagnoser);
     common_diagnosis(a);
 
     if (a.verdict != Verdict::ok) {
