@@ -1,0 +1,108 @@
+// Tests of the answers file reader: numbers as written, and every bad answer
+// an error that names the file, the line, the key and the fix.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "core/error.hpp"
+#include "core/lesson_library.hpp"
+#include "core/pipeline.hpp"
+#include "teach/answers.hpp"
+
+namespace attn {
+
+namespace {
+
+Trace river_bank() {
+  const std::unique_ptr<Backend> cpu = make_backend("cpu");
+  return run_pipeline(find_lesson("river-bank"), *cpu);
+}
+
+std::string error_of(const std::string& toml) {
+  try {
+    parse_answers(toml, "mine.toml", river_bank());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("answers: cells, rows and matrices, with the decimals as written") {
+  const std::vector<Answer> a = parse_answers(R"(
+[[answer]]
+step = "head0.scores"
+cell = [0, 1]
+value = "1.70"
+
+[[answer]]
+step = "K"
+row = 1
+values = [0.66, 0.54, 0.660, 0.45]
+tolerance = 0.01
+
+[[answer]]
+step = "head0.masked"
+values = [[1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4], ["-inf", -inf, 1.5e-1, 4]]
+)",
+                                              "mine.toml", river_bank());
+  REQUIRE(a.size() == 3);
+  CHECK(a[0].where.kind == CellSelector::Kind::cell);
+  CHECK(a[0].values[0][0].value == doctest::Approx(1.7));
+  CHECK(a[0].values[0][0].decimals == 2);
+  CHECK(a[0].tolerance_for(a[0].values[0][0]) == doctest::Approx(0.005));
+  CHECK(a[0].line == 2);
+  CHECK(a[1].values[0][2].decimals == 3);
+  CHECK(a[1].tolerance_for(a[1].values[0][2]) == doctest::Approx(0.01));
+  CHECK(a[1].step_row(0) == 1);
+  CHECK(a[1].step_col(3) == 3);
+  CHECK(a[2].where.kind == CellSelector::Kind::matrix);
+  CHECK(std::isinf(a[2].values[3][0].value));
+  CHECK(std::isinf(a[2].values[3][1].value));
+  CHECK(a[2].values[3][2].decimals == 2);  // 1.5e-1 = 0.15
+  CHECK(a[2].step_row(3) == 3);
+}
+
+TEST_CASE("answers: every bad answer is an error naming the file, line, key and fix") {
+  SUBCASE("unknown step: lists the valid ids") {
+    const std::string e =
+        error_of("[[answer]]\nstep = \"head0.score\"\ncell = [0, 1]\nvalue = 1\n");
+    CHECK(e.find("mine.toml:2") != std::string::npos);
+    CHECK(e.find("unknown step id 'head0.score'") != std::string::npos);
+    CHECK(e.find("head0.scores, head0.scaled") != std::string::npos);
+  }
+  SUBCASE("cell outside the step: gives its shape") {
+    const std::string e =
+        error_of("[[answer]]\nstep = \"head0.scores\"\ncell = [4, 0]\nvalue = 1\n");
+    CHECK(e.find("mine.toml:3: key 'answer[0].cell'") != std::string::npos);
+    CHECK(e.find("4×4") != std::string::npos);
+  }
+  SUBCASE("row of the wrong length") {
+    const std::string e = error_of("[[answer]]\nstep = \"Q\"\nrow = 0\nvalues = [0.69, 0.5]\n");
+    CHECK(e.find("has 4 numbers, but 2 were given") != std::string::npos);
+  }
+  SUBCASE("matrix of the wrong shape") {
+    const std::string e = error_of("[[answer]]\nstep = \"Q\"\nvalues = [[1, 2, 3, 4]]\n");
+    CHECK(e.find("Q is 4×4, but the values given are 1 rows of 4") != std::string::npos);
+  }
+  SUBCASE("a value that is not a number") {
+    const std::string e = error_of("[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = \"abc\"\n");
+    CHECK(e.find("\"abc\" is not a number") != std::string::npos);
+  }
+  SUBCASE("a typo in a key gets a suggestion") {
+    const std::string e = error_of("[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalu = 1\n");
+    CHECK(e.find("did you mean 'value'") != std::string::npos);
+  }
+  SUBCASE("no answers at all") {
+    CHECK(error_of("# nothing\n").find("no answers") != std::string::npos);
+  }
+  SUBCASE("a single value without a cell") {
+    CHECK(error_of("[[answer]]\nstep = \"Q\"\nvalue = 1\n").find("needs cell = [r, c]") !=
+          std::string::npos);
+  }
+}
+
+}  // namespace attn
