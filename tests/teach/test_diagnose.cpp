@@ -1,0 +1,221 @@
+// Each diagnosis label on an instance of that mistake, built on the documents'
+// lessons; the mistaken values are computed here by plain loops, not by the tool.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "core/lesson_library.hpp"
+#include "core/pipeline.hpp"
+#include "teach/answers.hpp"
+#include "teach/verify.hpp"
+
+namespace attn {
+
+namespace {
+
+struct Marked {
+  Marked(const char* lesson_id, const std::string& answers_toml)
+      : lesson(find_lesson(lesson_id)), truth(run_pipeline(lesson, *backend)) {
+    report = verify_answers(lesson, *backend, parse_answers(answers_toml, "test.toml", truth));
+  }
+  const arma::mat& step(const char* id) const { return truth.at(id).value; }
+  Lesson lesson;
+  std::unique_ptr<Backend> backend = make_backend("cpu");
+  Trace truth;
+  VerifyReport report;
+};
+
+// A row answer with the values to `decimals`.
+std::string row_answer(const char* step, std::size_t row, const std::vector<double>& values,
+                       int decimals = 4) {
+  std::vector<std::string> items;
+  for (double v : values) items.push_back(fmt::format("\"{:.{}f}\"", v, decimals));
+  return fmt::format("[[answer]]\nstep = \"{}\"\nrow = {}\nvalues = [{}]\n", step, row,
+                     fmt::join(items, ", "));
+}
+
+std::vector<double> softmax(std::vector<double> x) {
+  double max = -INFINITY, sum = 0;
+  for (double v : x) max = std::max(max, v);
+  for (double& v : x) sum += (v = std::exp(v - max));
+  for (double& v : x) v /= sum;
+  return x;
+}
+
+std::vector<double> row_of(const arma::mat& M, std::size_t r) {
+  std::vector<double> out;
+  for (std::size_t c = 0; c < M.n_cols; ++c) out.push_back(M(r, c));
+  return out;
+}
+
+std::string label_of(const AnswerVerdict& a) {
+  return a.diagnosis ? a.diagnosis->label : "none";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "arithmetic_slip: document 000 writes K(bank)'s last entry 0.15 + 0.06 + 0.12 + 0.18 = 0.51") {
+  const Marked m("river-bank", row_answer("K", 1, {0.66, 0.54, 0.66, 0.51}, 2));
+  const AnswerVerdict& a = m.report.answers.at(0);
+  CHECK(a.verdict == Verdict::wrong);
+  CHECK(label_of(a) == "arithmetic_slip");
+  REQUIRE(a.diagnosis);
+  // The third product 0.6 × 0.1 = 0.06 came out as 0.12.
+  CHECK(a.diagnosis->detail.find("should be 0.06, not 0.12") != std::string::npos);
+  CHECK(a.diagnosis->detail.find("term 3: used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1") !=
+        std::string::npos);
+  CHECK(a.diagnosis->mistaken_value == doctest::Approx(0.51));
+  for (const CellVerdict& c : a.cells)
+    if (c.col != 3) CHECK(c.diagnoses.empty());  // right values never get a diagnosis
+}
+
+TEST_CASE(
+    "no diagnosis for unrelated wrong values: the document's Q(river)·K(walk) ≈ 0.982, "
+    "·K(by) ≈ 1.205, ·K(river) = 1.728") {
+  const Marked m("river-bank", R"(
+[[answer]]
+step = "head0.scores"
+cell = [0, 2]
+value = 0.982
+[[answer]]
+step = "head0.scores"
+cell = [0, 3]
+value = 1.205
+[[answer]]
+step = "head0.scores"
+cell = [0, 0]
+value = 1.728
+)");
+  for (const AnswerVerdict& a : m.report.answers) {
+    CHECK(a.verdict == Verdict::wrong);
+    CHECK(label_of(a) == "none");
+    CHECK(a.cells.at(0).diagnoses.empty());
+  }
+}
+
+TEST_CASE("unscaled: document 000 section 2.3, the 8.5 score not divided by sqrt(64) saturates") {
+  Marked probe("why-scale", row_answer("head0.weights", 0, {0.5, 0.5}));
+  const std::vector<double> unscaled = softmax(row_of(probe.step("head0.scores"), 0));
+  CHECK(unscaled[0] == doctest::Approx(0.9985).epsilon(1e-4));  // the document's "about 0.999"
+  const Marked m("why-scale", row_answer("head0.weights", 0, unscaled));
+  CHECK(label_of(m.report.answers.at(0)) == "unscaled");
+}
+
+TEST_CASE("scaled_by_dk: 8.5 divided by d_k = 64 (the variance of 002 section 2.2), not by 8") {
+  const Marked m("why-scale",
+                 "[[answer]]\nstep = \"head0.scaled\"\ncell = [0, 0]\nvalue = 0.1328\n");
+  const AnswerVerdict& a = m.report.answers.at(0);
+  CHECK(a.verdict == Verdict::wrong);
+  CHECK(label_of(a) == "scaled_by_dk");
+  CHECK(a.diagnosis->mistaken_value == doctest::Approx(8.5 / 64));
+}
+
+TEST_CASE(
+    "not_transposed: document 003 section 3.1's animal lesson, row 0 of Q times column 1 of K") {
+  Marked probe("animal", "[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = 0.1\n");
+  const arma::mat& Q = probe.step("head0.Q");
+  const arma::mat& K = probe.step("head0.K");
+  double q_times_k = 0;
+  for (std::size_t k = 0; k < Q.n_cols; ++k) q_times_k += Q(0, k) * K(k, 1);
+  CHECK(q_times_k == doctest::Approx(0.50));
+  const Marked m("animal",
+                 fmt::format("[[answer]]\nstep = \"head0.scores\"\ncell = [0, 1]\nvalue = "
+                             "\"{:.2f}\"\n",
+                             q_times_k));
+  CHECK(label_of(m.report.answers.at(0)) == "not_transposed");
+}
+
+TEST_CASE("the mask mistakes on document 003 section 3.3's causal decoder") {
+  Marked probe("causal-decoder", "[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = 0.3\n");
+  const arma::mat& scaled = probe.step("head0.scaled");
+
+  SUBCASE("mask_ignored: softmax of the whole scaled row") {
+    const Marked m("causal-decoder", row_answer("head0.weights", 0, softmax(row_of(scaled, 0))));
+    CHECK(label_of(m.report.answers.at(0)) == "mask_ignored");
+  }
+  SUBCASE("mask_after_softmax: the future weight zeroed after the softmax, not renormalised") {
+    std::vector<double> w = softmax(row_of(scaled, 1));
+    w[2] = 0;
+    const Marked m("causal-decoder", row_answer("head0.weights", 1, w));
+    const AnswerVerdict& a = m.report.answers.at(0);
+    CHECK(label_of(a) == "mask_after_softmax");
+    for (const CellVerdict& c : a.cells)
+      if (c.col == 2) CHECK(c.verdict == Verdict::ok);  // 0 there is right
+  }
+  SUBCASE("wrong_mask_polarity: document 004 section 4.2 passes tril(...) == 0 as the keep mask") {
+    // Inverted, query <s> may see only the keys after it: The and animal.
+    const std::vector<double> later = softmax({scaled(0, 1), scaled(0, 2)});
+    const Marked m("causal-decoder", row_answer("head0.weights", 0, {0.0, later[0], later[1]}) +
+                                         row_answer("head0.weights", 1, {0.0, 0.0, 1.0}));
+    CHECK(label_of(m.report.answers.at(0)) == "wrong_mask_polarity");
+    CHECK(label_of(m.report.answers.at(1)) == "wrong_mask_polarity");
+  }
+}
+
+TEST_CASE("softmax_wrong_axis: river-bank's weights normalised down the columns") {
+  Marked probe("river-bank", "[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = 0.69\n");
+  const arma::mat& masked = probe.step("head0.masked");
+  std::vector<double> row0;
+  for (std::size_t j = 0; j < masked.n_cols; ++j) {
+    std::vector<double> column;
+    for (std::size_t i = 0; i < masked.n_rows; ++i) column.push_back(masked(i, j));
+    row0.push_back(softmax(column)[0]);
+  }
+  const Marked m("river-bank", row_answer("head0.weights", 0, row0));
+  CHECK(label_of(m.report.answers.at(0)) == "softmax_wrong_axis");
+}
+
+TEST_CASE(
+    "rounding: weights worked from the scaled scores rounded to 2 decimals, as document 000 "
+    "rounds") {
+  Marked probe("river-bank", "[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = 0.69\n");
+  std::vector<double> rounded;
+  for (double v : row_of(probe.step("head0.scaled"), 0))
+    rounded.push_back(std::round(v * 100) / 100);
+  const Marked m("river-bank", row_answer("head0.scaled", 0, rounded, 2) +
+                                   row_answer("head0.weights", 0, softmax(rounded)));
+  CHECK(m.report.answers.at(0).verdict == Verdict::ok);
+  const AnswerVerdict& w = m.report.answers.at(1);
+  CHECK(w.verdict == Verdict::wrong);
+  CHECK(label_of(w) == "rounding");
+  CHECK(w.diagnosis->rounded_to >= 2);
+}
+
+TEST_CASE("right answers never get a diagnosis") {
+  Marked probe("causal-decoder", "[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = 0.3\n");
+  const Marked m("causal-decoder",
+                 row_answer("head0.weights", 1, row_of(probe.step("head0.weights"), 1), 6));
+  CHECK(m.report.answers.at(0).verdict == Verdict::ok);
+  CHECK_FALSE(m.report.answers.at(0).diagnosis);
+  for (const CellVerdict& c : m.report.answers.at(0).cells) CHECK(c.diagnoses.empty());
+}
+
+TEST_CASE(
+    "two labels fit the same value: the first in precedence order is named, the other "
+    "reported") {
+  // Row <s> of the causal decoder with the mask ignored: for this first row,
+  // ignoring the mask and inverting it differ, but mask_ignored and
+  // mask_after_softmax give the same first cell. Only the whole row decides.
+  Marked probe("causal-decoder", "[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = 0.3\n");
+  const std::vector<double> unmasked = softmax(row_of(probe.step("head0.scaled"), 0));
+  const Marked cell("causal-decoder",
+                    fmt::format("[[answer]]\nstep = \"head0.weights\"\ncell = [0, 0]\nvalue = "
+                                "\"{:.4f}\"\n",
+                                unmasked[0]));
+  const AnswerVerdict& a = cell.report.answers.at(0);
+  CHECK(label_of(a) == "mask_ignored");
+  CHECK(std::find(a.also_fits.begin(), a.also_fits.end(), "mask_after_softmax") !=
+        a.also_fits.end());
+  const Marked row("causal-decoder", row_answer("head0.weights", 0, unmasked));
+  CHECK(label_of(row.report.answers.at(0)) == "mask_ignored");
+  CHECK(std::find(row.report.answers.at(0).also_fits.begin(),
+                  row.report.answers.at(0).also_fits.end(),
+                  "mask_after_softmax") == row.report.answers.at(0).also_fits.end());
+}
+
+}  // namespace attn
