@@ -1,0 +1,150 @@
+// Tests of verify's marking: ok / carried / wrong, the first wrong cell, and
+// carried-forward credit through run_pipeline's overrides.
+#include <doctest/doctest.h>
+
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "core/error.hpp"
+#include "core/lesson_library.hpp"
+#include "core/pipeline.hpp"
+#include "teach/answers.hpp"
+#include "teach/verify.hpp"
+
+namespace attn {
+
+namespace {
+
+struct RiverBank {
+  Lesson lesson = find_lesson("river-bank");
+  std::unique_ptr<Backend> backend = make_backend("cpu");
+  Trace truth = run_pipeline(lesson, *backend);
+  VerifyReport mark(const std::string& toml) {
+    return verify_answers(lesson, *backend, parse_answers(toml, "test.toml", truth));
+  }
+};
+
+// The whole of K as document 000 has it: true K with K(bank)[d3] = 0.51.
+const char* kWrongK = R"(
+[[answer]]
+step = "K"
+values = [[0.73, 0.50, 0.70, 0.38],
+          [0.66, 0.54, 0.66, 0.51],
+          [0.61, 0.80, 0.46, 0.74],
+          [1.04, 0.38, 0.40, 0.85]]
+)";
+
+}  // namespace
+
+TEST_CASE("run_pipeline overrides: later steps are recomputed from the given cells") {
+  RiverBank rb;
+  Overrides overrides;
+  arma::mat K = rb.truth.at("K").value;
+  K(1, 3) = 0.51;
+  arma::umat given(4, 4, arma::fill::zeros);
+  given(1, 3) = 1;
+  overrides["K"] = {K, given};
+  const Trace carried = run_pipeline(rb.lesson, *rb.backend, overrides);
+  CHECK(carried.at("K").value(1, 3) == doctest::Approx(0.51));
+  CHECK(carried.at("K").value(0, 0) == doctest::Approx(0.73));
+  // Q(river)·K(bank) with 0.51: 0.69×0.66 + 0.50×0.54 + 0.86×0.66 + 0.85×0.51 = 1.7265
+  CHECK(carried.at("head0.scores").value(0, 1) == doctest::Approx(1.7265).epsilon(1e-12));
+  CHECK(carried.at("head0.scores").value(0, 0) ==
+        doctest::Approx(rb.truth.at("head0.scores").value(0, 0)).epsilon(1e-12));
+  CHECK(carried.at("head0.scaled").value(0, 1) == doctest::Approx(1.7265 / 2).epsilon(1e-12));
+
+  overrides["K"].value = arma::mat(3, 4, arma::fill::zeros);
+  CHECK_THROWS_WITH_AS(run_pipeline(rb.lesson, *rb.backend, overrides), doctest::Contains("3×4"),
+                       InputError);
+}
+
+TEST_CASE("carried: the document's 1.727 is right given its own K, wrong at K[1,3]") {
+  RiverBank rb;
+  const VerifyReport r = rb.mark(std::string(kWrongK) + R"(
+[[answer]]
+step = "head0.scores"
+cell = [0, 1]
+value = 1.727
+[[answer]]
+step = "head0.scores"
+cell = [0, 0]
+value = 1.679
+)");
+  REQUIRE(r.answers.size() == 3);
+  CHECK(r.answers[0].verdict == Verdict::wrong);
+  CHECK(r.answers[1].verdict == Verdict::carried);
+  REQUIRE(r.answers[1].carried_from.size() == 1);
+  CHECK(r.answers[1].carried_from[0].step == "K");
+  CHECK(r.answers[1].carried_from[0].row == 1);
+  CHECK(r.answers[1].carried_from[0].col == 3);
+  CHECK(r.answers[1].cells[0].expected == doctest::Approx(1.6755));
+  CHECK(*r.answers[1].cells[0].carried_expected == doctest::Approx(1.7265));
+  CHECK(r.answers[2].verdict == Verdict::ok);  // not touched by the wrong cell
+  CHECK_FALSE(r.answers[2].cells[0].carried_expected);
+  REQUIRE(r.first_wrong);
+  CHECK(r.first_wrong->step == "K");
+  CHECK(r.first_wrong->row == 1);
+  CHECK(r.first_wrong->col == 3);
+  CHECK(r.ok == 1);
+  CHECK(r.carried == 1);
+  CHECK(r.wrong == 1);
+}
+
+TEST_CASE("carried credit does not depend on the order of the answers file") {
+  RiverBank rb;
+  const VerifyReport r =
+      rb.mark("[[answer]]\nstep = \"head0.scaled\"\ncell = [0, 1]\nvalue = 0.8633\n" +
+              std::string(kWrongK));
+  CHECK(r.answers[0].verdict == Verdict::carried);
+  CHECK(r.answers[1].verdict == Verdict::wrong);
+  CHECK(r.first_wrong->step == "K");
+}
+
+TEST_CASE(
+    "a new mistake on top of carried values is wrong, and the first wrong stays the earliest") {
+  RiverBank rb;
+  // Unscaled, from the document's own K: 1.7265 not divided by 2.
+  const VerifyReport r =
+      rb.mark(std::string(kWrongK) +
+              "[[answer]]\nstep = \"head0.scaled\"\ncell = [0, 1]\nvalue = 1.7265\n");
+  const AnswerVerdict& a = r.answers[1];
+  CHECK(a.verdict == Verdict::wrong);
+  REQUIRE(a.diagnosis);
+  CHECK(a.diagnosis->label == "unscaled");
+  CHECK(r.first_wrong->step == "K");
+}
+
+TEST_CASE("an answer never carries from its own step") {
+  RiverBank rb;
+  const VerifyReport r = rb.mark(R"(
+[[answer]]
+step = "K"
+cell = [1, 3]
+value = 0.51
+[[answer]]
+step = "K"
+cell = [1, 3]
+value = 0.51
+)");
+  CHECK(r.answers[0].verdict == Verdict::wrong);
+  CHECK(r.answers[1].verdict == Verdict::wrong);
+}
+
+TEST_CASE("all right: nothing wrong, no first wrong") {
+  RiverBank rb;
+  const VerifyReport r = rb.mark(R"(
+[[answer]]
+step = "Q"
+row = 0
+values = ["0.69", "0.50", "0.86", "0.85"]
+[[answer]]
+step = "head0.scores"
+cell = [0, 1]
+value = "1.68"
+)");
+  CHECK(r.ok == 2);
+  CHECK(r.wrong == 0);
+  CHECK_FALSE(r.first_wrong);
+}
+
+}  // namespace attn
