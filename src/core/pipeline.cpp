@@ -178,6 +178,20 @@ arma::mat weighted_sum(Backend& backend, const arma::mat& weights, const arma::m
   return backend.matmul(weights, V);
 }
 
+// h × (n,m) -> (n,m)
+arma::mat mean_over_heads(const std::vector<arma::mat>& weights) {
+  arma::mat sum = weights.at(0);
+  for (std::size_t h = 1; h < weights.size(); ++h) sum += weights[h];
+  return sum / static_cast<double>(weights.size());
+}
+
+// h × (n,m) -> (n,m)
+arma::mat max_over_heads(const std::vector<arma::mat>& weights) {
+  arma::mat out = weights.at(0);
+  for (std::size_t h = 1; h < weights.size(); ++h) out = arma::max(out, weights[h]);
+  return out;
+}
+
 // h × (n,d_v) -> (n,h·d_v)
 arma::mat concat_heads(const std::vector<arma::mat>& contexts) {
   arma::mat out;
@@ -248,6 +262,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   const std::string mask_sources = describe_mask_sources(trace.mask);
   const double s = trace.scale;
   std::vector<arma::mat> contexts;
+  std::vector<arma::mat> head_weights;
   for (std::size_t h = 0; h < lesson.heads; ++h) {
     const int hi = static_cast<int>(h);
     const std::string sub = subscript(h);
@@ -330,9 +345,24 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
              fmt::format("C{0} = A{0}·V{0}", sub), fmt::format("C_{{{0}}} = A_{{{0}}} V_{{{0}}}", h),
              fmt::format("({})·({}) → {}", dims(weights), dims(Vh), dims(context)));
     contexts.push_back(std::move(context));
+    head_weights.push_back(weights);
   }
 
-  // 4. Heads side by side, then the output projection.
+  // 4. How the heads compare: the weights averaged and maxed over heads (004 section 5.3).
+  if (lesson.heads > 1) {
+    std::string all;
+    for (std::size_t h = 0; h < lesson.heads; ++h) all += (h ? ", A" : "A") + subscript(h);
+    const std::string shapes = fmt::format("{} × ({}) → {}", lesson.heads, dims(head_weights[0]), dims(head_weights[0]));
+    describe(record.add("heads.mean", "Mean of the weights over heads", StepKind::head_summary, -1,
+                        mean_over_heads(head_weights), qtok, ktok),
+             fmt::format("mean of {}, cell by cell (each row still sums to 1)", all),
+             "\\frac{1}{h}\\textstyle\\sum_h A_h", shapes);
+    describe(record.add("heads.max", "Max of the weights over heads", StepKind::head_summary, -1,
+                        max_over_heads(head_weights), qtok, ktok),
+             fmt::format("max of {}, cell by cell (rows no longer sum to 1)", all), "\\max_h A_h", shapes);
+  }
+
+  // 5. Heads side by side, then the output projection.
   const arma::mat concat = record.take("concat", concat_heads(contexts));
   std::string parts, parts_tex;
   for (std::size_t h = 0; h < lesson.heads; ++h) {

@@ -61,6 +61,10 @@ arma::mat attention_weights(Backend& backend, const arma::mat& masked, MaskedRow
 // weights:(n,m) V:(m,d_v) -> context:(n,d_v)
 arma::mat weighted_sum(Backend& backend, const arma::mat& weights, const arma::mat& V);
 
+// weights: h × (n,m) -> the cell-by-cell mean / max over heads:(n,m)
+arma::mat mean_over_heads(const std::vector<arma::mat>& weights);
+arma::mat max_over_heads(const std::vector<arma::mat>& weights);
+
 // contexts: h × (n,d_v) -> concat:(n,h·d_v)
 arma::mat concat_heads(const std::vector<arma::mat>& contexts);
 

@@ -21,6 +21,7 @@ enum class StepKind {
   row_sum,  // head{h}.row_sum: (n,1) sums of the exponentials
   weights,
   context,
+  head_summary,  // heads.mean, heads.max: the weights summarised over heads
   concat,
   output,
 };

@@ -176,6 +176,13 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
       return exp_of(num(e.source_values[0]), n);
     case ExpansionKind::row_sum:
       return joined(e.row_values, num);
+    case ExpansionKind::head_mean:
+      return fmt::format("({}) / {}", joined(e.source_values, num), e.source_values.size());
+    case ExpansionKind::head_max: {
+      std::string values;
+      for (double v : e.source_values) values += (values.empty() ? "" : ", ") + num(v);
+      return n.latex ? fmt::format("\\max({})", values) : fmt::format("max({})", values);
+    }
     case ExpansionKind::softmax: {
       if (e.shifted_exps.empty()) return words(e.note, n);
       const std::string max = num(e.row_max);

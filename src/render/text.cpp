@@ -39,7 +39,8 @@ void write_matrix(std::string& out, const Step& step, const RenderOptions& optio
   const bool summarised = should_summarise(M, options.summary);
   const auto rows = visible_indices(M.n_rows, summarised);
   const auto cols = visible_indices(M.n_cols, summarised);
-  const bool shade = options.color && step.kind == StepKind::weights;
+  const bool shade =
+      options.color && (step.kind == StepKind::weights || step.kind == StepKind::head_summary);
 
   std::size_t label_width = 0;
   for (const auto& r : rows)

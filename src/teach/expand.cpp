@@ -76,6 +76,10 @@ std::string_view expansion_kind_name(ExpansionKind kind) {
       return "row_sum";
     case ExpansionKind::softmax:
       return "softmax";
+    case ExpansionKind::head_mean:
+      return "head_mean";
+    case ExpansionKind::head_max:
+      return "head_max";
     case ExpansionKind::concat:
       return "concat";
   }
@@ -168,6 +172,11 @@ CellExpansion expand_cell(const Lesson& lesson, const Trace& trace, std::string_
     case StepKind::weights:
       e.kind = ExpansionKind::softmax;
       expand_softmax(e, lesson, trace.at(head + "masked"));
+      break;
+    case StepKind::head_summary:
+      e.kind = step.id == "heads.mean" ? ExpansionKind::head_mean : ExpansionKind::head_max;
+      for (std::size_t h = 0; h < lesson.heads; ++h)
+        add_source(e, trace, fmt::format("head{}.weights", h), row, col);
       break;
     case StepKind::concat: {
       e.kind = ExpansionKind::concat;

@@ -47,6 +47,8 @@ enum class ExpansionKind {
   row_sum,
   softmax,
   concat,
+  head_mean,  // heads.mean: (A₀ + …) / h of one cell
+  head_max,   // heads.max: max(A₀, …) of one cell
 };
 
 // "input", "positional", ... : the JSON name of a kind.

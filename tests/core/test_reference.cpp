@@ -97,7 +97,7 @@ RefTrace reference_attention(const attn::Lesson& L) {
   const double scale = L.scale_kind == attn::ScaleKind::sqrt_dk ? std::sqrt(static_cast<double>(dk))
                        : L.scale_kind == attn::ScaleKind::none  ? 1.0
                                                                 : L.scale_number;
-  Grid concat = zeros(n, 0);
+  Grid concat = zeros(n, 0), mean = zeros(n, m), most = zeros(n, m);
   for (std::size_t h = 0; h < L.heads; ++h) {
     const std::string p = "head" + std::to_string(h) + ".";
     const Grid Qh = columns(Q, h * dk, dk), Kh = columns(K, h * dk, dk),
@@ -129,6 +129,11 @@ RefTrace reference_attention(const attn::Lesson& L) {
       for (std::size_t j = 0; j < m; ++j) A[i][j] = std::exp(masked[i][j] - row_max) / denom;
     }
     const Grid C = ref_matmul(A, Vh);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < m; ++j) {
+        mean[i][j] += A[i][j] / static_cast<double>(L.heads);
+        most[i][j] = h == 0 ? A[i][j] : std::max(most[i][j], A[i][j]);
+      }
     for (std::size_t i = 0; i < n; ++i) concat[i].insert(concat[i].end(), C[i].begin(), C[i].end());
     t.steps.push_back({p + "Q", Qh});
     t.steps.push_back({p + "K", Kh});
@@ -140,6 +145,10 @@ RefTrace reference_attention(const attn::Lesson& L) {
     t.steps.push_back({p + "row_sum", sums});
     t.steps.push_back({p + "weights", A});
     t.steps.push_back({p + "context", C});
+  }
+  if (L.heads > 1) {
+    t.steps.push_back({"heads.mean", mean});
+    t.steps.push_back({"heads.max", most});
   }
   t.steps.push_back({"concat", concat});
   if (L.W_O)
