@@ -8,6 +8,7 @@
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
+#include "render/tex.hpp"
 #include "teach/expand.hpp"
 
 namespace attn {
@@ -40,31 +41,21 @@ std::string hand_number(double v, int precision, const Notation& n) {
   return s;
 }
 
-std::string tex_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '_' || c == '#' || c == '%' || c == '&' || c == '$' || c == '{' || c == '}')
-      out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 // "head0.K[bank,d3]" as written: in LaTeX, names upright and escaped.
 std::string label(const std::string& step, const std::string& row, const std::string& col,
                   const Notation& n) {
   if (!n.latex) return fmt::format("{}[{},{}]", step, row, col);
-  return fmt::format("\\mathrm{{{}}}[\\text{{{}}},\\text{{{}}}]", tex_escape(step), tex_escape(row),
-                     tex_escape(col));
+  return fmt::format("\\mathrm{{{}}}[\\text{{{}}},\\text{{{}}}]", tex_text(step), tex_text(row),
+                     tex_text(col));
 }
 
 std::string ref_label(const OperandRef& ref, const Notation& n) {
   if (!n.latex) return ref.label;
-  return fmt::format("\\text{{{}}}", tex_escape(ref.label));
+  return fmt::format("\\text{{{}}}", tex_text(ref.label));
 }
 
 std::string words(const std::string& s, const Notation& n) {
-  return n.latex ? fmt::format("\\text{{{}}}", tex_escape(s)) : s;
+  return n.latex ? fmt::format("\\text{{{}}}", tex_text(s)) : s;
 }
 
 std::string exp_of(const std::string& x, const Notation& n) {
@@ -215,7 +206,7 @@ std::string expansion_markdown(const CellExpansion& e, int precision) {
 std::string expansion_latex(const CellExpansion& e, int precision) {
   std::string out = "\\[ " + equation(e, precision, kLatex) + " \\]";
   if (e.kind == ExpansionKind::softmax && !e.shifted_exps.empty())
-    out += fmt::format("\n\\noindent{{\\small {}}}", tex_escape(e.note));
+    out += fmt::format("\n\\noindent{{\\small {}}}", tex_text(e.note));
   return out;
 }
 

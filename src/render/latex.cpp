@@ -6,30 +6,11 @@
 
 #include "render/numbers.hpp"
 #include "render/render.hpp"
+#include "render/tex.hpp"
 
 namespace attn {
 
 namespace {
-
-// Escapes text for LaTeX text mode (token names, titles).
-std::string tex_text(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '\\': out += "\\textbackslash{}"; break;
-      case '{': case '}': case '$': case '&': case '#': case '_': case '%':
-        out += '\\';
-        out += c;
-        break;
-      case '^': out += "\\^{}"; break;
-      case '~': out += "\\~{}"; break;
-      case '<': out += "\\textless{}"; break;
-      case '>': out += "\\textgreater{}"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // The Unicode of a shapes line ("(4×4)·(4×4)ᵀ → 4×4") in math mode.
 std::string tex_shapes(const std::string& s) {

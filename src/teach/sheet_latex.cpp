@@ -7,73 +7,12 @@
 
 #include "render/numbers.hpp"
 #include "render/render.hpp"
+#include "render/tex.hpp"
 #include "teach/exercise_sheets.hpp"
 
 namespace attn {
 
 namespace {
-
-// The code point of the UTF-8 sequence at s[i] (advancing i); 0xFFFD when malformed.
-char32_t next_code_point(std::string_view s, std::size_t& i) {
-  const unsigned char lead = static_cast<unsigned char>(s[i]);
-  const std::size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-  if (i + length > s.size()) {
-    i = s.size();
-    return 0xFFFD;
-  }
-  char32_t cp = length == 1 ? lead : lead & (0x7F >> length);
-  for (std::size_t k = 1; k < length; ++k)
-    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  i += length;
-  return cp;
-}
-
-// Text mode: LaTeX specials escaped; Latin-1 letters kept (pdflatex's utf8
-// input maps them to accents); any other character written as [U+XXXX],
-// since the default fonts have no glyph for it.
-std::string tex_text(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t start = i;
-    const char32_t cp = next_code_point(s, i);
-    switch (cp) {
-      case '\\':
-        out += "\\textbackslash{}";
-        break;
-      case '{':
-      case '}':
-      case '$':
-      case '&':
-      case '#':
-      case '_':
-      case '%':
-        out += '\\';
-        out += static_cast<char>(cp);
-        break;
-      case '^':
-        out += "\\^{}";
-        break;
-      case '~':
-        out += "\\~{}";
-        break;
-      case '<':
-        out += "\\textless{}";
-        break;
-      case '>':
-        out += "\\textgreater{}";
-        break;
-      case '|':
-        out += "\\textbar{}";
-        break;
-      default:
-        if (cp < 0x80 || (cp >= 0xC0 && cp <= 0xFF && cp != 0xD7 && cp != 0xF7))
-          out += s.substr(start, i - start);
-        else
-          out += fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
-    }
-  }
-  return out;
-}
 
 std::string tex_number(double v, int decimals) {
   if (std::isnan(v)) return "$\\mathrm{NaN}$";

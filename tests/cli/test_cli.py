@@ -206,6 +206,18 @@ if shutil.which("pdflatex"):
             r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
                                cwd=tmp, capture_output=True, text=True)
             check(r.returncode == 0, f"latex of {lesson} compiles: {r.stdout[-400:]}")
+        # Unicode in titles and tokens: symbols become LaTeX, CJK a [U+XXXX] placeholder.
+        with open(os.path.join(tmp, "u.toml"), "w", encoding="utf-8") as f:
+            f.write('[lesson]\ntitle = "√d_k · Q×Kᵀ → weights ≈ 1 — 银行 & co_#%"\n[model]\ncausal = true\n'
+                    '[input]\ntokens = ["银行", "river_1", "a^b", "<s>"]\nX = [[1, 0], [0, 1], [1, 1], [0.5, 0.5]]\n'
+                    '[weights]\nW_Q = "identity"\nW_K = "identity"\nW_V = "identity"\n')
+        body = run("run", os.path.join(tmp, "u.toml"), "--format", "latex", "--expand", "1,0").stdout
+        check("$\\surd$d\\_k" in body and "[U+94F6][U+884C]" in body, "latex maps Unicode symbols")
+        with open(os.path.join(tmp, "t.tex"), "w") as f:
+            f.write("\\documentclass{article}\\usepackage{amsmath}\\begin{document}\n" + body + "\\end{document}\n")
+        r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                           cwd=tmp, capture_output=True, text=True)
+        check(r.returncode == 0, f"latex with Unicode tokens compiles: {r.stdout[-400:]}")
     finally:
         shutil.rmtree(tmp)
 else:

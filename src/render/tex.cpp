@@ -1,0 +1,123 @@
+// LaTeX text escaping shared by every LaTeX writer.
+#include "render/tex.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+namespace attn {
+
+namespace {
+
+// The code point of the UTF-8 sequence at s[i] (advancing i); 0xFFFD when malformed.
+char32_t next_code_point(std::string_view s, std::size_t& i) {
+  const unsigned char lead = static_cast<unsigned char>(s[i]);
+  const std::size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+  if (i + length > s.size()) {
+    i = s.size();
+    return 0xFFFD;
+  }
+  char32_t cp = length == 1 ? lead : lead & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k)
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  i += length;
+  return cp;
+}
+
+// The trace's symbols in LaTeX math, or nullptr.
+const char* tex_symbol(char32_t cp) {
+  switch (cp) {
+    case U'√':
+      return "$\\surd$";
+    case U'·':
+      return "$\\cdot$";
+    case U'×':
+      return "$\\times$";
+    case U'→':
+      return "$\\to$";
+    case U'≈':
+      return "$\\approx$";
+    case U'ᵀ':
+      return "$^\\top$";
+    case U'−':
+      return "$-$";
+    case U'…':
+      return "\\ldots{}";
+    case U'⋮':
+      return "$\\vdots$";
+    case U'Σ':
+      return "$\\Sigma$";
+    case U'α':
+      return "$\\alpha$";
+    case U'β':
+      return "$\\beta$";
+    case U'π':
+      return "$\\pi$";
+    case U'σ':
+      return "$\\sigma$";
+    case U'—':
+      return "---";
+    case U'–':
+      return "--";
+    case U'“':
+      return "``";
+    case U'”':
+      return "''";
+    case U'’':
+      return "'";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+std::string tex_text(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t start = i;
+    const char32_t cp = next_code_point(s, i);
+    switch (cp) {
+      case '\\':
+        out += "\\textbackslash{}";
+        break;
+      case '{':
+      case '}':
+      case '$':
+      case '&':
+      case '#':
+      case '_':
+      case '%':
+        out += '\\';
+        out += static_cast<char>(cp);
+        break;
+      case '^':
+        out += "\\^{}";
+        break;
+      case '~':
+        out += "\\~{}";
+        break;
+      case '<':
+        out += "\\textless{}";
+        break;
+      case '>':
+        out += "\\textgreater{}";
+        break;
+      case '|':
+        out += "\\textbar{}";
+        break;
+      default:
+        if (const char* symbol = tex_symbol(cp))
+          out += symbol;
+        else if (cp >= U'₀' && cp <= U'₉')
+          out += fmt::format("$_{}$", static_cast<char>('0' + (cp - U'₀')));
+        else if (cp < 0x80 || (cp >= 0xC0 && cp <= 0xFF && cp != 0xD7 && cp != 0xF7))
+          out += s.substr(start, i - start);
+        else
+          out += fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
+    }
+  }
+  return out;
+}
+
+}  // namespace attn
