@@ -44,15 +44,25 @@ std::string answer_title(const Trace& trace, const Answer& a) {
   return a.step;
 }
 
-// "right given your K, which was wrong at K[1,3]"
+// "right given your K, which was wrong at K[1,3]" (and the learner's carried
+// values it also rests on: "and your head0.scores, built on it").
 std::string carried_sentence(const std::vector<CarriedSource>& sources) {
-  std::vector<std::string> steps, cells;
+  std::vector<std::string> wrong_steps, wrong_cells, built;
   for (const CarriedSource& s : sources) {
-    steps.push_back(s.step);
-    cells.push_back(fmt::format("{}[{},{}]", s.step, s.row, s.col));
+    if (s.wrong) {
+      wrong_steps.push_back(s.step);
+      wrong_cells.push_back(fmt::format("{}[{},{}]", s.step, s.row, s.col));
+    } else {
+      built.push_back(s.step);
+    }
   }
-  return fmt::format("right given your {}, which {} wrong at {}", fmt::join(steps, " and "),
-                     sources.size() == 1 ? "was" : "were", fmt::join(cells, ", "));
+  std::string out =
+      fmt::format("right given your {}, which {} wrong at {}", fmt::join(wrong_steps, " and "),
+                  wrong_steps.size() == 1 ? "was" : "were", fmt::join(wrong_cells, ", "));
+  if (!built.empty())
+    out += fmt::format(" (and your {}, built on {})", fmt::join(built, " and "),
+                       wrong_steps.size() == 1 ? "it" : "them");
+  return out;
 }
 
 // The given value as written; the others with as many decimals as help.
@@ -83,13 +93,7 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
        p = expansion.find('\n', p + 1))
     expansion.insert(p + 1, indent);
   out += fmt::format("{}on paper: {}\n", indent, expansion);
-  if (a.diagnosis) {
-    for (const Diagnosis& d : c.diagnoses)
-      if (d.label == a.diagnosis->label)
-        out += fmt::format("{}done the {} way it is {}\n", indent, d.label,
-                           value_text(d.mistaken_value));
-    return;
-  }
+  if (a.diagnosis) return;  // named once for the whole answer
   if (c.diagnoses.empty()) {
     out += indent + "mistake: none of the common mistakes gives this value\n";
     return;
@@ -115,7 +119,7 @@ std::string render_report_text(const Lesson& lesson, const Trace& truth, const V
     out +=
         fmt::format("\n{}. {} — {}", i + 1, answer_title(truth, a.answer), verdict_name(a.verdict));
     if (!single)
-      out += not_ok ? fmt::format(" ({} of {} values not right)", not_ok, a.cells.size())
+      out += not_ok ? fmt::format(" ({} of {} values differ from the true ones)", not_ok, a.cells.size())
                     : fmt::format(" (all {} values)", a.cells.size());
     out += fmt::format("   [line {}]\n", a.answer.line);
     if (a.verdict == Verdict::carried) out += "   " + carried_sentence(a.carried_from) + "\n";
@@ -140,8 +144,9 @@ std::string render_report_json(const Lesson& lesson, const VerifyReport& r) {
     const AnswerVerdict& a = r.answers[i];
     std::vector<std::string> carried_from;
     for (const CarriedSource& s : a.carried_from)
-      carried_from.push_back(
-          fmt::format("{{\"step\": {}, \"cell\": [{}, {}]}}", json_string(s.step), s.row, s.col));
+      carried_from.push_back(fmt::format("{{\"step\": {}, \"cell\": [{}, {}], \"wrong\": {}}}",
+                                         json_string(s.step), s.row, s.col,
+                                         s.wrong ? "true" : "false"));
     for (const CellVerdict& c : a.cells) {
       ok += c.verdict == Verdict::ok;
       carried += c.verdict == Verdict::carried;

@@ -153,7 +153,8 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
       add_learner_values(learner, answer, truth);
       for (const CellVerdict& cell : a.cells)
         if (cell.verdict != Verdict::ok && !first_differs.contains(answer.step))
-          first_differs[answer.step] = {answer.step, cell.row, cell.col};
+          first_differs[answer.step] = {answer.step, cell.row, cell.col,
+                                        cell.verdict == Verdict::wrong};
     }
   }
 

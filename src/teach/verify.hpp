@@ -44,6 +44,7 @@ struct CarriedSource {
   std::string step;
   std::size_t row = 0;
   std::size_t col = 0;
+  bool wrong = true;  // the learner's values there were wrong (else themselves carried)
 };
 
 struct AnswerVerdict {
