@@ -29,19 +29,21 @@ constexpr const char* kMemoryWords[kMaxExerciseTokens] = {"le", "chat",  "dort",
                                                           "un", "tapis", "chaud", "hier"};
 constexpr const char* kPadToken = "<pad>";
 
-// The weights must show: every open weight at least 10^(1-A), two significant digits.
-double smallest_weight(int answer_decimals) {
-  return std::pow(10.0, 1 - answer_decimals);
-}
 constexpr double kSmallestSpread = 0.05;
 // A value closer than this to a rounding midpoint could print differently on
 // another machine (and has two defensible roundings): such a draw is rejected.
 constexpr double kMidpointMargin = 1e-9;
 
+// 10^decimals, exactly (no pow(): libm's pow is not correctly rounded everywhere).
 std::int64_t grid_units(int decimals) {
   std::int64_t units = 1;
   for (int i = 0; i < decimals; ++i) units *= 10;
   return units;
+}
+
+// The weights must show: every open weight at least 10^(1-A), two significant digits.
+double smallest_weight(int answer_decimals) {
+  return 10.0 / static_cast<double>(grid_units(answer_decimals));
 }
 
 // k / 10^decimals written exactly, from the integer: -5, 1 -> "-0.5".
@@ -55,6 +57,7 @@ std::string grid_number(std::int64_t k, int decimals) {
                      magnitude % static_cast<std::uint64_t>(units), decimals);
 }
 
+// -> (rows, cols) integers, each uniform on [-units, units], drawn row by row.
 IntMatrix draw_matrix(SplitMix64& rng, std::size_t rows, std::size_t cols, std::int64_t units) {
   IntMatrix M(rows, std::vector<std::int64_t>(cols));
   for (auto& row : M)
@@ -108,9 +111,9 @@ std::optional<RuleBroken> zero_column(const IntMatrix& W, const char* name) {
 
 // Distance of `value` to the nearest midpoint between two numbers of `decimals` decimals.
 double distance_to_midpoint(double value, int decimals) {
-  const double unit = std::pow(10.0, -decimals);
-  const double scaled = value / unit;
-  return std::abs(scaled - std::floor(scaled) - 0.5) * unit;
+  const double units = static_cast<double>(grid_units(decimals));
+  const double scaled = value * units;
+  return std::abs(scaled - std::floor(scaled) - 0.5) / units;
 }
 
 std::string step_for_short_name(const std::string& name, const std::vector<std::string>& valid) {
