@@ -14,11 +14,6 @@ namespace attn {
 
 namespace {
 
-// Numbers inside a cause: as short as they can be while still exact to 6 digits.
-std::string short_number(double v) {
-  return fmt::format("{:.6g}", v);
-}
-
 // A matrix an operand is read from, with the labels of its rows and columns.
 struct OperandMatrix {
   const arma::mat* values = nullptr;
@@ -150,6 +145,19 @@ std::string_view slip_kind_name(SlipKind kind) {
   return "";
 }
 
+std::string short_number(double v) {
+  return fmt::format("{:.6g}", v);
+}
+
+void require_cell(const Step& step, std::size_t row, std::size_t col) {
+  if (row < step.value.n_rows && col < step.value.n_cols) return;
+  throw InputError(
+      fmt::format("cell [{}, {}] is outside step {}, which is {} (rows 0 to {}, columns 0 to {})",
+                  row, col, step.id, shape_str(step.value.n_rows, step.value.n_cols),
+                  static_cast<long long>(step.value.n_rows) - 1,
+                  static_cast<long long>(step.value.n_cols) - 1));
+}
+
 bool matches_written(double value, double written, double tolerance) {
   if (!std::isfinite(value) || !std::isfinite(written)) return value == written;
   const double slack = 1e-9 * std::max({tolerance, std::abs(value), std::abs(written)}) + 1e-12;
@@ -159,12 +167,7 @@ bool matches_written(double value, double written, double tolerance) {
 std::optional<CellSum> cell_sum(const Lesson& lesson, const Trace& trace, std::string_view step_id,
                                 std::size_t row, std::size_t col) {
   const Step& step = trace.at(step_id);
-  if (row >= step.value.n_rows || col >= step.value.n_cols)
-    throw InputError(
-        fmt::format("cell [{}, {}] is outside step {}, which is {} (rows 0 to {}, columns 0 to {})",
-                    row, col, step.id, shape_str(step.value.n_rows, step.value.n_cols),
-                    static_cast<long long>(step.value.n_rows) - 1,
-                    static_cast<long long>(step.value.n_cols) - 1));
+  require_cell(step, row, col);
   CellSum sum;
   sum.step = step.id;
   sum.row = row;

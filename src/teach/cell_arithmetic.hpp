@@ -95,6 +95,12 @@ struct TermSlip {
   std::size_t distance = 0;  // wrong_entry: rows plus columns between the used and the right entry
 };
 
+// Numbers inside a cause or a diagnosis: as short as they can be, exact to 6 digits.
+std::string short_number(double v);
+
+// Throws InputError "cell [r, c] is outside step S, which is 4×4 (rows 0 to 3, ...)".
+void require_cell(const Step& step, std::size_t row, std::size_t col);
+
 // |value - written| within tolerance, counting a value exactly half a unit away
 // as a match (1.7265 written as 1.727 with tolerance 0.0005) despite binary rounding.
 bool matches_written(double value, double written, double tolerance);

@@ -32,10 +32,6 @@ arma::mat column_softmax(const arma::mat& masked) {
   return W;
 }
 
-std::string short_number(double v) {
-  return fmt::format("{:.6g}", v);
-}
-
 }  // namespace
 
 const std::vector<std::string_view>& diagnosis_labels() {

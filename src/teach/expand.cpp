@@ -94,12 +94,7 @@ CellExpansion expand_cell(const Lesson& lesson, const Trace& trace, std::string_
                           std::size_t row, std::size_t col) {
   const Step& step = trace.at(step_id);
   if (step.value.n_cols == 1) col = 0;
-  if (!has_cell(step, row, col))
-    throw InputError(
-        fmt::format("cell [{}, {}] is outside step {}, which is {} (rows 0 to {}, columns 0 to {})",
-                    row, col, step.id, shape_str(step.value.n_rows, step.value.n_cols),
-                    static_cast<long long>(step.value.n_rows) - 1,
-                    static_cast<long long>(step.value.n_cols) - 1));
+  require_cell(step, row, col);
   CellExpansion e;
   e.step = step.id;
   e.row = row;
