@@ -159,7 +159,8 @@ void require_cell(const Step& step, std::size_t row, std::size_t col) {
 }
 
 bool matches_written(double value, double written, double tolerance) {
-  if (!std::isfinite(value) || !std::isfinite(written)) return value == written;
+  if (std::isnan(value) || std::isnan(written)) return std::isnan(value) && std::isnan(written);
+  if (std::isinf(value) || std::isinf(written)) return value == written;
   const double slack = 1e-9 * std::max({tolerance, std::abs(value), std::abs(written)}) + 1e-12;
   return std::abs(value - written) <= tolerance + slack;
 }

@@ -103,6 +103,7 @@ void require_cell(const Step& step, std::size_t row, std::size_t col);
 
 // |value - written| within tolerance, counting a value exactly half a unit away
 // as a match (1.7265 written as 1.727 with tolerance 0.0005) despite binary rounding.
+// Infinities match only themselves; NaN matches NaN (a fully masked row written "nan").
 bool matches_written(double value, double written, double tolerance);
 
 // Every way exactly ONE term (or the bias) of `sum`, changed for a recognised

@@ -164,6 +164,9 @@ TEST_CASE("matches_written counts exactly half a unit as a match") {
   CHECK(matches_written(0.69 * 0.66 + 0.5 * 0.54 + 0.86 * 0.66 + 0.85 * 0.51, 1.727, 0.0005));
   CHECK_FALSE(matches_written(1.6755, 1.727, 0.0005));
   CHECK(matches_written(-arma::datum::inf, -arma::datum::inf, 0.005));
+  CHECK(matches_written(arma::datum::nan, arma::datum::nan, 0.005));  // a fully masked row
+  CHECK_FALSE(matches_written(arma::datum::nan, 0.0, 0.005));
+  CHECK_FALSE(matches_written(-arma::datum::inf, -1e9, 0.005));
 }
 
 }  // namespace attn
