@@ -119,7 +119,8 @@ std::string render_report_text(const Lesson& lesson, const Trace& truth, const V
     out +=
         fmt::format("\n{}. {} — {}", i + 1, answer_title(truth, a.answer), verdict_name(a.verdict));
     if (!single)
-      out += not_ok ? fmt::format(" ({} of {} values differ from the true ones)", not_ok, a.cells.size())
+      out += not_ok ? fmt::format(" ({} of {} values differ from the true ones)", not_ok,
+                                  a.cells.size())
                     : fmt::format(" (all {} values)", a.cells.size());
     out += fmt::format("   [line {}]\n", a.answer.line);
     if (a.verdict == Verdict::carried) out += "   " + carried_sentence(a.carried_from) + "\n";
