@@ -276,38 +276,8 @@ class LessonParser {
       toml_.require_known_keys(t, where,
                                {"step", "cell", "row", "value", "values", "tolerance", "says"});
       Claim claim;
-      claim.line = toml_.line_of(&item);
-      const toml::node* step = t.get("step");
-      if (!step)
-        toml_.fail(&item, where + ".step", "missing; name the step id, e.g. \"head0.scores\"");
-      claim.step = toml_.string(*step, where + ".step");
+      static_cast<StepValues&>(claim) = toml_.step_values(item, where);
       if (const toml::node* n = t.get("says")) claim.says = toml_.string(*n, where + ".says");
-      if (const toml::node* n = t.get("tolerance")) {
-        claim.tolerance = toml_.number(*n, where + ".tolerance").value;
-        if (*claim.tolerance < 0) toml_.fail(n, where + ".tolerance", "must not be negative");
-      }
-      const toml::node* cell = t.get("cell");
-      const toml::node* row = t.get("row");
-      const toml::node* value = t.get("value");
-      const toml::node* values = t.get("values");
-      if (cell && row)
-        toml_.fail(row, where + ".row", "give either cell = [r, c] or row = r, not both");
-      if (cell) {
-        std::tie(claim.where.row, claim.where.col) = toml_.cell(*cell, where + ".cell");
-        claim.where.kind = CellSelector::Kind::cell;
-        if (!value) toml_.fail(&item, where + ".value", "a cell claim needs value = <number>");
-        claim.values = {{toml_.number(*value, where + ".value")}};
-      } else if (row) {
-        const long long r = toml_.integer(*row, where + ".row");
-        if (r < 0) toml_.fail(row, where + ".row", "rows are counted from 0");
-        claim.where = {CellSelector::Kind::row, static_cast<std::size_t>(r), 0};
-        if (!values) toml_.fail(&item, where + ".values", "a row claim needs values = [...]");
-        claim.values = {toml_.number_row(*values, where + ".values")};
-      } else {
-        claim.where.kind = CellSelector::Kind::matrix;
-        if (!values) toml_.fail(&item, where + ".values", "a matrix claim needs values = [[...]]");
-        claim.values = toml_.number_matrix(*values, where + ".values");
-      }
       lesson_.claims.push_back(std::move(claim));
     }
   }

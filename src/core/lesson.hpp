@@ -32,14 +32,36 @@ struct CellSelector {
   std::size_t col = 0;
 };
 
-// A value a source document states, attached to a step of the trace.
-struct Claim {
+// Values said about one step of a trace — a cell, a row or the whole matrix —
+// as a lesson's claims and a learner's answers both say them:
+//   step = "head0.scores", cell = [r, c] | row = r | neither,
+//   value = x | values = [...] | [[...]], tolerance = t (optional)
+struct StepValues {
   std::string step;
   CellSelector where;
-  std::vector<std::vector<WrittenNumber>> values;  // 1x1 cell, 1xm row, or full matrix
+  std::vector<std::vector<WrittenNumber>> values;  // 1x1 cell, 1xm row, or the full matrix
   std::optional<double> tolerance;                 // default: half a unit in the last decimal
+  std::string key;                                 // its table in the file, e.g. "answer[2]"
+  int line = 0;                                    // where the table starts in its file
+  int step_line = 0;                               // line of step = ...
+  int where_line = 0;   // line of cell = ... or row = ... (0: whole matrix)
+  int values_line = 0;  // line of value(s) = ...
+
+  // The cell of the step that values[r][c] is about.
+  std::size_t step_row(std::size_t r) const {
+    return where.kind == CellSelector::Kind::matrix ? r : where.row;
+  }
+  std::size_t step_col(std::size_t c) const {
+    return where.kind == CellSelector::Kind::cell ? where.col : c;
+  }
+  double tolerance_for(const WrittenNumber& n) const {
+    return tolerance.value_or(half_unit(n.decimals));
+  }
+};
+
+// A value a source document states, attached to a step of the trace.
+struct Claim : StepValues {
   std::string says;
-  int line = 0;  // where the claim starts in the lesson file
 };
 
 struct Lesson {

@@ -201,20 +201,34 @@ WrittenNumber TomlReader::number(const toml::node& node, std::string_view key) c
   return out;
 }
 
-std::vector<WrittenNumber> TomlReader::number_row(const toml::node& node,
-                                                  std::string_view key) const {
+WrittenNumber TomlReader::stated_number(const toml::node& node, std::string_view key) const {
+  if (node.is_floating_point() && !std::isfinite(node.as_floating_point()->get()))
+    return {node.as_floating_point()->get(), 0};
+  if (node.is_string()) {
+    const std::string& s = node.as_string()->get();
+    if (s == "-inf") return {-arma::datum::inf, 0};
+    if (s == "inf") return {arma::datum::inf, 0};
+    if (s == "nan") return {arma::datum::nan, 0};
+  }
+  return number(node, key);
+}
+
+std::vector<WrittenNumber> TomlReader::number_row(const toml::node& node, std::string_view key,
+                                                  bool stated) const {
   if (!node.is_array())
     fail(&node, key, fmt::format("expected an array of numbers, found {}", type_name(node)));
   std::vector<WrittenNumber> out;
   std::size_t i = 0;
   for (const toml::node& item : *node.as_array())
-    out.push_back(number(item, fmt::format("{}[{}]", key, i++)));
+    out.push_back(stated ? stated_number(item, fmt::format("{}[{}]", key, i++))
+                         : number(item, fmt::format("{}[{}]", key, i++)));
   if (out.empty()) fail(&node, key, "the array is empty; give at least one number");
   return out;
 }
 
 std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::node& node,
-                                                                  std::string_view key) const {
+                                                                  std::string_view key,
+                                                                  bool stated) const {
   if (!node.is_array() || node.as_array()->empty() || !node.as_array()->get(0)->is_array())
     fail(&node, key,
          "expected a matrix: an array of rows, e.g. [[1, 0], [0, 1]]" +
@@ -224,7 +238,7 @@ std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::no
   for (const toml::node& item : *node.as_array()) {
     if (!item.is_array())
       fail(&item, key, fmt::format("row {} is {}, not an array of numbers", r, type_name(item)));
-    rows.push_back(number_row(item, fmt::format("{}[{}]", key, r)));
+    rows.push_back(number_row(item, fmt::format("{}[{}]", key, r), stated));
     if (rows.back().size() != rows.front().size())
       fail(&item, key,
            fmt::format("ragged matrix: row {} has {} numbers but row 0 has {}; every row must "
@@ -263,6 +277,93 @@ std::pair<std::size_t, std::size_t> TomlReader::cell(const toml::node& node,
   const long long c = arr->get(1)->as_integer()->get();
   if (r < 0 || c < 0) fail(&node, key, "row and column are counted from 0 and cannot be negative");
   return {static_cast<std::size_t>(r), static_cast<std::size_t>(c)};
+}
+
+StepValues TomlReader::step_values(const toml::node& item, const std::string& where) const {
+  const toml::table& t = *item.as_table();
+  StepValues out;
+  out.key = where;
+  out.line = line_of(&item);
+  const toml::node* step = t.get("step");
+  if (!step) fail(&item, where + ".step", "missing; name the step id, e.g. \"head0.scores\"");
+  out.step = string(*step, where + ".step");
+  out.step_line = line_of(step);
+  if (const toml::node* n = t.get("tolerance")) {
+    out.tolerance = number(*n, where + ".tolerance").value;
+    if (*out.tolerance < 0) fail(n, where + ".tolerance", "must not be negative");
+  }
+  const toml::node* cell = t.get("cell");
+  const toml::node* row = t.get("row");
+  const toml::node* value = t.get("value");
+  const toml::node* values = t.get("values");
+  if (cell && row) fail(row, where + ".row", "give either cell = [r, c] or row = r, not both");
+  out.values_line = line_of(value ? value : values);
+  if (cell) {
+    std::tie(out.where.row, out.where.col) = this->cell(*cell, where + ".cell");
+    out.where.kind = CellSelector::Kind::cell;
+    out.where_line = line_of(cell);
+    if (!value)
+      fail(&item, where + ".value",
+           values ? "a single cell takes value = <number>, not values"
+                  : "a single cell needs value = <number>");
+    out.values = {{stated_number(*value, where + ".value")}};
+  } else if (row) {
+    const long long r = integer(*row, where + ".row");
+    if (r < 0) fail(row, where + ".row", "rows are counted from 0");
+    out.where = {CellSelector::Kind::row, static_cast<std::size_t>(r), 0};
+    out.where_line = line_of(row);
+    if (!values) fail(&item, where + ".values", "a row needs values = [...]");
+    out.values = {number_row(*values, where + ".values", true)};
+  } else {
+    if (!values)
+      fail(&item, where + ".values",
+           value ? "a single value needs cell = [r, c] (or give row = r, or the whole matrix "
+                   "with values = [[...]])"
+                 : "a whole matrix needs values = [[...]]");
+    out.values = number_matrix(*values, where + ".values", true);
+  }
+  return out;
+}
+
+void require_fits(const StepValues& said, const Trace& trace, const std::string& origin,
+                  std::string_view noun) {
+  auto fail_at = [&](int line, std::string_view key, const std::string& message) {
+    throw InputError(fmt::format("{}:{}: key '{}.{}': {} on {}: {}", origin, line, said.key, key,
+                                 noun, said.step, message));
+  };
+  const Step* step = trace.find(said.step);
+  if (!step)
+    fail_at(said.step_line, "step",
+            fmt::format("unknown step id '{}' for lesson {}; valid ids: {}", said.step,
+                        trace.lesson_id, fmt::join(trace.ids(), ", ")));
+  const std::size_t rows = step->value.n_rows, cols = step->value.n_cols;
+  const std::string shape = fmt::format("{} is {} (rows 0 to {}, columns 0 to {})", said.step,
+                                        shape_str(rows, cols), rows - 1, cols - 1);
+  switch (said.where.kind) {
+    case CellSelector::Kind::cell:
+      if (said.where.row >= rows || said.where.col >= cols)
+        fail_at(said.where_line, "cell",
+                fmt::format("cell [{}, {}] is outside the step: {}", said.where.row, said.where.col,
+                            shape));
+      break;
+    case CellSelector::Kind::row:
+      if (said.where.row >= rows)
+        fail_at(said.where_line, "row",
+                fmt::format("row {} is outside the step: {}", said.where.row, shape));
+      if (said.values[0].size() != cols)
+        fail_at(said.values_line, "values",
+                fmt::format("a row of {} has {} numbers, but {} were given", said.step, cols,
+                            said.values[0].size()));
+      break;
+    case CellSelector::Kind::matrix:
+      if (said.values.size() != rows || said.values[0].size() != cols)
+        fail_at(said.values_line, "values",
+                fmt::format("{} is {}, but the values given are {} rows of {}; give every row "
+                            "and column",
+                            said.step, shape_str(rows, cols), said.values.size(),
+                            said.values[0].size()));
+      break;
+  }
 }
 
 }  // namespace attn

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/lesson.hpp"
+#include "core/trace.hpp"
 
 namespace attn {
 
@@ -36,10 +37,16 @@ class TomlReader {
   // A finite number: a TOML integer, float, or a numeric string ("1.70"),
   // with the decimals as written in the file.
   WrittenNumber number(const toml::node& node, std::string_view key) const;
-  std::vector<WrittenNumber> number_row(const toml::node& node, std::string_view key) const;
+  // A number as number() reads it, or -inf / inf / nan (a TOML float or the
+  // string): a value stated about a step may be a masked -inf or a NaN row.
+  WrittenNumber stated_number(const toml::node& node, std::string_view key) const;
+  // With `stated`, entries are read by stated_number() (non-finite allowed).
+  std::vector<WrittenNumber> number_row(const toml::node& node, std::string_view key,
+                                        bool stated = false) const;
   // A rectangular array of arrays of finite numbers (ragged rows are an error).
   std::vector<std::vector<WrittenNumber>> number_matrix(const toml::node& node,
-                                                        std::string_view key) const;
+                                                        std::string_view key,
+                                                        bool stated = false) const;
   arma::mat matrix(const toml::node& node, std::string_view key) const;
   arma::rowvec row(const toml::node& node, std::string_view key) const;
   std::vector<std::string> strings(const toml::node& node, std::string_view key) const;
@@ -47,6 +54,11 @@ class TomlReader {
   std::pair<std::size_t, std::size_t> cell(const toml::node& node, std::string_view key) const;
 
   int line_of(const toml::node* node) const;
+
+  // The step, cell/row/matrix, value(s) and tolerance of a [[claim]] or
+  // [[answer]] table named `where` (e.g. "answer[2]"); other keys are the
+  // caller's to check. Values may be non-finite (stated_number).
+  StepValues step_values(const toml::node& item, const std::string& where) const;
 
  private:
   // The literal text of a value as written in the file ("1.70").
@@ -63,5 +75,11 @@ int decimals_written(std::string_view literal);
 
 // Converts a matrix of written numbers to values.
 arma::mat to_matrix(const std::vector<std::vector<WrittenNumber>>& numbers);
+
+// Throws InputError naming origin, the line and the fix when `said` is not
+// about a step of `trace` or does not fit its matrix; `noun` is "claim" or
+// "answer".
+void require_fits(const StepValues& said, const Trace& trace, const std::string& origin,
+                  std::string_view noun);
 
 }  // namespace attn

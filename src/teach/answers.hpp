@@ -23,24 +23,8 @@
 
 namespace attn {
 
-struct Answer {
-  std::string step;
-  CellSelector where;
-  std::vector<std::vector<WrittenNumber>> values;  // 1x1 cell, 1xm row, or the full matrix
-  std::optional<double> tolerance;                 // default: half a unit per number
-  int line = 0;                                    // where the answer starts in the file
-  std::size_t index = 0;                           // its place in the file, from 0
-
-  // The cell of the step that values[r][c] is about.
-  std::size_t step_row(std::size_t r) const {
-    return where.kind == CellSelector::Kind::matrix ? r : where.row;
-  }
-  std::size_t step_col(std::size_t c) const {
-    return where.kind == CellSelector::Kind::cell ? where.col : c;
-  }
-  double tolerance_for(const WrittenNumber& n) const {
-    return tolerance.value_or(half_unit(n.decimals));
-  }
+struct Answer : StepValues {
+  std::size_t index = 0;  // its place in the file, from 0
 };
 
 // Parses the answers and checks each against the trace's steps. Throws

@@ -41,26 +41,8 @@ std::pair<std::size_t, std::size_t> claim_origin(const Claim& claim) {
 }
 
 const Step& claimed_step(const Lesson& lesson, const Trace& trace, const Claim& claim) {
-  const Step* step = trace.find(claim.step);
-  if (!step)
-    throw InputError(
-        fmt::format("{}:{}: claim step '{}' is not a step of this lesson; valid ids: "
-                    "{}",
-                    lesson.origin, claim.line, claim.step, fmt::join(trace.ids(), ", ")));
-  const arma::mat& M = step->value;
-  const std::size_t rows = claim.where.kind == CellSelector::Kind::matrix ? claim.values.size() : 1;
-  const std::size_t cols = claim.values.empty() ? 0 : claim.values[0].size();
-  const auto [first_row, first_col] = claim_origin(claim);
-  const bool fits = first_row + rows <= M.n_rows && first_col + cols <= M.n_cols &&
-                    (claim.where.kind == CellSelector::Kind::cell || cols == M.n_cols) &&
-                    (claim.where.kind != CellSelector::Kind::matrix || rows == M.n_rows);
-  if (!fits)
-    throw InputError(
-        fmt::format("{}:{}: claim on {} does not fit its matrix, which is {}: give a "
-                    "cell inside it, a row of {} values, or the whole {} matrix",
-                    lesson.origin, claim.line, claim.step, shape_str(M.n_rows, M.n_cols), M.n_cols,
-                    shape_str(M.n_rows, M.n_cols)));
-  return *step;
+  require_fits(claim, trace, lesson.origin, "claim");
+  return trace.at(claim.step);
 }
 
 // The steps an element-wise step reads its cell from: scaled = scores / s,

@@ -143,7 +143,7 @@ with tempfile.TemporaryDirectory() as tmp:
                       "W_K = \"identity\"\nW_V = \"identity\"\n[[claim]]\nstep = \"head0.score\"\n"
                       "cell = [0, 0]\nvalue = 1\n", encoding="utf-8")
     r = run("check", str(lesson), "--golden", str(pathlib.Path(tmp) / "none.toml"))
-    check(r.returncode == 2 and "claims.toml:7" in r.stderr and "head0.scores" in r.stderr,
+    check(r.returncode == 2 and "claims.toml:8: key 'claim[0].step'" in r.stderr and "head0.scores" in r.stderr,
           f"a claim on an unknown step: exit 2, file:line and the valid ids ({r.stderr})")
 
 if failures:
