@@ -8,7 +8,7 @@
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
-#include "render/tex.hpp"
+#include "render/escape.hpp"
 #include "teach/expand.hpp"
 
 namespace attn {

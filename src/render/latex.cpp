@@ -6,7 +6,7 @@
 
 #include "render/numbers.hpp"
 #include "render/render.hpp"
-#include "render/tex.hpp"
+#include "render/escape.hpp"
 
 namespace attn {
 

@@ -2,30 +2,22 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "render/escape.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
 
 namespace attn {
 
-namespace {
-
-// Table cells must not break the table: escape pipes.
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) out += (c == '|') ? std::string("\\|") : std::string(1, c);
-  return out;
-}
-
-}  // namespace
-
 std::string render_markdown(const Lesson& lesson, const Trace& trace,
                             const RenderOptions& options) {
   const std::vector<const Step*> steps = select_steps(trace, options);
-  std::string out = fmt::format("# {}{}\n\n", lesson.id, lesson.title.empty() ? "" : ": " + lesson.title);
-  if (!lesson.source.empty()) out += fmt::format("*Source:* {}\n\n", lesson.source);
+  std::string out = fmt::format("# {}{}\n\n", md_text(lesson.id),
+                                lesson.title.empty() ? "" : ": " + md_text(lesson.title));
+  if (!lesson.source.empty()) out += fmt::format("*Source:* {}\n\n", md_text(lesson.source));
   if (!lesson.story.empty() && options.steps.empty()) {
     std::string quoted = "> ";
-    for (char c : lesson.story) quoted += (c == '\n') ? std::string("\n> ") : std::string(1, c);
+    for (char c : md_text(lesson.story))
+      quoted += (c == '\n') ? std::string("\n> ") : std::string(1, c);
     while (quoted.ends_with("> ") || quoted.ends_with('\n')) quoted.pop_back();
     out += quoted + "\n\n";
   }
@@ -41,12 +33,12 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
     const auto rows = visible_indices(M.n_rows, summarised);
     const auto cols = visible_indices(M.n_cols, summarised);
     out += "| |";
-    for (const auto& c : cols) out += fmt::format(" {} |", c ? md_cell(step->cols[*c]) : "…");
+    for (const auto& c : cols) out += fmt::format(" {} |", c ? md_text(step->cols[*c]) : "…");
     out += "\n|---|";
     for (std::size_t i = 0; i < cols.size(); ++i) out += "---:|";
     out += "\n";
     for (const auto& r : rows) {
-      out += fmt::format("| {} |", r ? fmt::format("**{}**", md_cell(step->rows[*r])) : "⋮");
+      out += fmt::format("| {} |", r ? fmt::format("**{}**", md_text(step->rows[*r])) : "⋮");
       for (const auto& c : cols)
         out += fmt::format(" {} |", r && c ? format_fixed(M(*r, *c), options.precision) : "⋮");
       out += "\n";

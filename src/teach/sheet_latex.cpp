@@ -7,7 +7,7 @@
 
 #include "render/numbers.hpp"
 #include "render/render.hpp"
-#include "render/tex.hpp"
+#include "render/escape.hpp"
 #include "teach/exercise_sheets.hpp"
 
 namespace attn {

@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "render/escape.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
 #include "teach/exercise_sheets.hpp"
@@ -11,16 +12,6 @@
 namespace attn {
 
 namespace {
-
-// Backslash before the ASCII punctuation Markdown would read as markup.
-std::string md_text(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (std::string_view("\\`*_{}[]<>#|!").find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 // A table with labelled rows and columns; `cell` gives the text of (r, c).
 template <typename CellText>

@@ -1,6 +1,5 @@
-// LaTeX text escaping shared by every LaTeX writer (trace, --expand, sheets):
-// specials escaped, common math symbols written as LaTeX, the rest kept only
-// where pdflatex's default fonts have a glyph.
+// Escaping text for the markup formats, shared by every writer (trace,
+// --expand, sheets): one function per format.
 #pragma once
 
 #include <string>
@@ -13,5 +12,9 @@ namespace attn {
 // subscript digits, Greek letters) as math; any other character written as
 // [U+XXXX], since the default fonts have no glyph for it.
 std::string tex_text(std::string_view s);
+
+// Markdown: a backslash before the ASCII punctuation Markdown would read as
+// markup (also `|`, so table cells stay whole).
+std::string md_text(std::string_view s);
 
 }  // namespace attn

@@ -1,5 +1,5 @@
-// LaTeX text escaping shared by every LaTeX writer.
-#include "render/tex.hpp"
+// Escaping text for LaTeX and Markdown.
+#include "render/escape.hpp"
 
 #include <fmt/format.h>
 
@@ -116,6 +116,15 @@ std::string tex_text(std::string_view s) {
         else
           out += fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
     }
+  }
+  return out;
+}
+
+std::string md_text(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (std::string_view("\\`*_{}[]<>#|!").find(c) != std::string_view::npos) out += '\\';
+    out += c;
   }
   return out;
 }
