@@ -28,7 +28,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    fmt::print(stderr,
+               "attn-trace: error: {}. See `attn-trace --help` and `attn-trace COMMAND --help`.\n",
+               e.what());
     return 2;
   } catch (const attn::InputError& e) {
     std::fflush(stdout);
@@ -39,7 +41,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "attn-trace: backend unavailable: {}\n", e.what());
     return 3;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "attn-trace: internal error: {} (please report this with the command line)\n",
+    fmt::print(stderr,
+               "attn-trace: internal error: {} (please report this with the command line)\n",
                e.what());
     return 4;
   }

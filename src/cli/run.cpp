@@ -104,7 +104,7 @@ void setup_run(CLI::App& app, CommandContext& /*context*/) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   run->add_option("--step", options->steps, "Show only these step ids (e.g. head0.weights)");
   run->add_option("--head", options->head, "Show only this head's per-head steps")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1 << 20));
   run->add_option("--precision", options->precision, "Decimals shown (default 4)")
       ->check(CLI::Range(0, 17));
   run->add_option("--color", options->color, "auto, always or never (NO_COLOR is respected)")

@@ -130,6 +130,11 @@ class LessonParser {
         lesson_.mask_fill = -arma::datum::inf;
       } else if (n->is_number()) {
         lesson_.mask_fill = toml_.number(*n, "model.mask_fill").value;
+        if (lesson_.mask_fill >= 0)
+          toml_.fail(n, "model.mask_fill",
+                     fmt::format("a fill of {} would give masked keys real weight; write \"-inf\" "
+                                 "or a large negative number such as -1e9",
+                                 lesson_.mask_fill));
       } else {
         toml_.fail(n, "model.mask_fill", "write \"-inf\" or a finite number such as -1e9");
       }

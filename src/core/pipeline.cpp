@@ -290,8 +290,8 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
     std::string divisor, divisor_tex;
     switch (lesson.scale_kind) {
       case ScaleKind::sqrt_dk:
-        divisor = fmt::format("√d_k = √{} = {}", lesson.d_k, format_scale(s));
-        divisor_tex = fmt::format("\\sqrt{{d_k}} = \\sqrt{{{}}} = {}", lesson.d_k, format_scale(s));
+        divisor = fmt::format("√d_k, with √d_k = √{} = {}", lesson.d_k, format_scale(s));
+        divisor_tex = fmt::format("\\sqrt{{d_k}},\\ \\text{{with}}\\ \\sqrt{{d_k}} = \\sqrt{{{}}} = {}", lesson.d_k, format_scale(s));
         break;
       case ScaleKind::none:
         divisor = "1 (no scaling)";
@@ -333,8 +333,10 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
         if (arma::all(trace.mask.row(i) != 0u))
           trace.warnings.push_back(fmt::format(
               "head{}.weights row {} ({}): every key is masked, but the fill {} is finite, so the "
-              "softmax is defined and the row comes out uniform (masked_row is not used)",
-              h, i, qtok.at(i), fill));
+              "softmax is defined and the row comes out uniform (masked_row is not used). On paper "
+              "exp({}) underflows to 0, so head{}.exp and head{}.row_sum show 0 and E/Σ would be "
+              "0/0; only the row-max shift, exp(fill − fill) = 1 per key, gives 1/m",
+              h, i, qtok.at(i), fill, fill, h, h));
     describe(record.add(p + "weights", "Attention weights", StepKind::weights, hi, weights, qtok, ktok),
              fmt::format("A{0} = E{0} / Σ{0}, computed stably as exp(x − row max) / Σ exp(x − row max)", sub),
              fmt::format("A_{{{}}} = \\mathrm{{softmax}}_{{\\text{{row}}}}(\\text{{masked}})", h),

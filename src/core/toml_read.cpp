@@ -119,9 +119,9 @@ void TomlReader::require_known_keys(const toml::table& table, std::string_view w
     std::string known;
     for (std::string_view candidate : allowed)
       known += (known.empty() ? "" : ", ") + std::string(candidate);
-    const std::string hint = best.empty() ? "" : fmt::format("did you mean '{}'? ", best);
+    const std::string hint = best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
     fail(&node, fmt::format("{}{}", where.empty() ? "" : std::string(where) + ".", name),
-         fmt::format("unknown key {}(known keys{}: {})", hint,
+         fmt::format("unknown key{} (known keys{}: {})", hint,
                      where.empty() ? "" : fmt::format(" in [{}]", where), known));
   }
 }

@@ -144,7 +144,8 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
       const CellSum& s = *e.sum;
       std::string out;
       for (std::size_t k = 0; k < s.terms.size(); ++k)
-        out += (k ? " + " : "") + num(s.terms[k].left) + n.times + num(s.terms[k].right);
+        out += (k ? " + " : "") + num(s.terms[k].left) + n.times +
+               (s.terms[k].right < 0 ? "(" + num(s.terms[k].right) + ")" : num(s.terms[k].right));
       if (s.bias) out += " + " + num(*s.bias);
       const bool transposed = e.step.ends_with(".scores");
       const std::string left = s.terms.empty() ? "" : s.terms[0].left_ref.step;

@@ -26,6 +26,11 @@ std::vector<const Step*> select_steps(const Trace& trace, const RenderOptions& o
       continue;
     out.push_back(&step);
   }
+  if (out.empty())
+    throw InputError(
+        fmt::format("--step {} and --head {} select no step: those steps belong to "
+                    "another head; drop --head or pick a step of head {}",
+                    fmt::join(options.steps, " "), *options.head, *options.head));
   return out;
 }
 
