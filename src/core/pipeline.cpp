@@ -41,6 +41,8 @@ class TraceBuilder {
     return computed;
   }
 
+  bool overrides(const std::string& id) const { return overrides_.contains(id); }
+
   Step& add(std::string id, std::string name, StepKind kind, int head, arma::mat value,
             std::vector<std::string> rows, std::vector<std::string> cols) {
     Step step;
@@ -325,9 +327,15 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
              fmt::format("Σ{0} = Σ_j E{0}[i, j]", sub), fmt::format("\\Sigma_{{{}}} = \\textstyle\\sum_j E_{{{}}}[i,j]", h, h),
              fmt::format("{} → {}", dims(exps), dims(row_sums)));
 
-    const arma::mat weights = record.take(
-        p + "weights",
-        attention_weights(backend, masked, lesson.masked_row, qtok, hi, trace.warnings));
+    arma::mat weights =
+        attention_weights(backend, masked, lesson.masked_row, qtok, hi, trace.warnings);
+    // Given exponentials or row sums (a learner's, for carried credit) are
+    // divided as on paper: A = E / Σ.
+    if (record.overrides(p + "exp") || record.overrides(p + "row_sum")) {
+      weights = exps;
+      weights.each_col() /= row_sums;
+    }
+    weights = record.take(p + "weights", weights);
     if (std::isfinite(lesson.mask_fill))
       for (std::size_t i = 0; i < trace.mask.n_rows; ++i)
         if (arma::all(trace.mask.row(i) != 0u))

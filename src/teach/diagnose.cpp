@@ -146,7 +146,20 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
                                            int decimals) {
   std::vector<Diagnosis> out;
   const double right = base_.at(step).value(row, col);
-  if (matches_written(right, written, tolerance)) return out;
+  if (matches_written(right, written, tolerance)) {
+    // Right on the values the learner worked from, which were ok only as rounded.
+    int rounded_to = 0;
+    for (const auto& [id, given] : learner_)
+      if (const auto it = decimals_by_step_.find(id); it != decimals_by_step_.end())
+        rounded_to = rounded_to == 0 ? it->second : std::min(rounded_to, it->second);
+    out.push_back({"rounding",
+                   fmt::format("right up to rounding: worked from your earlier values as you "
+                               "rounded them ({} decimals), the answer comes out as you wrote it; "
+                               "keep more decimals in intermediate values",
+                               rounded_to),
+                   right, rounded_to, true});
+    return out;
+  }
 
   if (!method_) build_method_mistakes();
   for (const Mistaken& m : *method_) {
@@ -202,6 +215,7 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
 
 std::optional<double> Diagnoser::value_under(const Diagnosis& d, const std::string& step,
                                              std::size_t row, std::size_t col) {
+  if (d.label == "rounding" && d.as_given) return base_.at(step).value(row, col);
   if (d.label == "rounding") return rounded_trace(step, d.rounded_to).at(step).value(row, col);
   if (!method_) build_method_mistakes();
   for (const Mistaken& m : *method_)

@@ -36,6 +36,7 @@ struct Diagnosis {
   std::string detail;         // for people: what was done and what it should be
   double mistaken_value = 0;  // what the mistaken way gives for the cell
   int rounded_to = 0;         // rounding: the decimals the earlier steps were rounded to
+  bool as_given = false;      // rounding: of the earlier values the learner gave, no others
 };
 
 class Diagnoser {

@@ -99,12 +99,17 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
   });
 
   Overrides learner;                                   // the learner's non-ok values so far
+  Overrides as_given;                                  // every value the learner gave so far
   std::map<std::string, CarriedSource> first_differs;  // per overridden step
   std::vector<AnswerVerdict> marked(answers.size());
   for (std::size_t index : order) {
     const Answer& answer = answers[index];
     Overrides earlier = learner;
     earlier.erase(answer.step);  // an answer never carries from its own step
+    // Mistakes are recognised on the values the learner worked from, also
+    // those that were ok only as rounded to the decimals written.
+    Overrides worked_from = as_given;
+    worked_from.erase(answer.step);
     const Trace carried = earlier.empty() ? truth : run_pipeline(lesson, backend, earlier);
     std::optional<Diagnoser> diagnoser;
 
@@ -127,7 +132,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
           cell.verdict = Verdict::carried;
         } else {
           cell.verdict = Verdict::wrong;
-          if (!diagnoser) diagnoser.emplace(lesson, backend, earlier, decimals_by_step);
+          if (!diagnoser) diagnoser.emplace(lesson, backend, worked_from, decimals_by_step);
           cell.diagnoses = diagnoser->diagnose(answer.step, cell.row, cell.col, cell.given.value,
                                                cell.tolerance, cell.given.decimals);
           const CarriedSource here{answer.step, cell.row, cell.col};
@@ -149,6 +154,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     if (diagnoser) keep_whole_answer_diagnoses(a, *diagnoser);
     common_diagnosis(a);
 
+    add_learner_values(as_given, answer, truth);
     if (a.verdict != Verdict::ok) {
       add_learner_values(learner, answer, truth);
       for (const CellVerdict& cell : a.cells)

@@ -1,6 +1,7 @@
 // Tests of verify's marking: ok / carried / wrong, the first wrong cell, and
 // carried-forward credit through run_pipeline's overrides.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <memory>
 
@@ -145,6 +146,50 @@ value = "1.68"
   CHECK(r.ok == 2);
   CHECK(r.wrong == 0);
   CHECK_FALSE(r.first_wrong);
+}
+
+TEST_CASE("carried through the softmax on paper: weights = your E / your Σ") {
+  RiverBank rb;
+  // exp(river, river) written 2.5 instead of 2.3149; the row sum and the
+  // weights then done right on it.
+  const arma::rowvec e = rb.truth.at("head0.exp").value.row(0);
+  const double wrong_e0 = 2.5, sum = wrong_e0 + e(1) + e(2) + e(3);
+  const std::string toml = fmt::format(
+      "[[answer]]\nstep = \"head0.exp\"\ncell = [0, 0]\nvalue = 2.5\n"
+      "[[answer]]\nstep = \"head0.row_sum\"\ncell = [0, 0]\nvalue = \"{:.4f}\"\n"
+      "[[answer]]\nstep = \"head0.weights\"\nrow = 0\nvalues = [\"{:.4f}\", \"{:.4f}\", "
+      "\"{:.4f}\", "
+      "\"{:.4f}\"]\n",
+      sum, wrong_e0 / sum, e(1) / sum, e(2) / sum, e(3) / sum);
+  const VerifyReport r = rb.mark(toml);
+  REQUIRE(r.answers.size() == 3);
+  CHECK(r.answers[0].verdict == Verdict::wrong);
+  CHECK(r.answers[1].verdict == Verdict::carried);
+  CHECK(r.answers[2].verdict == Verdict::carried);
+  CHECK(r.answers[2].cells[0].carried_expected.value() == doctest::Approx(wrong_e0 / sum));
+  CHECK(r.first_wrong->step == "head0.exp");
+}
+
+TEST_CASE("rounding: a row sum of exponentials that were ok only as rounded to 2 decimals") {
+  RiverBank rb;
+  const arma::rowvec e = rb.truth.at("head0.exp").value.row(0);
+  double sum = 0;
+  std::string exps;
+  for (std::size_t j = 0; j < 4; ++j) {
+    const double rounded = std::round(e(j) * 100) / 100;
+    sum += rounded;
+    exps += fmt::format("{}\"{:.2f}\"", j ? ", " : "", rounded);
+  }
+  const VerifyReport r = rb.mark(
+      fmt::format("[[answer]]\nstep = \"head0.exp\"\nrow = 0\nvalues = [{}]\n"
+                  "[[answer]]\nstep = \"head0.row_sum\"\ncell = [0, 0]\nvalue = \"{:.2f}\"\n",
+                  exps, sum));
+  REQUIRE(r.answers.size() == 2);
+  CHECK(r.answers[0].verdict == Verdict::ok);
+  REQUIRE(r.answers[1].verdict == Verdict::wrong);  // 9.82 is not 9.8255 to 2 decimals
+  REQUIRE(r.answers[1].diagnosis.has_value());
+  CHECK(r.answers[1].diagnosis->label == "rounding");
+  CHECK(r.answers[1].diagnosis->rounded_to == 2);
 }
 
 }  // namespace attn
