@@ -76,15 +76,24 @@ def recompute(lesson):
             steps.append(("memory+PE", source))
     m, d_mem = source.shape
 
-    def project(inputs, name, size):
-        P = inputs @ matrix(w[name], size)
+    def given_weights(name, size):
+        """The weight matrix (and bias) as steps, as the trace shows them."""
+        W = matrix(w[name], size)
+        steps.append((name, W))
         bias = "b_" + name[2:]
-        return P + np.array(w[bias]) if bias in w else P
+        if bias in w:
+            steps.append((bias, np.array([w[bias]], dtype=float)))
+        return W, (np.array(w[bias], dtype=float) if bias in w else 0.0)
 
-    Q = project(X, "W_Q", d_model)
-    K = project(source, "W_K", d_mem)
-    V = project(source, "W_V", d_mem)
-    steps += [("Q", Q), ("K", K), ("V", V)]
+    def project(inputs, letter, name, size):
+        W, b = given_weights(name, size)
+        P = inputs @ W + b
+        steps.append((letter, P))
+        return P
+
+    Q = project(X, "Q", "W_Q", d_model)
+    K = project(source, "K", "W_K", d_mem)
+    V = project(source, "V", "W_V", d_mem)
     d_k = Q.shape[1] // heads
     d_v = V.shape[1] // heads
     scale = model.get("scale", "sqrt_dk")
@@ -126,8 +135,7 @@ def recompute(lesson):
     concat = np.hstack(contexts)
     steps.append(("concat", concat))
     if "W_O" in w:
-        out = concat @ matrix(w["W_O"], concat.shape[1])
-        steps.append(("output", out + np.array(w["b_O"]) if "b_O" in w else out))
+        project(concat, "output", "W_O", concat.shape[1])
     return steps
 
 

@@ -18,9 +18,13 @@ std::string subscript(std::size_t n) {
   return subscript(n / 10) + digits[n % 10];
 }
 
-std::string dims(const arma::mat& M) { return shape_str(M.n_rows, M.n_cols); }
+std::string dims(const arma::mat& M) {
+  return shape_str(M.n_rows, M.n_cols);
+}
 
-std::string format_scale(double s) { return fmt::format("{:.6g}", s); }
+std::string format_scale(double s) {
+  return fmt::format("{:.6g}", s);
+}
 
 // Records steps with their labels; keeps run_pipeline readable.
 class TraceBuilder {
@@ -78,9 +82,28 @@ std::string describe_mask_sources(const arma::umat& mask) {
   for (const auto& [bit, what] : sources) {
     arma::uword cells = 0;
     for (const arma::uword reasons : mask) cells += (reasons & bit) != 0u;
-    if (cells) out += fmt::format("{}{}, {} cell{}", out.empty() ? "" : "; ", what, cells, cells == 1 ? "" : "s");
+    if (cells)
+      out += fmt::format("{}{}, {} cell{}", out.empty() ? "" : "; ", what, cells,
+                         cells == 1 ? "" : "s");
   }
   return out;
+}
+
+// A weight matrix (and its bias, when there is one) as the lesson gives it,
+// so that every product can be checked by hand.
+void record_weights(TraceBuilder& record, const std::string& w_name, const arma::mat& W,
+                    const std::optional<arma::rowvec>& b) {
+  describe(record.add(w_name, fmt::format("Weights {}", w_name), StepKind::input, -1, W,
+                      feature_labels(W.n_rows), {}),
+           fmt::format("{}: given in the lesson (rows: input features, columns: output features)",
+                       w_name),
+           w_name, dims(W));
+  if (!b) return;
+  const std::string b_name = "b_" + w_name.substr(2);
+  describe(record.add(b_name, fmt::format("Bias {}", b_name), StepKind::input, -1, arma::mat(*b),
+                      {b_name}, {}),
+           fmt::format("{}: given in the lesson, added to every row", b_name), b_name,
+           shape_str(1, b->n_elem));
 }
 
 }  // namespace
@@ -123,7 +146,9 @@ arma::mat attention_scores(Backend& backend, const arma::mat& Q, const arma::mat
 }
 
 // (n,m) -> (n,m)
-arma::mat scale_scores(const arma::mat& scores, double s) { return scores / s; }
+arma::mat scale_scores(const arma::mat& scores, double s) {
+  return scores / s;
+}
 
 // -> (n,m)
 arma::umat mask_reasons(const Lesson& lesson) {
@@ -152,23 +177,25 @@ arma::mat attention_weights(Backend& backend, const arma::mat& masked, MaskedRow
   arma::mat weights = backend.row_softmax(masked);
   for (std::size_t i = 0; i < masked.n_rows; ++i) {
     if (masked.row(i).max() != -arma::datum::inf) continue;  // at least one key is open
-    const std::string where =
-        fmt::format("head{}.weights row {} ({})", head, i, row_tokens.at(i));
+    const std::string where = fmt::format("head{}.weights row {} ({})", head, i, row_tokens.at(i));
     switch (policy) {
       case MaskedRowPolicy::nan:
         weights.row(i).fill(arma::datum::nan);
-        warnings.push_back(where + ": every key is masked, softmax is 0/0 = NaN "
-                                   "(masked_row = \"nan\", as PyTorch's plain softmax)");
+        warnings.push_back(where +
+                           ": every key is masked, softmax is 0/0 = NaN "
+                           "(masked_row = \"nan\", as PyTorch's plain softmax)");
         break;
       case MaskedRowPolicy::zero:
         weights.row(i).zeros();
-        warnings.push_back(where + ": every key is masked; the row is set to 0 "
-                                   "(masked_row = \"zero\")");
+        warnings.push_back(where +
+                           ": every key is masked; the row is set to 0 "
+                           "(masked_row = \"zero\")");
         break;
       case MaskedRowPolicy::uniform:
         weights.row(i).fill(1.0 / static_cast<double>(masked.n_cols));
-        warnings.push_back(where + ": every key is masked; the row is set to 1/m "
-                                   "(masked_row = \"uniform\")");
+        warnings.push_back(where +
+                           ": every key is masked; the row is set to 1/m "
+                           "(masked_row = \"uniform\")");
         break;
     }
   }
@@ -245,7 +272,9 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   // 2. Projections: Q from the queries' side, K and V from the source.
   auto projection = [&](const char* id, const char* name, const arma::mat& in,
                         const std::string& in_name, const arma::mat& W, const char* w_name,
-                        const std::optional<arma::rowvec>& b, const std::vector<std::string>& rows) {
+                        const std::optional<arma::rowvec>& b,
+                        const std::vector<std::string>& rows) {
+    record_weights(record, w_name, W, b);
     const arma::mat P = record.take(id, project(backend, in, W, b));
     const std::string bias = b ? fmt::format(" + b_{}", id) : "";
     describe(record.add(id, name, StepKind::projection, -1, P, rows, {}),
@@ -255,8 +284,10 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
     return P;
   };
   const arma::mat Q = projection("Q", "Queries", X, x_name, lesson.W_Q, "W_Q", lesson.b_Q, qtok);
-  const arma::mat K = projection("K", "Keys", source, source_name, lesson.W_K, "W_K", lesson.b_K, ktok);
-  const arma::mat V = projection("V", "Values", source, source_name, lesson.W_V, "W_V", lesson.b_V, ktok);
+  const arma::mat K =
+      projection("K", "Keys", source, source_name, lesson.W_K, "W_K", lesson.b_K, ktok);
+  const arma::mat V =
+      projection("V", "Values", source, source_name, lesson.W_V, "W_V", lesson.b_V, ktok);
 
   // 3. Attention, head by head.
   trace.mask = mask_reasons(lesson);
@@ -272,11 +303,12 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
     auto slice = [&](const arma::mat& M, const char* name, std::size_t width,
                      const std::vector<std::string>& rows) {
       const arma::mat part = record.take(p + name, split_head(M, h, width));
-      describe(record.add(p + name, fmt::format("Head {} {}", h, name), StepKind::head_slice, hi,
-                          part, rows, {}),
-               fmt::format("{}{} = {}[:, {}:{}]", name, sub, name, h * width, (h + 1) * width),
-               fmt::format("{}_{{{}}} = {}_{{:,\\,{}:{}}}", name, h, name, h * width, (h + 1) * width),
-               fmt::format("({}) → {}", dims(M), dims(part)));
+      describe(
+          record.add(p + name, fmt::format("Head {} {}", h, name), StepKind::head_slice, hi, part,
+                     rows, {}),
+          fmt::format("{}{} = {}[:, {}:{}]", name, sub, name, h * width, (h + 1) * width),
+          fmt::format("{}_{{{}}} = {}_{{:,\\,{}:{}}}", name, h, name, h * width, (h + 1) * width),
+          fmt::format("({}) → {}", dims(M), dims(part)));
       return part;
     };
     const arma::mat Qh = slice(Q, "Q", lesson.d_k, qtok);
@@ -285,7 +317,8 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
 
     const arma::mat scores = record.take(p + "scores", attention_scores(backend, Qh, Kh));
     describe(record.add(p + "scores", "Scores", StepKind::scores, hi, scores, qtok, ktok),
-             fmt::format("S{0} = Q{0}·K{0}ᵀ", sub), fmt::format("S_{{{0}}} = Q_{{{0}}} K_{{{0}}}^\\top", h),
+             fmt::format("S{0} = Q{0}·K{0}ᵀ", sub),
+             fmt::format("S_{{{0}}} = Q_{{{0}}} K_{{{0}}}^\\top", h),
              fmt::format("({})·({})ᵀ → {}", dims(Qh), dims(Kh), dims(scores)));
 
     const arma::mat scaled = record.take(p + "scaled", scale_scores(scores, s));
@@ -293,7 +326,9 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
     switch (lesson.scale_kind) {
       case ScaleKind::sqrt_dk:
         divisor = fmt::format("√d_k, with √d_k = √{} = {}", lesson.d_k, format_scale(s));
-        divisor_tex = fmt::format("\\sqrt{{d_k}},\\ \\text{{with}}\\ \\sqrt{{d_k}} = \\sqrt{{{}}} = {}", lesson.d_k, format_scale(s));
+        divisor_tex =
+            fmt::format("\\sqrt{{d_k}},\\ \\text{{with}}\\ \\sqrt{{d_k}} = \\sqrt{{{}}} = {}",
+                        lesson.d_k, format_scale(s));
         break;
       case ScaleKind::none:
         divisor = "1 (no scaling)";
@@ -309,11 +344,14 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
 
     const arma::mat masked =
         record.take(p + "masked", apply_mask(scaled, trace.mask, lesson.mask_fill));
-    const std::string fill = std::isinf(lesson.mask_fill) ? "-inf" : fmt::format("{:g}", lesson.mask_fill);
+    const std::string fill =
+        std::isinf(lesson.mask_fill) ? "-inf" : fmt::format("{:g}", lesson.mask_fill);
     describe(record.add(p + "masked", "Masked scores", StepKind::masked, hi, masked, qtok, ktok),
-             any_masked ? fmt::format("masked cells := {} ({}); the others are unchanged", fill, mask_sources)
+             any_masked ? fmt::format("masked cells := {} ({}); the others are unchanged", fill,
+                                      mask_sources)
                         : "nothing is masked: masked = scaled",
-             any_masked ? fmt::format("\\text{{masked cells}} := {}", std::isinf(lesson.mask_fill) ? "-\\infty" : fill)
+             any_masked ? fmt::format("\\text{{masked cells}} := {}",
+                                      std::isinf(lesson.mask_fill) ? "-\\infty" : fill)
                         : "\\text{nothing masked}",
              fmt::format("{} → {}", dims(scaled), dims(masked)));
 
@@ -321,10 +359,12 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
     const arma::mat exps = record.take(p + "exp", arma::exp(masked));
     describe(record.add(p + "exp", "Exponentials", StepKind::exp, hi, exps, qtok, ktok),
              fmt::format("E{} = exp(masked), cell by cell (exp(-inf) = 0)", sub),
-             fmt::format("E_{{{}}} = \\exp(\\text{{masked}})", h), fmt::format("{} → {}", dims(masked), dims(exps)));
+             fmt::format("E_{{{}}} = \\exp(\\text{{masked}})", h),
+             fmt::format("{} → {}", dims(masked), dims(exps)));
     const arma::mat row_sums = record.take(p + "row_sum", arma::sum(exps, 1));
     describe(record.add(p + "row_sum", "Row sums", StepKind::row_sum, hi, row_sums, qtok, {"sum"}),
-             fmt::format("Σ{0} = Σ_j E{0}[i, j]", sub), fmt::format("\\Sigma_{{{}}} = \\textstyle\\sum_j E_{{{}}}[i,j]", h, h),
+             fmt::format("Σ{0} = Σ_j E{0}[i, j]", sub),
+             fmt::format("\\Sigma_{{{}}} = \\textstyle\\sum_j E_{{{}}}[i,j]", h, h),
              fmt::format("{} → {}", dims(exps), dims(row_sums)));
 
     arma::mat weights =
@@ -345,14 +385,17 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
               "exp({}) underflows to 0, so head{}.exp and head{}.row_sum show 0 and E/Σ would be "
               "0/0; only the row-max shift, exp(fill − fill) = 1 per key, gives 1/m",
               h, i, qtok.at(i), fill, fill, h, h));
-    describe(record.add(p + "weights", "Attention weights", StepKind::weights, hi, weights, qtok, ktok),
-             fmt::format("A{0} = E{0} / Σ{0}, computed stably as exp(x − row max) / Σ exp(x − row max)", sub),
-             fmt::format("A_{{{}}} = \\mathrm{{softmax}}_{{\\text{{row}}}}(\\text{{masked}})", h),
-             fmt::format("{} → {}, each row sums to 1", dims(masked), dims(weights)));
+    describe(
+        record.add(p + "weights", "Attention weights", StepKind::weights, hi, weights, qtok, ktok),
+        fmt::format("A{0} = E{0} / Σ{0}, computed stably as exp(x − row max) / Σ exp(x − row max)",
+                    sub),
+        fmt::format("A_{{{}}} = \\mathrm{{softmax}}_{{\\text{{row}}}}(\\text{{masked}})", h),
+        fmt::format("{} → {}, each row sums to 1", dims(masked), dims(weights)));
 
     arma::mat context = record.take(p + "context", weighted_sum(backend, weights, Vh));
     describe(record.add(p + "context", "Context", StepKind::context, hi, context, qtok, {}),
-             fmt::format("C{0} = A{0}·V{0}", sub), fmt::format("C_{{{0}}} = A_{{{0}}} V_{{{0}}}", h),
+             fmt::format("C{0} = A{0}·V{0}", sub),
+             fmt::format("C_{{{0}}} = A_{{{0}}} V_{{{0}}}", h),
              fmt::format("({})·({}) → {}", dims(weights), dims(Vh), dims(context)));
     contexts.push_back(std::move(context));
     head_weights.push_back(weights);
@@ -362,14 +405,16 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   if (lesson.heads > 1) {
     std::string all;
     for (std::size_t h = 0; h < lesson.heads; ++h) all += (h ? ", A" : "A") + subscript(h);
-    const std::string shapes = fmt::format("{} × ({}) → {}", lesson.heads, dims(head_weights[0]), dims(head_weights[0]));
+    const std::string shapes =
+        fmt::format("{} × ({}) → {}", lesson.heads, dims(head_weights[0]), dims(head_weights[0]));
     describe(record.add("heads.mean", "Mean of the weights over heads", StepKind::head_summary, -1,
                         mean_over_heads(head_weights), qtok, ktok),
              fmt::format("mean of {}, cell by cell (each row still sums to 1)", all),
              "\\frac{1}{h}\\textstyle\\sum_h A_h", shapes);
     describe(record.add("heads.max", "Max of the weights over heads", StepKind::head_summary, -1,
                         max_over_heads(head_weights), qtok, ktok),
-             fmt::format("max of {}, cell by cell (rows no longer sum to 1)", all), "\\max_h A_h", shapes);
+             fmt::format("max of {}, cell by cell (rows no longer sum to 1)", all), "\\max_h A_h",
+             shapes);
   }
 
   // 5. Heads side by side, then the output projection.
@@ -381,12 +426,15 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   }
   describe(record.add("concat", "Concatenated heads", StepKind::concat, -1, concat, qtok, {}),
            fmt::format("concat = [{}]", parts), fmt::format("\\mathrm{{concat}} = [{}]", parts_tex),
-           fmt::format("{} × ({}) → {}", lesson.heads, shape_str(concat.n_rows, lesson.d_v), dims(concat)));
+           fmt::format("{} × ({}) → {}", lesson.heads, shape_str(concat.n_rows, lesson.d_v),
+                       dims(concat)));
   if (lesson.W_O) {
+    record_weights(record, "W_O", *lesson.W_O, lesson.b_O);
     const arma::mat out = record.take("output", project(backend, concat, *lesson.W_O, lesson.b_O));
     describe(record.add("output", "Output projection", StepKind::output, -1, out, qtok, {}),
              lesson.b_O ? "output = concat·W_O + b_O" : "output = concat·W_O",
-             lesson.b_O ? "\\mathrm{output} = \\mathrm{concat}\\, W_O + b_O" : "\\mathrm{output} = \\mathrm{concat}\\, W_O",
+             lesson.b_O ? "\\mathrm{output} = \\mathrm{concat}\\, W_O + b_O"
+                        : "\\mathrm{output} = \\mathrm{concat}\\, W_O",
              fmt::format("({})·({}) → {}", dims(concat), dims(*lesson.W_O), dims(out)));
   }
   return trace;

@@ -122,7 +122,7 @@ try:
 
     # --step / --head / --summary
     r = run("run", "--step", "head0.weights", "--step", "Q")
-    check(r.returncode == 0 and "head0.weights" in r.stdout and "Step 3 · K" not in r.stdout, "--step filters")
+    check(r.returncode == 0 and "head0.weights" in r.stdout and "Step 5 · K" not in r.stdout and "Step 4 · W_K" not in r.stdout, "--step filters")
     r = run("run", "--step", "head0.weight")
     check(r.returncode == 2 and "unknown step id 'head0.weight'" in r.stderr and "head0.weights" in r.stderr,
           "unknown --step lists the valid ids")

@@ -79,7 +79,7 @@ check(json.loads(r.stdout)["first_wrong"] is None, "json: first_wrong null when 
 # --- bad answers files: exit 2, the file, the line, the fix, nothing on stdout ---
 bad = {
     "bad-unknown-step.toml": ["bad-unknown-step.toml:2", "unknown step id 'head0.score'",
-                              "valid ids: X, Q, K, V, head0.Q"],
+                              "valid ids: X, W_Q, Q, W_K, K, W_V, V, head0.Q"],
     "bad-cell-outside.toml": ["bad-cell-outside.toml:3", "cell [0, 7] is outside", "4×4"],
     "bad-row-shape.toml": ["bad-row-shape.toml:4", "a row of K has 4 numbers, but 3 were given"],
     "bad-matrix-shape.toml": ["bad-matrix-shape.toml:3", "K is 4×4, but the values given are 2 rows of 4"],

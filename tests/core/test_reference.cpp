@@ -85,12 +85,18 @@ RefTrace reference_attention(const attn::Lesson& L) {
     return b ? std::vector<double>(b->begin(), b->end()) : std::vector<double>();
   };
   const std::vector<double> bq = bias(L.b_Q), bk = bias(L.b_K), bv = bias(L.b_V), bo = bias(L.b_O);
-  const Grid Q = ref_matmul(X, from_arma(L.W_Q), L.b_Q ? &bq : nullptr);
-  const Grid K = ref_matmul(S, from_arma(L.W_K), L.b_K ? &bk : nullptr);
-  const Grid V = ref_matmul(S, from_arma(L.W_V), L.b_V ? &bv : nullptr);
-  t.steps.push_back({"Q", Q});
-  t.steps.push_back({"K", K});
-  t.steps.push_back({"V", V});
+  // The weights as given, then the projection: W_Q, (b_Q), Q, W_K, ...
+  auto project = [&](const Grid& in, const char* letter, const arma::mat& W,
+                     const std::optional<arma::rowvec>& b, const std::vector<double>& bias) {
+    t.steps.push_back({std::string("W_") + letter, from_arma(W)});
+    if (b) t.steps.push_back({std::string("b_") + letter, Grid{bias}});
+    Grid P = ref_matmul(in, from_arma(W), b ? &bias : nullptr);
+    t.steps.push_back({letter, P});
+    return P;
+  };
+  const Grid Q = project(X, "Q", L.W_Q, L.b_Q, bq);
+  const Grid K = project(S, "K", L.W_K, L.b_K, bk);
+  const Grid V = project(S, "V", L.W_V, L.b_V, bv);
 
   const std::size_t n = Q.size(), m = K.size(), dk = L.W_Q.n_cols / L.heads,
                     dv = L.W_V.n_cols / L.heads;
@@ -151,8 +157,11 @@ RefTrace reference_attention(const attn::Lesson& L) {
     t.steps.push_back({"heads.max", most});
   }
   t.steps.push_back({"concat", concat});
-  if (L.W_O)
+  if (L.W_O) {
+    t.steps.push_back({"W_O", from_arma(*L.W_O)});
+    if (L.b_O) t.steps.push_back({"b_O", Grid{bo}});
     t.steps.push_back({"output", ref_matmul(concat, from_arma(*L.W_O), L.b_O ? &bo : nullptr)});
+  }
   return t;
 }
 

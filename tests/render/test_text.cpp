@@ -21,7 +21,7 @@ TEST_CASE("text: steps numbered and named, formula, shapes, token labels") {
   const attn::Trace t = attn::run_pipeline(L, cpu);
   attn::RenderOptions o;
   const std::string out = attn::render_text(L, t, o);
-  CHECK(has(out, "Step 2 · Q · Queries"));
+  CHECK(has(out, "Step 3 · Q · Queries"));
   CHECK(has(out, "Q = X·W_Q"));
   CHECK(has(out, "shapes: (4×4)·(4×4) → 4×4"));
   CHECK(has(out, "shapes: (4×4)·(4×4)ᵀ → 4×4"));
@@ -34,7 +34,7 @@ TEST_CASE("text: steps numbered and named, formula, shapes, token labels") {
     o.steps = {"head0.weights"};
     const std::string one = attn::render_text(L, t, o);
     CHECK(has(one, "head0.weights"));
-    CHECK_FALSE(has(one, "Step 2 · Q"));
+    CHECK_FALSE(has(one, "Step 3 · Q"));
     o.steps = {"head0.nope"};
     CHECK_THROWS_AS(attn::render_text(L, t, o), attn::InputError);
     o.steps.clear();
