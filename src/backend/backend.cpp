@@ -8,10 +8,6 @@
 
 namespace attn {
 
-std::vector<std::string> available_backends() {
-  return {"cpu"};
-}
-
 std::unique_ptr<Backend> make_backend(std::string_view name) {
   if (name == "cpu") return std::make_unique<CpuBackend>();
   if (name == "cuda")

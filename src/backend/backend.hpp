@@ -29,7 +29,4 @@ class Backend {
 // cannot be used, InputError for an unknown name.
 std::unique_ptr<Backend> make_backend(std::string_view name);
 
-// Backends compiled into this build.
-std::vector<std::string> available_backends();
-
 }  // namespace attn

@@ -109,8 +109,9 @@ std::string computed_text(const CellVerdict& c) {
       c.tolerance > 0 ? static_cast<int>(std::ceil(-std::log10(2.0 * c.tolerance))) : 0;
   return format_fixed(c.computed, std::max(c.stated.decimals, from_tolerance));
 }
+// A number already written as text, as JSON: non-finite values as strings.
 std::string quoted(std::string text) {
-  return text == "nan" ? json_string(text) : text;
+  return text == "nan" || text == "inf" || text == "-inf" ? json_string(text) : text;
 }
 
 std::string render_check_text(const LessonCheck& c, double tolerance) {

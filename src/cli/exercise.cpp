@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "render/escape.hpp"
 #include "teach/exercise.hpp"
 #include "teach/exercise_sheets.hpp"
 
@@ -73,9 +74,8 @@ std::string index_markdown(const ExerciseOptions& o, const std::vector<Exercise>
     for (const auto& [format, ext] : kinds)
       if (wants(o, format))
         files += fmt::format(" · [sheet]({0}/sheet.{1}) [key]({0}/key.{1})", e.student.slug, ext);
-    std::string name;
-    for (char c : e.student.name) name += (c == '|') ? std::string("\\|") : std::string(1, c);
-    out += fmt::format("| {} | `{:016x}` | {} | {} |\n", name, e.stream_seed, e.draws, files);
+    out += fmt::format("| {} | `{:016x}` | {} | {} |\n", md_text(e.student.name), e.stream_seed,
+                       e.draws, files);
   }
   return out;
 }

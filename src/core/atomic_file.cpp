@@ -30,13 +30,15 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   const bool closed = std::fclose(f) == 0;
   if (!written || !flushed || !closed) {
     const int err = errno;
-    std::filesystem::remove(tmp);
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
     throw InputError(fmt::format("{}: write failed ({}); the old file, if any, is unchanged", path,
                                  std::strerror(err)));
   }
   if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
-    std::filesystem::remove(tmp);
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
     throw InputError(
         fmt::format("{}: cannot replace the file ({}); the old file, if any, is "
                     "unchanged",
@@ -45,13 +47,14 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 }
 
 std::string read_file(const std::string& path) {
-  if (std::filesystem::is_directory(path))
+  std::error_code error;  // the non-throwing overloads: an odd path is an InputError
+  if (std::filesystem::is_directory(path, error))
     throw InputError(fmt::format("{}: is a folder, not a file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(
         fmt::format("{}: cannot open ({}); check the path", path,
-                    std::filesystem::exists(path) ? "permission denied" : "no such file"));
+                    std::filesystem::exists(path, error) ? "permission denied" : "no such file"));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

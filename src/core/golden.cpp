@@ -39,15 +39,17 @@ arma::mat golden_matrix(const TomlReader& toml, const toml::node& node, std::str
               fmt::format("expected {} rows (shape {}); regenerate the file with "
                           "`attn-trace golden`",
                           rows, shape_str(rows, cols)));
-  arma::mat M(rows, cols);
-  for (std::size_t r = 0; r < rows; ++r) {
+  for (std::size_t r = 0; r < rows; ++r) {  // every row checked before the matrix is made
     const toml::array* row = data->get(r)->as_array();
     if (!row || row->size() != cols)
       toml.fail(
           data->get(r), key,
           fmt::format("row {} must hold {} numbers (shape {})", r, cols, shape_str(rows, cols)));
-    for (std::size_t c = 0; c < cols; ++c) M(r, c) = golden_number(toml, *row->get(c), key);
   }
+  arma::mat M(rows, cols);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c)
+      M(r, c) = golden_number(toml, *data->get(r)->as_array()->get(c), key);
   return M;
 }
 
@@ -110,7 +112,8 @@ Golden parse_golden(std::string_view text, const std::string& origin) {
 }
 
 std::optional<Golden> read_golden_file(const std::string& path) {
-  if (!std::filesystem::exists(path)) return std::nullopt;
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return std::nullopt;
   return parse_golden(read_file(path), path);
 }
 

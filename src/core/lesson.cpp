@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 
@@ -14,6 +16,10 @@ namespace attn {
 
 std::string shape_str(std::size_t rows, std::size_t cols) {
   return fmt::format("{}×{}", rows, cols);
+}
+
+std::string short_number(double v) {
+  return fmt::format("{:.6g}", v);
 }
 
 double Lesson::scale_divisor() const {
@@ -74,8 +80,24 @@ class LessonParser {
   void read_header(const toml::table& root) {
     const toml::table* t = toml_.table(root, "lesson");
     if (t) toml_.require_known_keys(*t, "lesson", {"id", "title", "source", "story"});
-    if (const toml::node* n = get(t, "id")) lesson_.id = toml_.string(*n, "lesson.id");
-    if (lesson_.id.empty()) lesson_.id = std::filesystem::path(toml_.origin()).stem().string();
+    // The id names files (golden/<id>.toml): letters, digits, '.', '_', '-' only.
+    auto file_safe = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    };
+    if (const toml::node* n = get(t, "id")) {
+      lesson_.id = toml_.string(*n, "lesson.id");
+      if (lesson_.id.empty() || lesson_.id.front() == '.' ||
+          !std::all_of(lesson_.id.begin(), lesson_.id.end(), file_safe))
+        toml_.fail(n, "lesson.id",
+                   fmt::format("\"{}\" cannot name a file; use letters, digits, '.', '_' and "
+                               "'-' only, not starting with '.', e.g. \"my-lesson\"",
+                               lesson_.id));
+    } else {  // the file's name, made safe
+      lesson_.id = std::filesystem::path(toml_.origin()).stem().string();
+      for (char& c : lesson_.id)
+        if (!file_safe(c)) c = '-';
+      if (lesson_.id.empty() || lesson_.id.front() == '.') lesson_.id = "lesson" + lesson_.id;
+    }
     if (const toml::node* n = get(t, "title")) lesson_.title = toml_.string(*n, "lesson.title");
     if (const toml::node* n = get(t, "source")) lesson_.source = toml_.string(*n, "lesson.source");
     if (const toml::node* n = get(t, "story")) lesson_.story = toml_.string(*n, "lesson.story");

@@ -22,10 +22,6 @@ std::string dims(const arma::mat& M) {
   return shape_str(M.n_rows, M.n_cols);
 }
 
-std::string format_scale(double s) {
-  return fmt::format("{:.6g}", s);
-}
-
 // Records steps with their labels; keeps run_pipeline readable.
 class TraceBuilder {
  public:
@@ -243,12 +239,12 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
            "X: one row per token", "X", dims(lesson.X));
   arma::mat X = lesson.X;
   if (pe) {
-    const arma::mat PE = positional_encoding(X.n_rows, X.n_cols);
+    const arma::mat PE = record.take("PE", positional_encoding(X.n_rows, X.n_cols));
     describe(record.add("PE", "Positional encoding", StepKind::positional, -1, PE, qtok, {}),
              "PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(pos/10000^(2i/d))",
              R"(PE_{pos,2i} = \sin(pos/10000^{2i/d}),\ PE_{pos,2i+1} = \cos(pos/10000^{2i/d}))",
              dims(PE));
-    X += PE;
+    X = record.take("X+PE", X + PE);
     describe(record.add("X+PE", "Input plus positions", StepKind::positional, -1, X, qtok, {}),
              "X + PE", "X + PE", fmt::format("{} + {} → {}", dims(X), dims(PE), dims(X)));
   }
@@ -260,7 +256,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
              "memory: one row per source token; keys and values come from it", "M", dims(source));
     source_name = "M";
     if (pe) {
-      source += positional_encoding(source.n_rows, source.n_cols);
+      source = record.take("memory+PE", source + positional_encoding(source.n_rows, source.n_cols));
       describe(record.add("memory+PE", "Memory plus positions", StepKind::positional, -1, source,
                           ktok, {}),
                "M + PE", "M + PE", dims(source));
@@ -325,17 +321,17 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
     std::string divisor, divisor_tex;
     switch (lesson.scale_kind) {
       case ScaleKind::sqrt_dk:
-        divisor = fmt::format("√d_k, with √d_k = √{} = {}", lesson.d_k, format_scale(s));
+        divisor = fmt::format("√d_k, with √d_k = √{} = {}", lesson.d_k, short_number(s));
         divisor_tex =
             fmt::format("\\sqrt{{d_k}},\\ \\text{{with}}\\ \\sqrt{{d_k}} = \\sqrt{{{}}} = {}",
-                        lesson.d_k, format_scale(s));
+                        lesson.d_k, short_number(s));
         break;
       case ScaleKind::none:
         divisor = "1 (no scaling)";
         divisor_tex = "1\\ (\\text{no scaling})";
         break;
       case ScaleKind::number:
-        divisor = divisor_tex = format_scale(s);
+        divisor = divisor_tex = short_number(s);
         break;
     }
     describe(record.add(p + "scaled", "Scaled scores", StepKind::scaled, hi, scaled, qtok, ktok),

@@ -123,32 +123,6 @@ std::vector<std::pair<double, SlipKind>> digit_slips_of(double p, int decimals) 
 
 }  // namespace
 
-std::string_view slip_kind_name(SlipKind kind) {
-  switch (kind) {
-    case SlipKind::stated_value:
-      return "stated_value";
-    case SlipKind::wrong_entry:
-      return "wrong_entry";
-    case SlipKind::dropped_term:
-      return "dropped_term";
-    case SlipKind::dropped_bias:
-      return "dropped_bias";
-    case SlipKind::sign_flip:
-      return "sign_flip";
-    case SlipKind::decimal_shift:
-      return "decimal_shift";
-    case SlipKind::digit_slip:
-      return "digit_slip";
-    case SlipKind::digit_swap:
-      return "digit_swap";
-  }
-  return "";
-}
-
-std::string short_number(double v) {
-  return fmt::format("{:.6g}", v);
-}
-
 void require_cell(const Step& step, std::size_t row, std::size_t col) {
   if (row < step.value.n_rows && col < step.value.n_cols) return;
   throw InputError(

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
 
@@ -83,8 +84,6 @@ enum class SlipKind {
   digit_swap,     // two adjacent digits of the product swapped (0.45 written as 0.54)
 };
 
-std::string_view slip_kind_name(SlipKind kind);
-
 // One way a single term (or the bias) explains `written` instead of the true value.
 struct TermSlip {
   std::size_t term = 0;  // index into CellSum::terms; terms.size() for the bias
@@ -94,9 +93,6 @@ struct TermSlip {
   std::string cause;         // "used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1"
   std::size_t distance = 0;  // wrong_entry: rows plus columns between the used and the right entry
 };
-
-// Numbers inside a cause or a diagnosis: as short as they can be, exact to 6 digits.
-std::string short_number(double v);
 
 // Throws InputError "cell [r, c] is outside step S, which is 4×4 (rows 0 to 3, ...)".
 void require_cell(const Step& step, std::size_t row, std::size_t col);

@@ -60,9 +60,6 @@ class Diagnoser {
   std::optional<double> value_under(const Diagnosis& d, const std::string& step, std::size_t row,
                                     std::size_t col);
 
-  // The trace the learner's values lead to (the true trace when they gave none).
-  const Trace& base() const { return base_; }
-
  private:
   struct Mistaken {
     std::string label;

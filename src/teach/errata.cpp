@@ -19,10 +19,6 @@ namespace {
 // At most this many alternative causes are named for one cell.
 constexpr std::size_t kMaxCauses = 3;
 
-std::string number(double v) {
-  return fmt::format("{:.6g}", v);
-}
-
 std::string cell_label(const Step& step, std::size_t row, std::size_t col) {
   return fmt::format("{}[{},{}]", step.id, step.rows.at(row), step.cols.at(col));
 }
@@ -67,13 +63,14 @@ std::optional<std::string> carried_from_stated(const Trace& trace, const Step& s
     const double carried = scaled ? s.value / trace.scale : std::exp(s.value);
     if (!matches_written(carried, cell.stated.value, cell.tolerance)) continue;
     const std::string op =
-        scaled ? fmt::format("{} / {} = {}", number(s.value), number(trace.scale), number(carried))
-               : fmt::format("e^{} = {}", number(s.value), number(carried));
+        scaled ? fmt::format("{} / {} = {}", short_number(s.value), short_number(trace.scale),
+                             short_number(carried))
+               : fmt::format("e^{} = {}", short_number(s.value), short_number(carried));
     return fmt::format(
         "carried from {} = {} ({}), whose true value is {}: {}; this step's "
         "arithmetic is right, the slip is upstream",
-        cell_label(trace.at(s.step), s.row, s.col), number(s.value), s.source,
-        number(trace.at(s.step).value(s.row, s.col)), op);
+        cell_label(trace.at(s.step), s.row, s.col), short_number(s.value), s.source,
+        short_number(trace.at(s.step).value(s.row, s.col)), op);
   }
   return std::nullopt;
 }
@@ -89,11 +86,11 @@ std::optional<std::string> other_cell_matches(const Step& step, const CellVerdic
   for (std::size_t c = 0; c < M.n_cols; ++c)
     if (matches(cell.row, c))
       return fmt::format("the stated value is {} = {}: the wrong column (key) was used",
-                         cell_label(step, cell.row, c), number(M(cell.row, c)));
+                         cell_label(step, cell.row, c), short_number(M(cell.row, c)));
   for (std::size_t r = 0; r < M.n_rows; ++r)
     if (matches(r, cell.col))
       return fmt::format("the stated value is {} = {}: the wrong row was used",
-                         cell_label(step, r, cell.col), number(M(r, cell.col)));
+                         cell_label(step, r, cell.col), short_number(M(r, cell.col)));
   return std::nullopt;
 }
 
@@ -155,7 +152,7 @@ std::string compare_written(const Lesson& lesson, const Trace& trace, const Cell
         factors_right = false;
         differ.push_back(
             fmt::format("{} written {} (true {}{})", sides[side].second.label,
-                        format_fixed(value.value, value.decimals), number(truth[side]),
+                        format_fixed(value.value, value.decimals), short_number(truth[side]),
                         written_source(lesson, trace, sides[side].second, t, value, stated)));
       }
     } else {
@@ -163,7 +160,8 @@ std::string compare_written(const Lesson& lesson, const Trace& trace, const Cell
       if (!matches_written(t.product(), w.product.value, half_unit(w.product.decimals)))
         differ.push_back(fmt::format("term {} written {}, but {} × {} = {}", k + 1,
                                      format_fixed(w.product.value, w.product.decimals),
-                                     number(t.left), number(t.right), number(t.product())));
+                                     short_number(t.left), short_number(t.right),
+                                     short_number(t.product())));
     }
     if (differ.size() > before) terms_differing.push_back(k);
   }
@@ -171,7 +169,7 @@ std::string compare_written(const Lesson& lesson, const Trace& trace, const Cell
   const bool adds_up = matches_written(written_total, cell.stated.value, cell.tolerance);
   const std::string total =
       adds_up ? ""
-              : fmt::format("; its written terms add up to {}, not {}", number(written_total),
+              : fmt::format("; its written terms add up to {}, not {}", short_number(written_total),
                             format_fixed(cell.stated.value, cell.stated.decimals));
   if (differ.empty())
     return fmt::format("every written {} is right, so the slip is in the {}{}",
@@ -193,8 +191,8 @@ std::string softmax_fraction(const Trace& trace, const Step& step, const CellVer
   const double sum = trace.at(head + "row_sum").value(cell.row, 0);
   if (!(sum > 0) || !std::isfinite(sum)) return "";
   return fmt::format(" = {}[{},{}] / {}[{}] = {} / {}", head + "exp", step.rows.at(cell.row),
-                     step.cols.at(cell.col), head + "row_sum", step.rows.at(cell.row), number(e),
-                     number(sum));
+                     step.cols.at(cell.col), head + "row_sum", step.rows.at(cell.row),
+                     short_number(e), short_number(sum));
 }
 
 // The causes of cell_arithmetic's slips, the first few joined with "or".
@@ -232,15 +230,15 @@ std::string ClaimVerdict::explanation() const {
 std::string expand_sum(const CellSum& sum) {
   std::vector<std::string> factors, products;
   for (const ProductTerm& t : sum.terms) {
-    factors.push_back(fmt::format("{}×{}", number(t.left), number(t.right)));
-    products.push_back(number(t.product()));
+    factors.push_back(fmt::format("{}×{}", short_number(t.left), short_number(t.right)));
+    products.push_back(short_number(t.product()));
   }
   if (sum.bias) {
-    factors.push_back(number(*sum.bias));
-    products.push_back(number(*sum.bias));
+    factors.push_back(short_number(*sum.bias));
+    products.push_back(short_number(*sum.bias));
   }
   return fmt::format("{} = {} = {}", fmt::join(factors, " + "), fmt::join(products, " + "),
-                     number(sum.value));
+                     short_number(sum.value));
 }
 
 std::vector<WrittenTerm> written_terms(std::string_view says) {
@@ -251,7 +249,7 @@ std::vector<WrittenTerm> written_terms(std::string_view says) {
   static const std::regex term(
       R"(^\s*(?:\+\s*)?(-?\d+(?:\.\d+)?)(?:\s*(?:×|\*)\s*(-?\d+(?:\.\d+)?))?)");
   auto read = [](const std::string& text) {
-    return WrittenNumber{std::stod(text), decimals_written(text)};
+    return WrittenNumber{std::strtod(text.c_str(), nullptr), decimals_written(text)};
   };
   std::smatch match;
   for (auto it = rest.cbegin(); std::regex_search(it, rest.cend(), match, term);
@@ -321,12 +319,12 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
     if (const auto other = other_cell_matches(step, cell))
       return fmt::format("{}; {}", expansion, *other);
     return fmt::format("{}; no single term or input explains the difference of {}", expansion,
-                       number(cell.stated.value - cell.computed));
+                       short_number(cell.stated.value - cell.computed));
   }
   if (const auto carried = carried_from_stated(trace, step, cell, stated))
     return fmt::format("{}; {}", head, *carried);
   return fmt::format("{}{}; off by {}", head, softmax_fraction(trace, step, cell),
-                     number(cell.stated.value - cell.computed));
+                     short_number(cell.stated.value - cell.computed));
 }
 
 std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace) {
@@ -342,9 +340,8 @@ std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace)
         cell.col = first_col + c;
         cell.stated = claim.values[r][c];
         cell.computed = step.value(cell.row, cell.col);
-        cell.tolerance = claim.tolerance.value_or(half_unit(cell.stated.decimals));
-        cell.agrees = !std::isnan(cell.computed) &&
-                      matches_written(cell.computed, cell.stated.value, cell.tolerance);
+        cell.tolerance = claim.tolerance_for(cell.stated);
+        cell.agrees = matches_written(cell.computed, cell.stated.value, cell.tolerance);
         if (!cell.agrees) {
           cell.arithmetic = cell_sum(lesson, trace, claim.step, cell.row, cell.col);
           cell.explanation = explain_difference(lesson, trace, claim, cell);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -186,8 +187,11 @@ CellExpansion expand_cell(const Lesson& lesson, const Trace& trace, std::string_
 std::vector<CellExpansion> expand_all(const Lesson& lesson, const Trace& trace, std::size_t row,
                                       std::size_t col) {
   std::vector<CellExpansion> out;
-  for (const Step& step : trace.steps)
-    if (has_cell(step, row, col)) out.push_back(expand_cell(lesson, trace, step.id, row, col));
+  std::size_t widest = 0;
+  for (const Step& step : trace.steps) widest = std::max<std::size_t>(widest, step.value.n_cols);
+  if (col < widest)  // a one-column step (row sums) answers for any column, not for any number
+    for (const Step& step : trace.steps)
+      if (has_cell(step, row, col)) out.push_back(expand_cell(lesson, trace, step.id, row, col));
   if (out.empty()) {
     std::vector<std::string> shapes;
     for (const Step& step : trace.steps)

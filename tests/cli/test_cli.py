@@ -100,6 +100,12 @@ try:
     masked = next(s for s in doc["steps"] if s["id"] == "head0.masked")["data"]
     check(masked[0][1] == "-inf", "json writes -inf as a string")
     check(abs(masked[1][0] - 0.11 / math.sqrt(2)) < 1e-15, "json masked value to 17 digits")
+    with open(causal, "a") as f:
+        f.write('[[claim]]\nstep = "head0.masked"\ncell = [0, 1]\nvalue = "-inf"\n')
+    r = run("check", causal, "--format", "json", "--golden", os.path.join(tmp, "none.toml"))
+    claims = json.loads(r.stdout)["claims"]
+    check(claims[0]["stated"] == "-inf" and claims[0]["status"] == "agrees",
+          "check --format json writes a -inf claim as a string, and it agrees")
     text = run("run", causal, "--step", "head0.masked").stdout
     check("-inf" in text, "text shows masked cells as -inf")
 
@@ -184,6 +190,11 @@ try:
     r = run("run", "river-bnak")
     check(r.returncode == 2 and "unknown lesson 'river-bnak'" in r.stderr and "river-bank" in r.stderr,
           "unknown lesson name lists the known ones")
+    r = run("run", "a" * 5000)
+    check(r.returncode == 2 and "unknown lesson" in r.stderr, "a name too long for a path is exit 2")
+    r = run("run", "--expand", "0,99")
+    check(r.returncode == 2 and "no step of lesson river-bank has that cell" in r.stderr,
+          "--expand with a column no step has is exit 2")
     r = run("run", "--backend", "cuda")
     check(r.returncode == 3 and "this build has no CUDA backend" in r.stderr, "--backend cuda exits 3")
     r = run("run", "--format", "yaml")

@@ -124,6 +124,11 @@ TEST_CASE("a malformed golden file is an InputError naming the file and line") {
                                           "short.toml"),
                        doctest::Contains("expected 2 rows"), attn::InputError);
   CHECK_THROWS_AS(attn::parse_golden("lesson = 1\n", "none.toml"), attn::InputError);
+  // A shape that does not fit its data is an error before any matrix is made.
+  CHECK_THROWS_WITH_AS(attn::parse_golden("[golden]\nlesson = \"x\"\n[[step]]\nid = \"Q\"\n"
+                                          "shape = [1, 99999999999999]\ndata = [[1.0]]\n",
+                                          "huge.toml"),
+                       doctest::Contains("must hold 99999999999999 numbers"), attn::InputError);
 }
 
 TEST_CASE("write_golden_file writes atomically and refuses a missing folder") {

@@ -224,6 +224,14 @@ TEST_CASE("bad lessons: one clear message each") {
     CHECK(has(m, "key 'weights.W_O'"));
     CHECK(has(m, "W_O is 1×2"));
   }
+  SUBCASE("an id that cannot name a file") {
+    const std::string m =
+        error_of(std::string("[lesson]\nid = \"../escape\"\n[input]\nX = [[1]]\n") + kWeights);
+    CHECK(has(m, "bad.toml:2: key 'lesson.id'"));
+    CHECK(has(m, "cannot name a file"));
+    CHECK(attn::parse_lesson(std::string("[input]\nX = [[1]]\n") + kWeights, "my lesson.toml").id ==
+          "my-lesson");
+  }
   SUBCASE("a bias of the wrong length") {
     const std::string m =
         error_of(std::string("[input]\nX = [[1, 2]]\n[weights]\nW_Q = \"identity\"\nW_K = "

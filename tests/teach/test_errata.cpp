@@ -183,3 +183,29 @@ value = 0.5
   CHECK_THROWS_WITH_AS(attn::check_claims(outside, attn::run_pipeline(outside, cpu)),
                        doctest::Contains("2×2"), attn::InputError);
 }
+
+TEST_CASE("a claim of nan on a fully masked row agrees, as verify accepts it") {
+  const attn::Lesson L = attn::parse_lesson(R"(
+[input]
+X = [[1, 0], [0, 1]]
+keep = [[0, 0], [1, 1]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+[[claim]]
+step = "head0.weights"
+row = 0
+values = ["nan", "nan"]
+[[claim]]
+step = "head0.masked"
+cell = [0, 1]
+value = "-inf"
+)",
+                                            "nan.toml");
+  attn::CpuBackend cpu;
+  const std::vector<attn::ClaimVerdict> v = attn::check_claims(L, attn::run_pipeline(L, cpu));
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].agrees());
+  CHECK(v[1].agrees());
+}
