@@ -26,8 +26,8 @@ namespace {
 struct CheckOptions {
   std::string lesson;
   bool all = false;
-  std::string golden;  // one lesson's golden file
-  std::string golden_dir = "golden";
+  std::string golden;      // one lesson's golden file
+  std::string golden_dir;  // empty: golden/ here, else the project's golden/ this was built from
   double tolerance = kGoldenTolerance;
   std::string format = "text";
 };
@@ -126,7 +126,7 @@ std::string render_check_text(const LessonCheck& c, double tolerance) {
       out += fmt::format(
           "  golden: MISSING — no {}; write it with `attn-trace golden {}` and "
           "review it\n",
-          c.golden_path, c.lesson.id);
+          c.golden_path, c.lesson.origin.ends_with("(embedded)") ? c.lesson.id : c.lesson.origin);
       break;
     case GoldenStatus::fail:
       out += fmt::format("  golden: FAIL — {} step(s) differ from {}\n", c.mismatches.size(),
@@ -199,12 +199,17 @@ void check_command(const CheckOptions& o, CommandContext& context) {
   std::vector<Lesson> lessons = o.all ? all_embedded_lessons() : std::vector<Lesson>{};
   if (!o.all) lessons.push_back(find_lesson(o.lesson));
 
+  std::string golden_dir = o.golden_dir;
+  if (golden_dir.empty()) {
+    std::error_code error;
+    golden_dir = std::filesystem::is_directory("golden", error) ? "golden" : ATTN_GOLDEN_DIR;
+  }
   const std::unique_ptr<Backend> cpu = make_backend("cpu");
   std::vector<LessonCheck> checks;
   for (Lesson& lesson : lessons) {
     const std::string path =
         !o.golden.empty() ? o.golden
-                          : (std::filesystem::path(o.golden_dir) / (lesson.id + ".toml")).string();
+                          : (std::filesystem::path(golden_dir) / (lesson.id + ".toml")).string();
     checks.push_back(check_lesson(std::move(lesson), path, o.tolerance, *cpu));
   }
 
@@ -240,7 +245,9 @@ void setup_check(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--all", options->all, "Every embedded lesson");
   cmd->add_option("--golden", options->golden,
                   "Golden file of the one lesson (default: <golden-dir>/<id>.toml)");
-  cmd->add_option("--golden-dir", options->golden_dir, "Folder of golden files (default: golden)");
+  cmd->add_option("--golden-dir", options->golden_dir,
+                  "Folder of golden files (default: golden/ in this folder if there is one, else "
+                  "the project's golden/ this binary was built from)");
   cmd->add_option("--tol", options->tolerance, "Absolute tolerance against golden (default 1e-12)");
   cmd->add_option("--format", options->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));

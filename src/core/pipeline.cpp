@@ -372,6 +372,12 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
       weights.each_col() /= row_sums;
     }
     weights = record.take(p + "weights", weights);
+    for (std::size_t i = 0; i < weights.n_rows; ++i)
+      if (masked.row(i).max() != -arma::datum::inf && !weights.row(i).is_finite())
+        trace.warnings.push_back(fmt::format(
+            "head{}.weights row {} ({}): not a number — a score of this row is infinite or NaN "
+            "(head{}.scores overflowed double precision); use smaller inputs",
+            h, i, qtok.at(i), h));
     if (std::isfinite(lesson.mask_fill))
       for (std::size_t i = 0; i < trace.mask.n_rows; ++i)
         if (arma::all(trace.mask.row(i) != 0u))

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "render/render.hpp"
@@ -12,6 +13,9 @@ namespace attn {
 std::string format_fixed(double value, int precision) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+  // Huge values (a -1e9 fill, an overflowing score) in scientific notation,
+  // so a table column is not hundreds of digits wide.
+  if (std::abs(value) >= 1e9) return fmt::format("{:.{}e}", value, std::min(precision, 4));
   std::string s = fmt::format("{:.{}f}", value, precision);
   if (s.starts_with('-') && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
   return s;

@@ -303,3 +303,19 @@ W_V = "identity"
   CHECK(step(trace_of(lesson("[model]\nscale = \"none\"\n" + body)), "head0.scaled")(0, 0) == 30.0);
   CHECK(step(trace_of(lesson("[model]\nscale = 8\n" + body)), "head0.scaled")(0, 0) == 3.75);
 }
+
+TEST_CASE("scores that overflow double precision: the NaN row is named in a warning") {
+  const attn::Trace t = trace_of(lesson(R"(
+[input]
+X = [[1e200, 1], [1, 2]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+)"));
+  CHECK(std::isinf(step(t, "head0.scores")(0, 0)));
+  CHECK(std::isnan(step(t, "head0.weights")(0, 0)));
+  CHECK(step(t, "head0.weights")(1, 0) == 1.0);  // row t1: scores 1e200 and 5
+  REQUIRE(t.warnings.size() == 1);
+  CHECK(t.warnings[0].find("head0.weights row 0 (t0): not a number") == 0);
+}

@@ -16,6 +16,8 @@ TEST_CASE("fixed formatting: precision, non-finite values, no negative zero") {
   CHECK(attn::format_fixed(-0.0, 3) == "0.000");
   CHECK(attn::format_fixed(-0.00001, 3) == "0.000");
   CHECK(attn::format_fixed(-0.5, 1) == "-0.5");
+  CHECK(attn::format_fixed(-1e9, 4) == "-1.0000e+09");  // huge values in scientific notation
+  CHECK(attn::format_fixed(123456789.0, 2) == "123456789.00");
 }
 
 TEST_CASE("exact formatting round-trips with 17 significant digits") {
