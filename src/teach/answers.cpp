@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -32,7 +34,25 @@ class AnswersParser {
     if (!items || !items->is_array_of_tables())
       toml_.fail(node, "answer", "write each answer as an [[answer]] table");
     std::vector<Answer> out;
-    for (const toml::node& item : *items) out.push_back(read_answer(item, out.size()));
+    // cell -> (line, value): a cell given twice must be given the same
+    std::map<std::tuple<std::string, std::size_t, std::size_t>, std::pair<int, double>> given_at;
+    for (const toml::node& item : *items) {
+      out.push_back(read_answer(item, out.size()));
+      const Answer& a = out.back();
+      for (std::size_t r = 0; r < a.values.size(); ++r)
+        for (std::size_t c = 0; c < a.values[r].size(); ++c) {
+          const auto cell = std::make_tuple(a.step, a.step_row(r), a.step_col(c));
+          const double v = a.values[r][c].value;
+          const auto [it, fresh] = given_at.emplace(cell, std::make_pair(a.line, v));
+          if (!fresh &&
+              !(it->second.second == v || (std::isnan(v) && std::isnan(it->second.second))))
+            throw InputError(fmt::format(
+                "{}:{}: key '{}': {}[{}, {}] is answered {} here but {} at line {}; give each "
+                "cell one value",
+                toml_.origin(), a.line, a.key, a.step, a.step_row(r), a.step_col(c),
+                short_number(v), short_number(it->second.second), it->second.first));
+        }
+    }
     return out;
   }
 

@@ -146,8 +146,19 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
         a.cells.push_back(std::move(cell));
       }
     if (a.verdict == Verdict::carried)
-      for (const auto& [step, source] : first_differs)
-        if (earlier.contains(step)) a.carried_from.push_back(source);
+      for (const auto& [step, source] : first_differs) {
+        if (!earlier.contains(step)) continue;
+        // Name only the learner's steps this answer rests on: with that step's
+        // values alone, the answer already comes out other than the truth.
+        const Overrides alone{{step, earlier.at(step)}};
+        const Trace other = run_pipeline(lesson, backend, alone);
+        const bool rests_on =
+            std::any_of(a.cells.begin(), a.cells.end(), [&](const CellVerdict& c) {
+              return c.verdict == Verdict::carried &&
+                     other.at(answer.step).value(c.row, c.col) != c.expected;
+            });
+        if (rests_on) a.carried_from.push_back(source);
+      }
     std::sort(a.carried_from.begin(), a.carried_from.end(), [&](const auto& x, const auto& y) {
       return step_index(truth, x.step) < step_index(truth, y.step);
     });

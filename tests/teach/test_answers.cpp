@@ -92,6 +92,13 @@ TEST_CASE("answers: every bad answer is an error naming the file, line, key and 
     const std::string e = error_of("[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = \"abc\"\n");
     CHECK(e.find("\"abc\" is not a number") != std::string::npos);
   }
+  SUBCASE("one cell given two different values") {
+    const std::string e = error_of(
+        "[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = 0.69\n"
+        "[[answer]]\nstep = \"Q\"\nrow = 0\nvalues = [0.7, 0.5, 0.86, 0.85]\n");
+    CHECK(e.find("mine.toml:5: key 'answer[1]': Q[0, 0] is answered 0.7 here but 0.69 at line 1") !=
+          std::string::npos);
+  }
   SUBCASE("a typo in a key gets a suggestion") {
     const std::string e = error_of("[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalu = 1\n");
     CHECK(e.find("did you mean 'value'") != std::string::npos);

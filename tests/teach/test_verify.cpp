@@ -115,6 +115,29 @@ TEST_CASE(
   CHECK(r.first_wrong->step == "K");
 }
 
+TEST_CASE("a carried answer names only the wrong steps it rests on") {
+  RiverBank rb;
+  // K(bank) wrong at d3 and V(river) wrong at d0; the score uses K, not V.
+  const VerifyReport r = rb.mark(R"(
+[[answer]]
+step = "K"
+row = 1
+values = [0.66, 0.54, 0.66, 0.51]
+[[answer]]
+step = "V"
+row = 0
+values = [0.52, 0.59, 0.65, 0.43]
+[[answer]]
+step = "head0.scores"
+cell = [0, 1]
+value = 1.727
+)");
+  REQUIRE(r.answers.size() == 3);
+  CHECK(r.answers[2].verdict == Verdict::carried);
+  REQUIRE(r.answers[2].carried_from.size() == 1);
+  CHECK(r.answers[2].carried_from[0].step == "K");
+}
+
 TEST_CASE("an answer never carries from its own step") {
   RiverBank rb;
   const VerifyReport r = rb.mark(R"(
