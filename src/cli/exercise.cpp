@@ -171,21 +171,25 @@ void setup_exercise(CLI::App& app, CommandContext& /*context*/) {
   CLI::App* cmd = app.add_subcommand(
       "exercise", "Per-student exercise sheets, answer keys and lesson files from a seed");
   cmd->add_option("--seed", spec.seed, "Seed of every draw (same seed and options: same files)")
-      ->required();
+      ->required()
+      ->check(CLI::Range(0.0, 18446744073709551615.0));
   CLI::Option* students =
       cmd->add_option("--students", options->students, "Number of students (default 1)")
           ->check(CLI::Range(1, 1000));
   cmd->add_option("--roster", options->roster, "File with one student name per line")
       ->excludes(students);
-  cmd->add_option("--tokens", spec.tokens, "Query tokens n (default 3)");
-  cmd->add_option("--d-model", spec.d_model, "Embedding width d (default 3)");
-  cmd->add_option("--d-k", spec.d_k, "Per-head query/key/value width (default 2)");
-  cmd->add_option("--heads", spec.heads, "Heads (default 1)");
+  cmd->add_option("--tokens", spec.tokens, "Query tokens n (default 3)")->check(CLI::Range(0, 64));
+  cmd->add_option("--d-model", spec.d_model, "Embedding width d (default 3)")
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--d-k", spec.d_k, "Per-head query/key/value width (default 2)")
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--heads", spec.heads, "Heads (default 1)")->check(CLI::Range(0, 64));
   cmd->add_flag("--causal", spec.causal, "Causal mask: no query sees a later key");
   cmd->add_flag("--key-padding", spec.key_padding, "The last key is padding (<pad>)");
   cmd->add_option("--cross", spec.memory_tokens,
                   "Cross-attention: keys and values from a memory of this many tokens");
-  cmd->add_option("--decimals", spec.decimals, "Decimals of the inputs (default 1)");
+  cmd->add_option("--decimals", spec.decimals, "Decimals of the inputs (default 1)")
+      ->check(CLI::Range(0, 64));
   cmd->add_option("--answer-decimals", options->answer_decimals,
                   "Decimals of the answers and the key (default: --decimals + 2)");
   cmd->add_option("--ask", spec.ask,
@@ -193,7 +197,12 @@ void setup_exercise(CLI::App& app, CommandContext& /*context*/) {
   cmd->add_option("--format", options->formats, "markdown, latex and/or html (default markdown)")
       ->check(CLI::IsMember({"markdown", "latex", "html"}));
   cmd->add_option("--out", options->out, "Folder to write into (must be empty unless --force)")
-      ->required();
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& dir) {
+            return dir.empty() ? std::string("give a folder path") : std::string();
+          },
+          "DIR"));
   cmd->add_flag("--force", options->force, "Write into a non-empty folder");
   cmd->callback([options] { exercise_command(*options); });
 }
