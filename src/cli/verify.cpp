@@ -2,6 +2,8 @@
 // like a tutor marking a page (text) or for tools (JSON, SPEC section 7).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -69,8 +71,16 @@ std::string carried_sentence(const std::vector<CarriedSource>& sources) {
 std::string given_text(const WrittenNumber& n) {
   return format_fixed(n.value, n.decimals);
 }
-std::string value_text(double v) {
-  return format_by_hand(v, 4);
+// A value to compare with one written with `decimals`: one decimal more, and
+// trailing zeros dropped down to the written decimals (0.45 next to 0.51,
+// 1.6755 next to 1.727, 1.0000 next to 1.0000).
+std::string value_text(double v, int decimals) {
+  std::string s = format_fixed(v, decimals + 1);
+  const std::size_t dot = s.find('.');
+  if (dot == std::string::npos) return s;
+  while (s.size() > dot + 1 + static_cast<std::size_t>(std::max(decimals, 1)) && s.back() == '0')
+    s.pop_back();
+  return s;
 }
 
 // The given and expected values of one cell; for a wrong one, the cell worked
@@ -81,10 +91,12 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
   if (!single)
     out += fmt::format("   {} — {}\n", where(truth, a.answer.step, c.row, c.col),
                        verdict_name(c.verdict));
-  out += fmt::format("{}given {} · expected {} (±{})", indent, given_text(c.given),
-                     value_text(c.expected), format_by_hand(c.tolerance, 6));
+  const int decimals = c.given.decimals;
+  out += fmt::format("{}given {} · expected {}", indent, given_text(c.given),
+                     value_text(c.expected, decimals));
+  if (std::isfinite(c.given.value)) out += fmt::format(" (±{})", format_by_hand(c.tolerance, 6));
   if (c.verdict == Verdict::carried && c.carried_expected)
-    out += fmt::format(" · from your own values {}", value_text(*c.carried_expected));
+    out += fmt::format(" · from your own values {}", value_text(*c.carried_expected, decimals));
   out += "\n";
   if (c.verdict != Verdict::wrong) return;
   std::string expansion =
