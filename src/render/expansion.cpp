@@ -5,10 +5,10 @@
 #include <cmath>
 #include <functional>
 
+#include "render/escape.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
-#include "render/escape.hpp"
 #include "teach/expand.hpp"
 
 namespace attn {
@@ -119,7 +119,7 @@ std::string equation(const CellExpansion& e, int precision, const Notation& n) {
   out += " = " + hand_number(e.value, precision, n);
   const std::string why = remark(e, precision);
   if (!why.empty())
-    out += n.latex ? fmt::format("\\quad {}", words(fmt::format("({})", why), n))
+    out += n.latex ? fmt::format("\\allowbreak\\quad {}", words(fmt::format("({})", why), n))
                    : fmt::format(" ({})", why);
   return out;
 }
@@ -205,10 +205,7 @@ std::string expansion_markdown(const CellExpansion& e, int precision) {
 }
 
 std::string expansion_latex(const CellExpansion& e, int precision) {
-  std::string out = "\\[ " + equation(e, precision, kLatex) + " \\]";
-  if (e.kind == ExpansionKind::softmax && !e.shifted_exps.empty())
-    out += fmt::format("\n\\noindent{{\\small {}}}", tex_text(e.note));
-  return out;
+  return equation(e, precision, kLatex);
 }
 
 std::string format_by_hand(double value, int max_decimals) {

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
+#include "render/escape.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
-#include "render/escape.hpp"
 
 namespace attn {
 
@@ -30,9 +30,12 @@ std::string tex_shapes(const std::string& s) {
     }
     if (replaced) continue;
     const char c = s[i++];
-    if (c == ',') out += ",\\ ";
-    else if (c == ' ') out += "\\ ";
-    else out += c;
+    if (c == ',')
+      out += ",\\ ";
+    else if (c == ' ')
+      out += "\\ ";
+    else
+      out += c;
   }
   return out;
 }
@@ -52,7 +55,8 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
       "% (and \\setcounter{{MaxMatrixCols}}{{20}} for matrices wider than 10 columns).\n"
       "\\section*{{{}}}\n",
       lesson.id, tex_text(lesson.title.empty() ? lesson.id : lesson.title));
-  if (!lesson.source.empty()) out += fmt::format("\\noindent Source: {}\n\n", tex_text(lesson.source));
+  if (!lesson.source.empty())
+    out += fmt::format("\\noindent Source: {}\n\n", tex_text(lesson.source));
   for (const Step* step : steps) {
     const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
     const arma::mat& M = step->value;
@@ -60,27 +64,37 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
     const auto rows = visible_indices(M.n_rows, summarised);
     const auto cols = visible_indices(M.n_cols, summarised);
     std::string row_labels, col_labels;
-    for (const auto& r : rows) row_labels += (row_labels.empty() ? "" : ", ") + (r ? tex_text(step->rows[*r]) : "\\dots");
-    for (const auto& c : cols) col_labels += (col_labels.empty() ? "" : ", ") + (c ? tex_text(step->cols[*c]) : "\\dots");
+    for (const auto& r : rows)
+      row_labels += (row_labels.empty() ? "" : ", ") + (r ? tex_text(step->rows[*r]) : "\\dots");
+    for (const auto& c : cols)
+      col_labels += (col_labels.empty() ? "" : ", ") + (c ? tex_text(step->cols[*c]) : "\\dots");
     out += fmt::format("\n\\subsection*{{{}. \\texttt{{{}}}: {}}}\n", number, tex_text(step->id),
                        tex_text(step->name));
     out += fmt::format("${}$, \\quad ${}$\\\\\nRows: {}. Columns: {}.\n", step->latex,
                        tex_shapes(step->shapes), row_labels, col_labels);
     if (summarised)
-      out += fmt::format("\\\\ Summary: {}.\n", tex_text(format_stats(matrix_stats(M), options.precision)));
+      out += fmt::format("\\\\ Summary: {}.\n",
+                         tex_text(format_stats(matrix_stats(M), options.precision)));
     out += "\\[\n\\begin{bmatrix}\n";
     for (const auto& r : rows) {
       std::string line;
       for (const auto& c : cols) {
         if (!line.empty()) line += " & ";
         line += (r && c) ? tex_number(M(*r, *c), options.precision)
-                         : (!r && !c ? std::string("\\ddots") : !r ? std::string("\\vdots") : std::string("\\cdots"));
+                         : (!r && !c ? std::string("\\ddots")
+                            : !r     ? std::string("\\vdots")
+                                     : std::string("\\cdots"));
       }
       out += line + " \\\\\n";
     }
     out += "\\end{bmatrix}\n\\]\n";
-    if (const CellExpansion* e = expansion_for(options, step->id))
-      out += expansion_latex(*e, options.precision) + "\n";
+    if (const CellExpansion* e = expansion_for(options, step->id)) {
+      // Inline math, so that a long sum breaks across lines instead of running off the page.
+      out += fmt::format("{{\\raggedright\\noindent ${}$\\par}}\n",
+                         expansion_latex(*e, options.precision));
+      if (e->kind == ExpansionKind::softmax && !e->note.empty())
+        out += fmt::format("\\noindent{{\\small {}}}\\par\n", tex_text(e->note));
+    }
     for (const std::string& w : trace.warnings)
       if (w.starts_with(step->id + " ")) out += "\\textbf{Warning:} " + tex_text(w) + "\n\n";
   }

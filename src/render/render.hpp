@@ -13,11 +13,11 @@
 namespace attn {
 
 struct RenderOptions {
-  int precision = 4;                // decimals shown in text, markdown, latex
-  bool color = false;               // ANSI heatmap of the weights (text only)
-  bool summary = false;             // summarise every matrix
-  std::vector<std::string> steps;   // only these step ids (empty: all)
-  std::optional<std::size_t> head;  // only this head's per-head steps
+  int precision = 4;                      // decimals shown in text, markdown, latex
+  bool color = false;                     // ANSI heatmap of the weights (text only)
+  bool summary = false;                   // summarise every matrix
+  std::vector<std::string> steps;         // only these step ids (empty: all)
+  std::optional<std::size_t> head;        // only this head's per-head steps
   std::vector<CellExpansion> expansions;  // run --expand: one cell at every step
 };
 
@@ -35,7 +35,8 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
 
 // One cell's arithmetic (render/expansion.cpp), numbers to `precision` decimals:
 // text "head0.scores[river,bank] = … = 0.69×0.66 + … = 1.6755" (a softmax adds a
-// second line with its note); Markdown in a code span; LaTeX as a display \[ … \];
+// second line with its note); Markdown in a code span; LaTeX as math without
+// delimiters (the caller sets it inline or shrunk to the line);
 // JSON an object {"step", "cell", "kind", "value", "text", and the kind's numbers}.
 std::string expansion_text(const CellExpansion& e, int precision);
 std::string expansion_markdown(const CellExpansion& e, int precision);

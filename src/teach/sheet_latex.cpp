@@ -5,9 +5,9 @@
 #include <cmath>
 #include <string_view>
 
+#include "render/escape.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
-#include "render/escape.hpp"
 #include "teach/exercise_sheets.hpp"
 
 namespace attn {
@@ -52,15 +52,6 @@ std::string tex_blank_grid(const SheetMatrix& m) {
   return out + "\\end{tabular}\n";
 }
 
-// expansion_latex gives "\\[ math \\]" (plus, for a softmax, a note); a long sum is
-// shrunk to the line width rather than running off the page.
-std::string fit_display_math(const std::string& latex) {
-  const std::size_t end = latex.find("\\]");
-  if (!latex.starts_with("\\[") || end == std::string::npos) return latex;
-  return fmt::format("\\par\\noindent\\fitline{{$\\displaystyle {}$}}\\par{}",
-                     latex.substr(2, end - 2), latex.substr(end + 2));
-}
-
 std::string tex_step_heading(const SheetMatrix& m, const std::string& prefix) {
   return fmt::format("\\paragraph{{{}\\texttt{{{}}} --- {}{}}} ${}$\\quad (result ${}$)\\\\[1ex]\n",
                      prefix, tex_text(m.id), tex_text(m.name), m.asked ? " $\\star$" : "", m.latex,
@@ -94,13 +85,11 @@ std::string tex_student(const SheetModel& model, bool key) {
   if (!model.worked.empty()) {
     out += "\\subsection*{Worked cells}\n";
     for (const CellExpansion& e : model.worked) {
-      // expansion_latex's softmax note is Unicode text pdflatex cannot set: say it here instead.
-      CellExpansion math_only = e;
-      math_only.note.clear();
       out +=
           fmt::format("\\subsubsection*{{\\texttt{{{}}} [{}, {}] ({}, {})}}\n{}\n",
                       tex_text(e.step), e.row, e.col, tex_text(e.row_label), tex_text(e.col_label),
-                      fit_display_math(expansion_latex(math_only, model.answer_decimals + 2)));
+                      fmt::format("\\par\\noindent\\fitline{{$\\displaystyle {}$}}\\par",
+                                  expansion_latex(e, model.answer_decimals + 2)));
       if (e.kind == ExpansionKind::softmax && !e.shifted_exps.empty())
         out +=
             "Subtracting the row maximum changes nothing: the factor $e^{-\\max}$ cancels "

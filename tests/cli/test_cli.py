@@ -229,6 +229,14 @@ if shutil.which("pdflatex"):
         r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
                            cwd=tmp, capture_output=True, text=True)
         check(r.returncode == 0, f"latex with Unicode tokens compiles: {r.stdout[-400:]}")
+        # The arithmetic of --expand breaks across lines instead of running off the page.
+        body = run("run", "two-heads", "--format", "latex", "--expand", "1,1").stdout
+        with open(os.path.join(tmp, "t.tex"), "w") as f:
+            f.write("\\documentclass{article}\\usepackage{amsmath}\\begin{document}\n" + body + "\\end{document}\n")
+        r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                           cwd=tmp, capture_output=True, text=True)
+        check(r.returncode == 0 and "Overfull" not in r.stdout,
+              f"latex --expand compiles with nothing running off the page: {r.stdout[-400:]}")
     finally:
         shutil.rmtree(tmp)
 else:
