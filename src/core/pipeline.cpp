@@ -389,7 +389,8 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
               h, i, qtok.at(i), fill, fill, h, h));
     describe(
         record.add(p + "weights", "Attention weights", StepKind::weights, hi, weights, qtok, ktok),
-        fmt::format("A{0} = E{0} / Σ{0}, computed stably as exp(x − row max) / Σ exp(x − row max)",
+        fmt::format("A{0} = E{0} / Σ{0}: each exp(masked) over its row's sum; computed stably as "
+                    "exp(x − row max) / Σ exp(x − row max)",
                     sub),
         fmt::format("A_{{{}}} = \\mathrm{{softmax}}_{{\\text{{row}}}}(\\text{{masked}})", h),
         fmt::format("{} → {}, each row sums to 1", dims(masked), dims(weights)));

@@ -342,6 +342,11 @@ void normalise_spec(ExerciseSpec& spec) {
           "--ask {}: not a step students can compute in this exercise; choose from {} (or "
           "scores, scaled, masked, exp, row_sum, weights, context for head 0)",
           name, fmt::join(valid, ", ")));
+    if (trace.at(id).kind == StepKind::masked && !arma::any(arma::vectorise(trace.mask)))
+      throw InputError(fmt::format(
+          "--ask {}: nothing is masked in this exercise, so {} would just repeat the scaled "
+          "scores; add --causal or --key-padding, or ask another step",
+          name, id));
     ids.push_back(id);
   }
   spec.ask.clear();
