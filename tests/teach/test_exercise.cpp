@@ -309,6 +309,15 @@ TEST_CASE("normalise_spec: defaults, short names, trace order, limits") {
       CHECK(message.find("head0.weights") != std::string::npos);
     }
   }
+  SUBCASE("masked is asked only when something is masked") {
+    attn::ExerciseSpec spec;
+    spec.ask = {"masked"};
+    CHECK_THROWS_WITH_AS(attn::normalise_spec(spec), doctest::Contains("nothing is masked"),
+                         attn::InputError);
+    spec.causal = true;
+    attn::normalise_spec(spec);
+    CHECK(spec.ask == std::vector<std::string>{"head0.masked"});
+  }
   SUBCASE("the inputs are given, not asked") {
     attn::ExerciseSpec spec;
     spec.ask = {"X"};
