@@ -143,10 +143,14 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
     case ExpansionKind::product: {
       const CellSum& s = *e.sum;
       std::string out;
+      // A negative factor in parentheses, unless it opens the sum: -0.34×0.21 + (-0.49)×(-0.4)
+      auto factor = [&](double v, bool opens) {
+        return v < 0 && !opens ? "(" + num(v) + ")" : num(v);
+      };
       for (std::size_t k = 0; k < s.terms.size(); ++k)
-        out += (k ? " + " : "") + num(s.terms[k].left) + n.times +
-               (s.terms[k].right < 0 ? "(" + num(s.terms[k].right) + ")" : num(s.terms[k].right));
-      if (s.bias) out += " + " + num(*s.bias);
+        out += (k ? " + " : "") + factor(s.terms[k].left, k == 0) + n.times +
+               factor(s.terms[k].right, false);
+      if (s.bias) out += " + " + factor(*s.bias, false);
       const bool transposed = e.step.ends_with(".scores");
       const std::string left = s.terms.empty() ? "" : s.terms[0].left_ref.step;
       const std::string right = s.terms.empty() ? "" : s.terms[0].right_ref.step;
