@@ -23,19 +23,6 @@ std::string cell_label(const Step& step, std::size_t row, std::size_t col) {
   return fmt::format("{}[{},{}]", step.id, step.rows.at(row), step.cols.at(col));
 }
 
-// The top-left cell a claim's values start at: its cell, the start of its row, or [0, 0].
-std::pair<std::size_t, std::size_t> claim_origin(const Claim& claim) {
-  switch (claim.where.kind) {
-    case CellSelector::Kind::cell:
-      return {claim.where.row, claim.where.col};
-    case CellSelector::Kind::row:
-      return {claim.where.row, 0};
-    case CellSelector::Kind::matrix:
-      return {0, 0};
-  }
-  return {0, 0};
-}
-
 const Step& claimed_step(const Lesson& lesson, const Trace& trace, const Claim& claim) {
   require_fits(claim, trace, lesson.origin, "claim");
   return trace.at(claim.step);
@@ -272,10 +259,9 @@ std::vector<StatedValue> stated_values(const Lesson& lesson, const Claim* except
   std::vector<StatedValue> out;
   for (const Claim& claim : lesson.claims) {
     if (&claim == except) continue;
-    const auto [first_row, first_col] = claim_origin(claim);
     for (std::size_t r = 0; r < claim.values.size(); ++r)
       for (std::size_t c = 0; c < claim.values[r].size(); ++c)
-        out.push_back({claim.step, first_row + r, first_col + c, claim.values[r][c].value,
+        out.push_back({claim.step, claim.step_row(r), claim.step_col(c), claim.values[r][c].value,
                        fmt::format("the document's own value, claim at line {}", claim.line)});
   }
   return out;
@@ -332,12 +318,11 @@ std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace)
   for (const Claim& claim : lesson.claims) {
     const Step& step = claimed_step(lesson, trace, claim);
     ClaimVerdict verdict{claim, {}};
-    const auto [first_row, first_col] = claim_origin(claim);
     for (std::size_t r = 0; r < claim.values.size(); ++r)
       for (std::size_t c = 0; c < claim.values[r].size(); ++c) {
         CellVerdict cell;
-        cell.row = first_row + r;
-        cell.col = first_col + c;
+        cell.row = claim.step_row(r);
+        cell.col = claim.step_col(c);
         cell.stated = claim.values[r][c];
         cell.computed = step.value(cell.row, cell.col);
         cell.tolerance = claim.tolerance_for(cell.stated);
