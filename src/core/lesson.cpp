@@ -77,6 +77,21 @@ class LessonParser {
     return table ? table->get(key) : nullptr;
   }
 
+  // One of a few named values: "\"x\" is not a policy; write \"a\", \"b\" or \"c\"".
+  template <typename Value>
+  Value choice(const toml::node& node, const std::string& key, std::string_view what,
+               std::initializer_list<std::pair<std::string_view, Value>> options) const {
+    const std::string s = toml_.string(node, key);
+    std::string names;
+    std::size_t i = 0;
+    for (const auto& [name, value] : options) {
+      if (s == name) return value;
+      names += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == options.size() ? " or " : ", ", name);
+      ++i;
+    }
+    toml_.fail(&node, key, fmt::format("\"{}\" is not a {}; write {}", s, what, names));
+  }
+
   void read_header(const toml::table& root) {
     const toml::table* t = toml_.table(root, "lesson");
     if (t) toml_.require_known_keys(*t, "lesson", {"id", "title", "source", "story"});
@@ -161,29 +176,15 @@ class LessonParser {
         toml_.fail(n, "model.mask_fill", "write \"-inf\" or a finite number such as -1e9");
       }
     }
-    if (const toml::node* n = get(t, "masked_row")) {
-      const std::string s = toml_.string(*n, "model.masked_row");
-      if (s == "nan")
-        lesson_.masked_row = MaskedRowPolicy::nan;
-      else if (s == "zero")
-        lesson_.masked_row = MaskedRowPolicy::zero;
-      else if (s == "uniform")
-        lesson_.masked_row = MaskedRowPolicy::uniform;
-      else
-        toml_.fail(
-            n, "model.masked_row",
-            fmt::format("\"{}\" is not a policy; write \"nan\", \"zero\" or \"uniform\"", s));
-    }
-    if (const toml::node* n = get(t, "positional_encoding")) {
-      const std::string s = toml_.string(*n, "model.positional_encoding");
-      if (s == "none")
-        lesson_.positional_encoding = PositionalEncoding::none;
-      else if (s == "sinusoidal")
-        lesson_.positional_encoding = PositionalEncoding::sinusoidal;
-      else
-        toml_.fail(n, "model.positional_encoding",
-                   fmt::format("\"{}\" is not known; write \"none\" or \"sinusoidal\"", s));
-    }
+    if (const toml::node* n = get(t, "masked_row"))
+      lesson_.masked_row = choice<MaskedRowPolicy>(*n, "model.masked_row", "policy",
+                                                   {{"nan", MaskedRowPolicy::nan},
+                                                    {"zero", MaskedRowPolicy::zero},
+                                                    {"uniform", MaskedRowPolicy::uniform}});
+    if (const toml::node* n = get(t, "positional_encoding"))
+      lesson_.positional_encoding = choice<PositionalEncoding>(
+          *n, "model.positional_encoding", "positional encoding",
+          {{"none", PositionalEncoding::none}, {"sinusoidal", PositionalEncoding::sinusoidal}});
   }
 
   void read_input(const toml::table& root) {
