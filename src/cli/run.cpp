@@ -43,16 +43,13 @@ bool use_color(const std::string& mode) {
 
 // "R,C" -> (R, C), both counted from 0.
 std::pair<std::size_t, std::size_t> parse_expand(const std::string& text) {
-  std::size_t row = 0, col = 0;
   char comma = 0, extra = 0;
   long long r = -1, c = -1;
   if (std::sscanf(text.c_str(), "%lld %c %lld %c", &r, &comma, &c, &extra) != 3 || comma != ',' ||
       r < 0 || c < 0)
     throw InputError(fmt::format(
         "--expand {}: expected ROW,COL, two integers counted from 0 (e.g. --expand 0,1)", text));
-  row = static_cast<std::size_t>(r);
-  col = static_cast<std::size_t>(c);
-  return {row, col};
+  return {static_cast<std::size_t>(r), static_cast<std::size_t>(c)};
 }
 
 void run_command(const RunOptions& o) {
