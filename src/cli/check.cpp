@@ -99,12 +99,12 @@ std::string claim_values(const ClaimVerdict& v, CellText text, const char* open,
   return out + close;
 }
 
-std::string stated_text(const CellVerdict& c) {
+std::string stated_text(const ClaimCell& c) {
   return format_fixed(c.stated.value, c.stated.decimals);
 }
 // The computed value to the decimals the claim was written with, or more when
 // the claim sets a finer tolerance (1e-6 shows 6 decimals).
-std::string computed_text(const CellVerdict& c) {
+std::string computed_text(const ClaimCell& c) {
   const int from_tolerance =
       c.tolerance > 0 ? static_cast<int>(std::ceil(-std::log10(2.0 * c.tolerance))) : 0;
   return format_fixed(c.computed, std::max(c.stated.decimals, from_tolerance));
@@ -149,7 +149,7 @@ std::string render_check_text(const LessonCheck& c, double tolerance) {
                        v.agrees() ? "agrees" : "DISAGREES", claim_place(c.trace, v.claim),
                        v.claim.says, claim_values(v, stated_text, "[", "]"),
                        claim_values(v, computed_text, "[", "]"));
-    for (const CellVerdict& cell : v.cells)
+    for (const ClaimCell& cell : v.cells)
       if (!cell.agrees) out += fmt::format("               {}\n", cell.explanation);
   }
   return out;
@@ -171,9 +171,9 @@ std::string render_check_json(const LessonCheck& c) {
       where = fmt::format("\"cell\": [{}, {}], ", v.claim.where.row, v.claim.where.col);
     else if (v.claim.where.kind == CellSelector::Kind::row)
       where = fmt::format("\"row\": {}, ", v.claim.where.row);
-    const auto stated = [](const CellVerdict& cell) { return quoted(stated_text(cell)); };
-    const auto computed = [](const CellVerdict& cell) { return quoted(computed_text(cell)); };
-    const auto exact = [](const CellVerdict& cell) { return json_number(cell.computed); };
+    const auto stated = [](const ClaimCell& cell) { return quoted(stated_text(cell)); };
+    const auto computed = [](const ClaimCell& cell) { return quoted(computed_text(cell)); };
+    const auto exact = [](const ClaimCell& cell) { return json_number(cell.computed); };
     claims += fmt::format(
         "{}\n    {{\"step\": {}, {}\"says\": {}, \"line\": {}, \"stated\": {}, \"computed\": {}, "
         "\"computed_exact\": {}, \"status\": \"{}\", \"explanation\": {}}}",

@@ -86,7 +86,7 @@ std::string value_text(double v, int decimals) {
 // The given and expected values of one cell; for a wrong one, the cell worked
 // out on paper and, unless the whole answer has one, the mistake named.
 void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, const AnswerVerdict& a,
-                const CellVerdict& c, bool single) {
+                const AnswerCell& c, bool single) {
   const std::string indent = single ? "   " : "     ";
   if (!single)
     out += fmt::format("   {} — {}\n", where(truth, a.answer.step, c.row, c.col),
@@ -127,7 +127,7 @@ std::string render_report_text(const Lesson& lesson, const Trace& truth, const V
     const AnswerVerdict& a = r.answers[i];
     const bool single = a.cells.size() == 1;
     std::size_t not_ok = 0;
-    for (const CellVerdict& c : a.cells) not_ok += c.verdict != Verdict::ok;
+    for (const AnswerCell& c : a.cells) not_ok += c.verdict != Verdict::ok;
     out +=
         fmt::format("\n{}. {} — {}", i + 1, answer_title(truth, a.answer), verdict_name(a.verdict));
     if (!single)
@@ -142,7 +142,7 @@ std::string render_report_text(const Lesson& lesson, const Trace& truth, const V
         out += fmt::format("   also fits: {} (the first label in precedence order is named)\n",
                            fmt::join(a.also_fits, ", "));
     }
-    for (const CellVerdict& c : a.cells)
+    for (const AnswerCell& c : a.cells)
       if (single || c.verdict != Verdict::ok) write_cell(out, lesson, truth, a, c, single);
   }
   return out;
@@ -160,7 +160,7 @@ std::string render_report_json(const Lesson& lesson, const VerifyReport& r) {
       carried_from.push_back(fmt::format("{{\"step\": {}, \"cell\": [{}, {}], \"wrong\": {}}}",
                                          json_string(s.step), s.row, s.col,
                                          s.wrong ? "true" : "false"));
-    for (const CellVerdict& c : a.cells) {
+    for (const AnswerCell& c : a.cells) {
       ok += c.verdict == Verdict::ok;
       carried += c.verdict == Verdict::carried;
       wrong += c.verdict == Verdict::wrong;

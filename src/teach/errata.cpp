@@ -40,7 +40,7 @@ std::vector<std::string> elementwise_sources(const Step& step) {
 // The document's own upstream value, carried correctly through an element-wise
 // step, explains the stated value: the slip is upstream.
 std::optional<std::string> carried_from_stated(const Trace& trace, const Step& step,
-                                               const CellVerdict& cell,
+                                               const ClaimCell& cell,
                                                const std::vector<StatedValue>& stated) {
   const std::vector<std::string> sources = elementwise_sources(step);
   for (const StatedValue& s : stated) {
@@ -64,7 +64,7 @@ std::optional<std::string> carried_from_stated(const Trace& trace, const Step& s
 
 // The stated value is another cell of the same row or column of a product
 // step: the document took the wrong row (or key) for this one.
-std::optional<std::string> other_cell_matches(const Step& step, const CellVerdict& cell) {
+std::optional<std::string> other_cell_matches(const Step& step, const ClaimCell& cell) {
   const arma::mat& M = step.value;
   auto matches = [&](std::size_t r, std::size_t c) {
     return (r != cell.row || c != cell.col) &&
@@ -117,7 +117,7 @@ std::string written_source(const Lesson& lesson, const Trace& trace, const Opera
 // term; sets `factors_right` when every written factor is right (the slip is
 // then in a product or the addition).
 std::string compare_written(const Lesson& lesson, const Trace& trace, const CellSum& sum,
-                            const std::vector<WrittenTerm>& written, const CellVerdict& cell,
+                            const std::vector<WrittenTerm>& written, const ClaimCell& cell,
                             const std::vector<StatedValue>& stated,
                             std::optional<std::size_t>& slip_term, bool& factors_right) {
   std::vector<std::string> differ;
@@ -171,7 +171,7 @@ std::string compare_written(const Lesson& lesson, const Trace& trace, const Cell
 
 // A weight as the fraction it is on paper: " = e^x / row sum = a / b" (empty
 // for other steps, or when the row sum is 0 and the stable softmax decided).
-std::string softmax_fraction(const Trace& trace, const Step& step, const CellVerdict& cell) {
+std::string softmax_fraction(const Trace& trace, const Step& step, const ClaimCell& cell) {
   if (step.kind != StepKind::weights) return "";
   const std::string head = fmt::format("head{}.", step.head);
   const double e = trace.at(head + "exp").value(cell.row, cell.col);
@@ -202,14 +202,14 @@ std::string describe_slips(const std::vector<TermSlip>& slips) {
 }  // namespace
 
 bool ClaimVerdict::agrees() const {
-  for (const CellVerdict& c : cells)
+  for (const ClaimCell& c : cells)
     if (!c.agrees) return false;
   return true;
 }
 
 std::string ClaimVerdict::explanation() const {
   std::vector<std::string> parts;
-  for (const CellVerdict& c : cells)
+  for (const ClaimCell& c : cells)
     if (!c.agrees) parts.push_back(c.explanation);
   return fmt::format("{}", fmt::join(parts, " | "));
 }
@@ -268,7 +268,7 @@ std::vector<StatedValue> stated_values(const Lesson& lesson, const Claim* except
 }
 
 std::string explain_difference(const Lesson& lesson, const Trace& trace, const Claim& claim,
-                               const CellVerdict& cell) {
+                               const ClaimCell& cell) {
   const Step& step = trace.at(claim.step);
   const std::string head =
       fmt::format("{}: stated {}, computed {}", cell_label(step, cell.row, cell.col),
@@ -320,7 +320,7 @@ std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace)
     ClaimVerdict verdict{claim, {}};
     for (std::size_t r = 0; r < claim.values.size(); ++r)
       for (std::size_t c = 0; c < claim.values[r].size(); ++c) {
-        CellVerdict cell;
+        ClaimCell cell;
         cell.row = claim.step_row(r);
         cell.col = claim.step_col(c);
         cell.stated = claim.values[r][c];

@@ -14,7 +14,7 @@
 namespace attn {
 
 // One stated number against the computed cell.
-struct CellVerdict {
+struct ClaimCell {
   std::size_t row = 0;  // the cell in the step's matrix
   std::size_t col = 0;
   WrittenNumber stated;
@@ -27,7 +27,7 @@ struct CellVerdict {
 
 struct ClaimVerdict {
   Claim claim;
-  std::vector<CellVerdict> cells;  // row-major over the claimed cells
+  std::vector<ClaimCell> cells;  // row-major over the claimed cells
   bool agrees() const;
   // One line for people: the explanations of the disagreeing cells, joined.
   std::string explanation() const;
@@ -60,6 +60,6 @@ std::string expand_sum(const CellSum& sum);
 // document's own upstream value carried through an element-wise step, or the
 // value of another cell of the same row or column (the wrong row or key used).
 std::string explain_difference(const Lesson& lesson, const Trace& trace, const Claim& claim,
-                               const CellVerdict& cell);
+                               const ClaimCell& cell);
 
 }  // namespace attn

@@ -33,9 +33,9 @@ void add_learner_values(Overrides& overrides, const Answer& answer, const Trace&
 // A method mistake or rounding explains an answer only if it gives every value
 // of it (the right ones too); arithmetic_slip is about one cell and always stays.
 void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser) {
-  for (CellVerdict& cell : a.cells)
+  for (AnswerCell& cell : a.cells)
     std::erase_if(cell.diagnoses, [&](const Diagnosis& d) {
-      return !std::all_of(a.cells.begin(), a.cells.end(), [&](const CellVerdict& other) {
+      return !std::all_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& other) {
         const std::optional<double> v =
             diagnoser.value_under(d, a.answer.step, other.row, other.col);
         return !v || matches_written(*v, other.given.value, other.tolerance);
@@ -46,12 +46,12 @@ void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser) {
 // The first label (in precedence order) that every wrong cell's diagnoses share,
 // and the others that every wrong cell shares too.
 void common_diagnosis(AnswerVerdict& a) {
-  std::vector<const CellVerdict*> wrong;
-  for (const CellVerdict& c : a.cells)
+  std::vector<const AnswerCell*> wrong;
+  for (const AnswerCell& c : a.cells)
     if (c.verdict == Verdict::wrong) wrong.push_back(&c);
   if (wrong.empty()) return;
   for (std::string_view label : diagnosis_labels()) {
-    const bool everywhere = std::all_of(wrong.begin(), wrong.end(), [&](const CellVerdict* c) {
+    const bool everywhere = std::all_of(wrong.begin(), wrong.end(), [&](const AnswerCell* c) {
       return std::any_of(c->diagnoses.begin(), c->diagnoses.end(),
                          [&](const Diagnosis& d) { return d.label == label; });
     });
@@ -117,7 +117,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     a.answer = answer;
     for (std::size_t r = 0; r < answer.values.size(); ++r)
       for (std::size_t c = 0; c < answer.values[r].size(); ++c) {
-        CellVerdict cell;
+        AnswerCell cell;
         cell.row = answer.step_row(r);
         cell.col = answer.step_col(c);
         cell.given = answer.values[r][c];
@@ -152,11 +152,10 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
         // values alone, the answer already comes out other than the truth.
         const Overrides alone{{step, earlier.at(step)}};
         const Trace other = run_pipeline(lesson, backend, alone);
-        const bool rests_on =
-            std::any_of(a.cells.begin(), a.cells.end(), [&](const CellVerdict& c) {
-              return c.verdict == Verdict::carried &&
-                     other.at(answer.step).value(c.row, c.col) != c.expected;
-            });
+        const bool rests_on = std::any_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& c) {
+          return c.verdict == Verdict::carried &&
+                 other.at(answer.step).value(c.row, c.col) != c.expected;
+        });
         if (rests_on) a.carried_from.push_back(source);
       }
     std::sort(a.carried_from.begin(), a.carried_from.end(), [&](const auto& x, const auto& y) {
@@ -168,7 +167,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     add_learner_values(as_given, answer, truth);
     if (a.verdict != Verdict::ok) {
       add_learner_values(learner, answer, truth);
-      for (const CellVerdict& cell : a.cells)
+      for (const AnswerCell& cell : a.cells)
         if (cell.verdict != Verdict::ok && !first_differs.contains(answer.step))
           first_differs[answer.step] = {answer.step, cell.row, cell.col,
                                         cell.verdict == Verdict::wrong};

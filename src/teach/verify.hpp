@@ -28,7 +28,7 @@ enum class Verdict { ok, carried, wrong };
 // "ok", "carried", "wrong".
 std::string_view verdict_name(Verdict verdict);
 
-struct CellVerdict {
+struct AnswerCell {
   std::size_t row = 0;  // the step's cell
   std::size_t col = 0;
   WrittenNumber given;
@@ -50,7 +50,7 @@ struct CarriedSource {
 struct AnswerVerdict {
   Answer answer;
   Verdict verdict = Verdict::ok;            // wrong if any cell is, else carried if any is, else ok
-  std::vector<CellVerdict> cells;           // one per number given, row by row
+  std::vector<AnswerCell> cells;            // one per number given, row by row
   std::vector<CarriedSource> carried_from;  // carried answers: the learner's earlier values used
   std::optional<Diagnosis> diagnosis;       // a label that explains every wrong cell of the answer
   std::vector<std::string> also_fits;       // other labels that explain every wrong cell too

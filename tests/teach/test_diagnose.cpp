@@ -70,7 +70,7 @@ TEST_CASE(
   CHECK(a.diagnosis->detail.find("term 3: used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1") !=
         std::string::npos);
   CHECK(a.diagnosis->mistaken_value == doctest::Approx(0.51));
-  for (const CellVerdict& c : a.cells)
+  for (const AnswerCell& c : a.cells)
     if (c.col != 3) CHECK(c.diagnoses.empty());  // right values never get a diagnosis
 }
 
@@ -144,7 +144,7 @@ TEST_CASE("the mask mistakes on document 003 section 3.3's causal decoder") {
     const Marked m("causal-decoder", row_answer("head0.weights", 1, w));
     const AnswerVerdict& a = m.report.answers.at(0);
     CHECK(label_of(a) == "mask_after_softmax");
-    for (const CellVerdict& c : a.cells)
+    for (const AnswerCell& c : a.cells)
       if (c.col == 2) CHECK(c.verdict == Verdict::ok);  // 0 there is right
   }
   SUBCASE("wrong_mask_polarity: document 004 section 4.2 passes tril(...) == 0 as the keep mask") {
@@ -192,7 +192,7 @@ TEST_CASE("right answers never get a diagnosis") {
                  row_answer("head0.weights", 1, row_of(probe.step("head0.weights"), 1), 6));
   CHECK(m.report.answers.at(0).verdict == Verdict::ok);
   CHECK_FALSE(m.report.answers.at(0).diagnosis);
-  for (const CellVerdict& c : m.report.answers.at(0).cells) CHECK(c.diagnoses.empty());
+  for (const AnswerCell& c : m.report.answers.at(0).cells) CHECK(c.diagnoses.empty());
 }
 
 TEST_CASE(

@@ -28,14 +28,14 @@ Checked check(const attn::Lesson& lesson) {
 const attn::ClaimVerdict& claim_on(const Checked& c, const std::string& step, std::size_t row,
                                    std::size_t col) {
   for (const attn::ClaimVerdict& v : c.claims)
-    for (const attn::CellVerdict& cell : v.cells)
+    for (const attn::ClaimCell& cell : v.cells)
       if (v.claim.step == step && cell.row == row && cell.col == col) return v;
   FAIL("no claim on " << step << " [" << row << ", " << col << "]");
   throw std::logic_error("unreachable");
 }
 
-const attn::CellVerdict& cell_of(const attn::ClaimVerdict& v, std::size_t row, std::size_t col) {
-  for (const attn::CellVerdict& cell : v.cells)
+const attn::ClaimCell& cell_of(const attn::ClaimVerdict& v, std::size_t row, std::size_t col) {
+  for (const attn::ClaimCell& cell : v.cells)
     if (cell.row == row && cell.col == col) return cell;
   throw std::logic_error("no such cell");
 }
@@ -51,7 +51,7 @@ TEST_CASE("river-bank: K(bank)'s last entry is wrong because its third product w
   const attn::ClaimVerdict& k = claim_on(c, "K", 1, 3);
   CHECK_FALSE(k.agrees());
   for (std::size_t col = 0; col < 3; ++col) CHECK(cell_of(k, 1, col).agrees);
-  const attn::CellVerdict& last = cell_of(k, 1, 3);
+  const attn::ClaimCell& last = cell_of(k, 1, 3);
   CHECK(last.stated.value == 0.51);
   CHECK(last.computed == doctest::Approx(0.45).epsilon(1e-12));
   CHECK(last.tolerance == doctest::Approx(0.005));
@@ -65,7 +65,7 @@ TEST_CASE("river-bank: K(bank)'s last entry is wrong because its third product w
 
 TEST_CASE("river-bank: Q(river)·K(bank) = 1.727 is explained by the document's own K(bank)[3]") {
   const Checked c = check(attn::find_lesson("river-bank"));
-  const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, 1), 0, 1);
+  const attn::ClaimCell& cell = cell_of(claim_on(c, "head0.scores", 0, 1), 0, 1);
   CHECK_FALSE(cell.agrees);
   CHECK(cell.computed == doctest::Approx(1.6755).epsilon(1e-12));
   CHECK(contains(cell.explanation,
@@ -77,7 +77,7 @@ TEST_CASE("river-bank: Q(river)·K(bank) = 1.727 is explained by the document's 
 
 TEST_CASE("river-bank: the written river·river sum used a key row that is not K(river)") {
   const Checked c = check(attn::find_lesson("river-bank"));
-  const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, 0), 0, 0);
+  const attn::ClaimCell& cell = cell_of(claim_on(c, "head0.scores", 0, 0), 0, 0);
   CHECK(cell.computed == doctest::Approx(1.6787).epsilon(1e-12));
   CHECK(
       contains(cell.explanation, "head0.K[river,d0] written 0.69 (true 0.73; = head0.Q[river,d0]"));
@@ -111,7 +111,7 @@ TEST_CASE("raw-similarity: the factors are right, the sums are not") {
   const Checked c = check(attn::find_lesson("raw-similarity"));
   const double expected[] = {1.78, 1.17, 1.10};
   for (std::size_t j = 1; j <= 3; ++j) {
-    const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, j), 0, j);
+    const attn::ClaimCell& cell = cell_of(claim_on(c, "head0.scores", 0, j), 0, j);
     CHECK_FALSE(cell.agrees);
     CHECK(cell.computed == doctest::Approx(expected[j - 1]).epsilon(1e-12));
     CHECK(contains(cell.explanation, "every written factor is right"));
@@ -123,7 +123,7 @@ TEST_CASE("animal: (QKᵀ)₀₁ is 0.35, not 0.45; the other claims agree") {
   std::size_t agree = 0;
   for (const attn::ClaimVerdict& v : c.claims) agree += v.agrees();
   CHECK(agree == 4);
-  const attn::CellVerdict& cell = cell_of(claim_on(c, "head0.scores", 0, 1), 0, 1);
+  const attn::ClaimCell& cell = cell_of(claim_on(c, "head0.scores", 0, 1), 0, 1);
   CHECK(cell.computed == doctest::Approx(0.35).epsilon(1e-12));
   CHECK(contains(cell.explanation, "0.025 + 0.06 + 0.105 + 0.16 = 0.35"));
   CHECK(contains(cell.explanation, "every written factor is right"));
@@ -135,7 +135,7 @@ TEST_CASE("mask-polarity: the document's causal test fails on its inverted mask"
     CHECK_FALSE(v.agrees());
     CHECK(v.cells[0].tolerance == 1e-6);
   }
-  const attn::CellVerdict& future = cell_of(claim_on(c, "head0.weights", 1, 2), 1, 2);
+  const attn::ClaimCell& future = cell_of(claim_on(c, "head0.weights", 1, 2), 1, 2);
   CHECK(future.computed == doctest::Approx(1.0));
   CHECK(contains(future.explanation, "= head0.exp[The,animal] / head0.row_sum[The]"));
   CHECK(std::isnan(c.trace.at("head0.weights").value(2, 0)));
