@@ -13,7 +13,7 @@
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "render/render.hpp"
-#include "teach/expand.hpp"
+#include "core/expand.hpp"
 
 namespace attn {
 

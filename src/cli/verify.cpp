@@ -14,7 +14,7 @@
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
-#include "teach/expand.hpp"
+#include "core/expand.hpp"
 #include "teach/verify.hpp"
 
 namespace attn {

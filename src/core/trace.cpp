@@ -7,6 +7,12 @@
 
 namespace attn {
 
+std::string head_step_id(std::size_t head, HeadStep step) {
+  static constexpr const char* names[] = {"Q",      "K",   "V",       "scores",  "scaled",
+                                          "masked", "exp", "row_sum", "weights", "context"};
+  return fmt::format("head{}.{}", head, names[static_cast<int>(step)]);
+}
+
 const Step* Trace::find(std::string_view id) const {
   for (const Step& step : steps)
     if (step.id == id) return &step;

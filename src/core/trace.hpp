@@ -26,14 +26,46 @@ enum class StepKind {
   output,
 };
 
+// The per-head steps, in pipeline order. head_step_id is the one place their
+// ids are spelled: head_step_id(0, HeadStep::scores) == "head0.scores".
+enum class HeadStep { Q, K, V, scores, scaled, masked, exp, row_sum, weights, context };
+
+std::string head_step_id(std::size_t head, HeadStep step);
+
+// What made a step, so that whatever explains a cell (--expand, errata,
+// diagnoses) reads the dataflow instead of knowing it by heart. `inputs` are
+// ids of earlier steps of the same trace, in operand order.
+enum class Op {
+  given,          // read from the lesson: X, memory, W_Q, b_Q, ...; no inputs
+  positional,     // PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(same)
+  add_positions,  // inputs[0] + PE of its size; inputs[1] is the PE step when recorded
+  matmul,         // inputs[0]·inputs[1] (+ inputs[2], a bias row added to every row)
+  matmul_t,       // inputs[0]·inputs[1]ᵀ
+  slice,          // columns [offset, offset + width) of inputs[0]
+  divide,         // inputs[0] / divisor, cell by cell
+  mask,           // inputs[0] with the cells of Trace::mask replaced by fill
+  exp,            // exp(inputs[0]), cell by cell
+  row_sum,        // Σ_j inputs[0][i, j]: one column
+  softmax,        // row softmax of inputs[0] (masked), = inputs[1] / inputs[2] (exp, row_sum)
+  mean,           // the inputs' mean, cell by cell
+  max,            // the inputs' max, cell by cell
+  concat,         // the inputs side by side
+};
+
+struct Operation {
+  Op op = Op::given;
+  std::vector<std::string> inputs;
+  std::size_t offset = 0;  // slice: the first column taken
+  double divisor = 1.0;    // divide
+  double fill = 0.0;       // mask: the value a masked cell gets
+};
+
 struct Step {
-  std::string id;       // stable: "head0.scores"
-  std::string name;     // for people: "Scores"
-  std::string formula;  // Unicode: "S₀ = Q₀·K₀ᵀ"
-  std::string latex;    // the same formula in LaTeX math
-  std::string shapes;   // "(4×4)·(4×4)ᵀ → 4×4"
+  std::string id;    // stable: "head0.scores"
+  std::string name;  // for people: "Scores"
   StepKind kind = StepKind::input;
-  int head = -1;  // -1 for steps that are not per head
+  int head = -1;   // -1 for steps that are not per head
+  Operation made;  // how it was computed, from which steps
   arma::mat value;
   std::vector<std::string> rows;  // one label per row (tokens)
   std::vector<std::string> cols;  // one label per column (tokens or d0, d1, ...)
@@ -55,6 +87,8 @@ struct Trace {
   double scale = 1.0;                 // the divisor of head{h}.scaled
 
   const Step* find(std::string_view id) const;
+  // The step `step` read as its input number `i` (Operation::inputs).
+  const Step& input(const Step& step, std::size_t i) const { return at(step.made.inputs.at(i)); }
   // Throws InputError listing the valid ids when `id` is not a step.
   const Step& at(std::string_view id) const;
   std::vector<std::string> ids() const;

@@ -1,15 +1,15 @@
-// Printing one cell's arithmetic (teach/expand.hpp) as text, Markdown, LaTeX
+// Printing one cell's arithmetic (core/expand.hpp) as text, Markdown, LaTeX
 // or JSON. These only print what expand computed.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <functional>
 
+#include "core/expand.hpp"
 #include "render/escape.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
-#include "teach/expand.hpp"
 
 namespace attn {
 
@@ -151,7 +151,7 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
         out += (k ? " + " : "") + factor(s.terms[k].left, k == 0) + n.times +
                factor(s.terms[k].right, false);
       if (s.bias) out += " + " + factor(*s.bias, false);
-      const bool transposed = e.step.ends_with(".scores");
+      const bool transposed = s.transposed;
       const std::string left = s.terms.empty() ? "" : s.terms[0].left_ref.step;
       const std::string right = s.terms.empty() ? "" : s.terms[0].right_ref.step;
       const std::string operands = fmt::format(

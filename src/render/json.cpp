@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "render/formula.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
@@ -20,7 +21,8 @@ std::string render_json(const Lesson& lesson, const Trace& trace, const RenderOp
     out += fmt::format(
         "{}\n  {{\"id\": {}, \"name\": {}, \"formula\": {}, \"head\": {}, \"shape\": [{}, {}],\n"
         "   \"rows\": {},\n   \"cols\": {},\n   \"data\": {}}}",
-        k ? "," : "", json_string(s.id), json_string(s.name), json_string(s.formula),
+        k ? "," : "", json_string(s.id), json_string(s.name),
+        json_string(step_formula(lesson, trace, s).text),
         s.head < 0 ? std::string("null") : std::to_string(s.head), s.value.n_rows, s.value.n_cols,
         json_strings(s.rows), json_strings(s.cols), json_matrix(s.value));
   }
@@ -28,7 +30,8 @@ std::string render_json(const Lesson& lesson, const Trace& trace, const RenderOp
   if (!options.expansions.empty()) {
     out += "\n \"expansions\": [";
     for (std::size_t k = 0; k < options.expansions.size(); ++k)
-      out += fmt::format("{}\n  {}", k ? "," : "", expansion_json(options.expansions[k], options.precision));
+      out += fmt::format("{}\n  {}", k ? "," : "",
+                         expansion_json(options.expansions[k], options.precision));
     out += "\n ],";
   }
   out += fmt::format("\n \"warnings\": {}}}\n", json_strings(trace.warnings));

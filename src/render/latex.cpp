@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "render/escape.hpp"
+#include "render/formula.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
 
@@ -70,8 +71,9 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
       col_labels += (col_labels.empty() ? "" : ", ") + (c ? tex_text(step->cols[*c]) : "\\dots");
     out += fmt::format("\n\\subsection*{{{}. \\texttt{{{}}}: {}}}\n", number, tex_text(step->id),
                        tex_text(step->name));
-    out += fmt::format("${}$, \\quad ${}$\\\\\nRows: {}. Columns: {}.\n", step->latex,
-                       tex_shapes(step->shapes), row_labels, col_labels);
+    const StepFormula f = step_formula(lesson, trace, *step);
+    out += fmt::format("${}$, \\quad ${}$\\\\\nRows: {}. Columns: {}.\n", f.latex,
+                       tex_shapes(f.shapes), row_labels, col_labels);
     if (summarised)
       out += fmt::format("\\\\ Summary: {}.\n",
                          tex_text(format_stats(matrix_stats(M), options.precision)));

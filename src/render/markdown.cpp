@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "render/escape.hpp"
+#include "render/formula.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
 
@@ -24,8 +25,9 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
   for (const Step* step : steps) {
     const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
     const arma::mat& M = step->value;
+    const StepFormula f = step_formula(lesson, trace, *step);
     out += fmt::format("## {}. `{}` — {}\n\n`{}` · shapes: {}\n\n", number, step->id, step->name,
-                       step->formula, step->shapes);
+                       f.text, f.shapes);
     const bool summarised = should_summarise(M, options.summary);
     if (summarised)
       out += fmt::format("Summary: {} · {}\n\n", shape_str(M.n_rows, M.n_cols),

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/expand.hpp"
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
-#include "teach/expand.hpp"
 
 namespace attn {
 

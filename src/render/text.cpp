@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/pipeline.hpp"
 #include "core/error.hpp"
+#include "core/pipeline.hpp"
+#include "render/formula.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
 
@@ -75,9 +76,12 @@ void write_matrix(std::string& out, const Step& step, const RenderOptions& optio
 
 std::string scale_text(const Lesson& lesson, const Trace& trace) {
   switch (lesson.scale_kind) {
-    case ScaleKind::sqrt_dk: return fmt::format("√d_k = {:g}", trace.scale);
-    case ScaleKind::none: return "none";
-    case ScaleKind::number: return fmt::format("{:g}", trace.scale);
+    case ScaleKind::sqrt_dk:
+      return fmt::format("√d_k = {:g}", trace.scale);
+    case ScaleKind::none:
+      return "none";
+    case ScaleKind::number:
+      return fmt::format("{:g}", trace.scale);
   }
   return "";
 }
@@ -106,10 +110,12 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
     std::string rule;
     for (std::size_t i = display_width(title); i < 72; ++i) rule += "─";
     out += fmt::format("\n── {} {}\n", title, rule);
-    out += fmt::format("  {}\n  shapes: {}\n", step->formula, step->shapes);
+    const StepFormula f = step_formula(lesson, trace, *step);
+    out += fmt::format("  {}\n  shapes: {}\n", f.text, f.shapes);
     if (step->kind == StepKind::weights && !explained_softmax) {
-      out += "  (subtracting the row max changes nothing: the factor exp(-max) cancels between\n"
-             "   numerator and denominator; it only keeps exp() from overflowing)\n";
+      out +=
+          "  (subtracting the row max changes nothing: the factor exp(-max) cancels between\n"
+          "   numerator and denominator; it only keeps exp() from overflowing)\n";
       explained_softmax = true;
     }
     write_matrix(out, *step, options);

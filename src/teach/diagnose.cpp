@@ -8,7 +8,8 @@
 #include <cmath>
 #include <functional>
 
-#include "teach/cell_arithmetic.hpp"
+#include "core/error.hpp"
+#include "teach/slips.hpp"
 
 namespace attn {
 
@@ -53,51 +54,53 @@ Diagnoser::Diagnoser(const Lesson& lesson, Backend& backend, Overrides learner_v
 void Diagnoser::build_method_mistakes() {
   method_.emplace();
   const bool any_masked = arma::any(arma::vectorise(base_.mask));
-  // One mistaken trace: `make` gives head h's mistaken value of step `suffix`
-  // from the base trace (nullopt where the mistake cannot be made).
-  auto add = [&](const char* label, std::string detail, const char* suffix,
-                 const std::function<std::optional<arma::mat>(const std::string&)>& make) {
+  // One mistaken trace: `make` gives head h's mistaken value of its step
+  // `part` from the base trace (nullopt where the mistake cannot be made).
+  auto add = [&](const char* label, std::string detail, HeadStep part,
+                 const std::function<std::optional<arma::mat>(std::size_t)>& make) {
     Overrides mistaken = learner_;
     bool made = false;
     for (std::size_t h = 0; h < lesson_.heads; ++h) {
-      const std::string head = fmt::format("head{}.", h);
-      if (learner_.contains(head + suffix)) continue;  // the learner's own values stand
-      std::optional<arma::mat> value = make(head);
+      const std::string id = head_step_id(h, part);
+      if (learner_.contains(id)) continue;  // the learner's own values stand
+      std::optional<arma::mat> value = make(h);
       if (!value) continue;
       arma::umat all(value->n_rows, value->n_cols, arma::fill::ones);
-      mistaken[head + suffix] = {std::move(*value), std::move(all)};
+      mistaken[id] = {std::move(*value), std::move(all)};
       made = true;
     }
     if (made)
       method_->push_back({label, std::move(detail), run_pipeline(lesson_, backend_, mistaken)});
   };
-  auto base = [&](const std::string& id) -> const arma::mat& { return base_.at(id).value; };
+  auto base = [&](std::size_t h, HeadStep part) -> const arma::mat& {
+    return base_.at(head_step_id(h, part)).value;
+  };
 
   add("not_transposed",
-      "Q·K was computed instead of Q·Kᵀ (row i of Q times column j of K, not row j of K)", "scores",
-      [&](const std::string& h) -> std::optional<arma::mat> {
-        const arma::mat& Q = base(h + "Q");
-        const arma::mat& K = base(h + "K");
+      "Q·K was computed instead of Q·Kᵀ (row i of Q times column j of K, not row j of K)",
+      HeadStep::scores, [&](std::size_t h) -> std::optional<arma::mat> {
+        const arma::mat& Q = base(h, HeadStep::Q);
+        const arma::mat& K = base(h, HeadStep::K);
         if (K.n_rows != Q.n_cols || K.n_cols != K.n_rows) return std::nullopt;
         return arma::mat(Q * K);
       });
   if (any_masked) {
     add("mask_ignored", "the mask was not applied: the masked cells kept their scaled values",
-        "masked",
-        [&](const std::string& h) { return std::optional<arma::mat>(base(h + "scaled")); });
+        HeadStep::masked,
+        [&](std::size_t h) { return std::optional<arma::mat>(base(h, HeadStep::scaled)); });
     add("wrong_mask_polarity",
         "the mask was inverted: the cells that may attend were masked and the masked ones kept "
         "(in a keep-matrix 1 = may attend, 0 = masked)",
-        "masked", [&](const std::string& h) {
-          arma::mat M = base(h + "scaled");
+        HeadStep::masked, [&](std::size_t h) {
+          arma::mat M = base(h, HeadStep::scaled);
           M.elem(arma::find(base_.mask == 0u)).fill(lesson_.mask_fill);
           return std::optional<arma::mat>(std::move(M));
         });
     add("mask_after_softmax",
         "the softmax was taken before masking: the masked weights were set to 0 afterwards and the "
         "row was not renormalised, so it no longer sums to 1",
-        "weights", [&](const std::string& h) {
-          arma::mat W = backend_.row_softmax(base(h + "scaled"));
+        HeadStep::weights, [&](std::size_t h) {
+          arma::mat W = backend_.row_softmax(base(h, HeadStep::scaled));
           W.elem(arma::find(base_.mask)).zeros();
           return std::optional<arma::mat>(std::move(W));
         });
@@ -105,21 +108,21 @@ void Diagnoser::build_method_mistakes() {
   add("softmax_wrong_axis",
       "the softmax was taken down each column (over the queries) instead of along each row (over "
       "the keys)",
-      "weights", [&](const std::string& h) {
-        return std::optional<arma::mat>(column_softmax(base(h + "masked")));
+      HeadStep::weights, [&](std::size_t h) {
+        return std::optional<arma::mat>(column_softmax(base(h, HeadStep::masked)));
       });
   if (lesson_.scale_divisor() != 1.0)
     add("unscaled",
         fmt::format("the scores were not divided by {}", short_number(lesson_.scale_divisor())),
-        "scaled",
-        [&](const std::string& h) { return std::optional<arma::mat>(base(h + "scores")); });
+        HeadStep::scaled,
+        [&](std::size_t h) { return std::optional<arma::mat>(base(h, HeadStep::scores)); });
   if (lesson_.scale_kind == ScaleKind::sqrt_dk && lesson_.d_k != 1) {
     const double d_k = static_cast<double>(lesson_.d_k);
     add("scaled_by_dk",
         fmt::format("the scores were divided by d_k = {} instead of √d_k = {}", lesson_.d_k,
                     short_number(std::sqrt(d_k))),
-        "scaled",
-        [&](const std::string& h) { return std::optional<arma::mat>(base(h + "scores") / d_k); });
+        HeadStep::scaled,
+        [&](std::size_t h) { return std::optional<arma::mat>(base(h, HeadStep::scores) / d_k); });
   }
 }
 
@@ -167,8 +170,8 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
     if (matches_written(v, written, tolerance)) out.push_back({m.label, m.detail, v, 0});
   }
 
-  if (const std::optional<CellSum> sum = cell_sum(lesson_, base_, step, row, col)) {
-    std::vector<TermSlip> slips = single_term_slips(lesson_, base_, *sum, written, tolerance);
+  if (const std::optional<CellSum> sum = cell_sum(base_, step, row, col)) {
+    std::vector<TermSlip> slips = single_term_slips(base_, *sum, written, tolerance);
     // Too weak alone, as they fit many values by chance: a miscopied leading
     // digit (one value in ten), an entry read from further than the next line or column.
     // A slip must also move the total by several tolerances, or it cannot be

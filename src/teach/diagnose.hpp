@@ -9,7 +9,7 @@
 //   mask_after_softmax   softmax of the unmasked scores, masked weights then zeroed, no
 //   renormalising softmax_wrong_axis   softmax down each column instead of along each row unscaled
 //   scores not divided by the scale scaled_by_dk         divided by d_k instead of √d_k
-//   arithmetic_slip      one product term of the cell's sum is off (teach/cell_arithmetic.hpp)
+//   arithmetic_slip      one product term of the cell's sum is off (teach/slips.hpp)
 //   rounding             right when the earlier steps are rounded to the decimals the learner used
 // A method mistake (the first seven) recomputes whole steps, so it is a stronger
 // explanation than a single slipped term; rounding is the mildest, so it comes last.

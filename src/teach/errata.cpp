@@ -29,12 +29,14 @@ const Step& claimed_step(const Lesson& lesson, const Trace& trace, const Claim& 
 }
 
 // The steps an element-wise step reads its cell from: scaled = scores / s,
-// exp = e^masked (a document may state the masked or the scaled value).
-std::vector<std::string> elementwise_sources(const Step& step) {
-  const std::string head = fmt::format("head{}.", step.head);
-  if (step.kind == StepKind::scaled) return {head + "scores"};
-  if (step.kind == StepKind::exp) return {head + "masked", head + "scaled"};
-  return {};
+// exp = e^masked, and through the mask the scaled value (a document may state
+// the masked or the scaled value).
+std::vector<std::string> elementwise_sources(const Trace& trace, const Step& step) {
+  if (step.made.op == Op::divide) return step.made.inputs;
+  if (step.made.op != Op::exp) return {};
+  const Step& in = trace.input(step, 0);
+  if (in.made.op != Op::mask) return {in.id};
+  return {in.id, in.made.inputs.at(0)};
 }
 
 // The document's own upstream value, carried correctly through an element-wise
@@ -42,12 +44,12 @@ std::vector<std::string> elementwise_sources(const Step& step) {
 std::optional<std::string> carried_from_stated(const Trace& trace, const Step& step,
                                                const ClaimCell& cell,
                                                const std::vector<StatedValue>& stated) {
-  const std::vector<std::string> sources = elementwise_sources(step);
+  const std::vector<std::string> sources = elementwise_sources(trace, step);
   for (const StatedValue& s : stated) {
     if (s.row != cell.row || s.col != cell.col) continue;
     if (std::find(sources.begin(), sources.end(), s.step) == sources.end()) continue;
-    const bool scaled = step.kind == StepKind::scaled;
-    const double carried = scaled ? s.value / trace.scale : std::exp(s.value);
+    const bool scaled = step.made.op == Op::divide;
+    const double carried = scaled ? s.value / step.made.divisor : std::exp(s.value);
     if (!matches_written(carried, cell.stated.value, cell.tolerance)) continue;
     const std::string op =
         scaled ? fmt::format("{} / {} = {}", short_number(s.value), short_number(trace.scale),
@@ -84,17 +86,16 @@ std::optional<std::string> other_cell_matches(const Step& step, const ClaimCell&
 // Where the value written for operand `ref` can be found, when it is not the
 // true one: the document's own value for that cell, the same column of another
 // row (the wrong row used), or the other factor of the same term.
-std::string written_source(const Lesson& lesson, const Trace& trace, const OperandRef& ref,
-                           const ProductTerm& term, const WrittenNumber& w,
-                           const std::vector<StatedValue>& stated) {
+std::string written_source(const Trace& trace, const OperandRef& ref, const ProductTerm& term,
+                           const WrittenNumber& w, const std::vector<StatedValue>& stated) {
   const double tol = half_unit(w.decimals);
   const Step* step = trace.find(ref.step);
   if (!step) return "";
-  const std::size_t width = ref.step.ends_with(".V") ? lesson.d_v : lesson.d_k;
-  const std::size_t offset =
-      step->kind == StepKind::head_slice ? static_cast<std::size_t>(step->head) * width : 0;
+  // A head slice's cell is also the projection's cell at the slice's offset.
+  const bool slice = step->made.op == Op::slice;
+  const std::size_t offset = slice ? step->made.offset : 0;
   for (const StatedValue& s : stated) {
-    const bool same_matrix = s.step == ref.step || ref.step.ends_with("." + s.step);
+    const bool same_matrix = s.step == ref.step || (slice && s.step == step->made.inputs.at(0));
     const std::size_t col = s.step == ref.step ? ref.col : offset + ref.col;
     if (same_matrix && s.col == col && matches_written(s.value, w.value, tol))
       return fmt::format("; = the document's own {}[{},{}]", s.step, step->rows.at(s.row),
@@ -116,7 +117,7 @@ std::string written_source(const Lesson& lesson, const Trace& trace, const Opera
 // differ from the true ones. Sets `slip_term` when the differences sit in one
 // term; sets `factors_right` when every written factor is right (the slip is
 // then in a product or the addition).
-std::string compare_written(const Lesson& lesson, const Trace& trace, const CellSum& sum,
+std::string compare_written(const Trace& trace, const CellSum& sum,
                             const std::vector<WrittenTerm>& written, const ClaimCell& cell,
                             const std::vector<StatedValue>& stated,
                             std::optional<std::size_t>& slip_term, bool& factors_right) {
@@ -137,10 +138,10 @@ std::string compare_written(const Lesson& lesson, const Trace& trace, const Cell
         const WrittenNumber& value = sides[side].first;
         if (matches_written(truth[side], value.value, half_unit(value.decimals))) continue;
         factors_right = false;
-        differ.push_back(
-            fmt::format("{} written {} (true {}{})", sides[side].second.label,
-                        format_fixed(value.value, value.decimals), short_number(truth[side]),
-                        written_source(lesson, trace, sides[side].second, t, value, stated)));
+        differ.push_back(fmt::format("{} written {} (true {}{})", sides[side].second.label,
+                                     format_fixed(value.value, value.decimals),
+                                     short_number(truth[side]),
+                                     written_source(trace, sides[side].second, t, value, stated)));
       }
     } else {
       factors_right = false;
@@ -172,14 +173,15 @@ std::string compare_written(const Lesson& lesson, const Trace& trace, const Cell
 // A weight as the fraction it is on paper: " = e^x / row sum = a / b" (empty
 // for other steps, or when the row sum is 0 and the stable softmax decided).
 std::string softmax_fraction(const Trace& trace, const Step& step, const ClaimCell& cell) {
-  if (step.kind != StepKind::weights) return "";
-  const std::string head = fmt::format("head{}.", step.head);
-  const double e = trace.at(head + "exp").value(cell.row, cell.col);
-  const double sum = trace.at(head + "row_sum").value(cell.row, 0);
+  if (step.made.op != Op::softmax) return "";
+  const Step& exp = trace.input(step, 1);
+  const Step& row_sum = trace.input(step, 2);
+  const double e = exp.value(cell.row, cell.col);
+  const double sum = row_sum.value(cell.row, 0);
   if (!(sum > 0) || !std::isfinite(sum)) return "";
-  return fmt::format(" = {}[{},{}] / {}[{}] = {} / {}", head + "exp", step.rows.at(cell.row),
-                     step.cols.at(cell.col), head + "row_sum", step.rows.at(cell.row),
-                     short_number(e), short_number(sum));
+  return fmt::format(" = {}[{},{}] / {}[{}] = {} / {}", exp.id, step.rows.at(cell.row),
+                     step.cols.at(cell.col), row_sum.id, step.rows.at(cell.row), short_number(e),
+                     short_number(sum));
 }
 
 // The causes of cell_arithmetic's slips, the first few joined with "or".
@@ -279,8 +281,8 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
   const std::vector<StatedValue> stated = stated_values(lesson, &claim);
   if (cell.arithmetic) {
     const std::string expansion = fmt::format("{} = {}", head, expand_sum(*cell.arithmetic));
-    std::vector<TermSlip> slips = single_term_slips(lesson, trace, *cell.arithmetic,
-                                                    cell.stated.value, cell.tolerance, stated);
+    std::vector<TermSlip> slips =
+        single_term_slips(trace, *cell.arithmetic, cell.stated.value, cell.tolerance, stated);
     const std::vector<WrittenTerm> written = written_terms(claim.says);
     double written_total = cell.arithmetic->bias.value_or(0.0);
     for (const WrittenTerm& w : written) written_total += w.product.value;
@@ -290,8 +292,8 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
     if (applies) {
       std::optional<std::size_t> slip_term;
       bool factors_right = false;
-      const std::string as_written = compare_written(lesson, trace, *cell.arithmetic, written, cell,
-                                                     stated, slip_term, factors_right);
+      const std::string as_written =
+          compare_written(trace, *cell.arithmetic, written, cell, stated, slip_term, factors_right);
       // What the document wrote rules out the slips it contradicts.
       std::erase_if(slips, [&](const TermSlip& s) {
         const bool operand_swap =
@@ -328,7 +330,7 @@ std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace)
         cell.tolerance = claim.tolerance_for(cell.stated);
         cell.agrees = matches_written(cell.computed, cell.stated.value, cell.tolerance);
         if (!cell.agrees) {
-          cell.arithmetic = cell_sum(lesson, trace, claim.step, cell.row, cell.col);
+          cell.arithmetic = cell_sum(trace, claim.step, cell.row, cell.col);
           cell.explanation = explain_difference(lesson, trace, claim, cell);
         }
         verdict.cells.push_back(std::move(cell));

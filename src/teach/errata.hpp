@@ -9,7 +9,7 @@
 
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
-#include "teach/cell_arithmetic.hpp"
+#include "teach/slips.hpp"
 
 namespace attn {
 

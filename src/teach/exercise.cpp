@@ -366,7 +366,7 @@ std::optional<RuleBroken> input_rule_broken(const ExerciseDraw& draw) {
 std::optional<RuleBroken> trace_rule_broken(const ExerciseSpec& spec, const Trace& trace) {
   const double floor_weight = smallest_weight(spec.answer_decimals);
   for (std::size_t h = 0; h < spec.heads; ++h) {
-    const Step& weights = trace.at(fmt::format("head{}.weights", h));
+    const Step& weights = trace.at(head_step_id(h, HeadStep::weights));
     for (std::size_t i = 0; i < weights.value.n_rows; ++i) {
       const arma::uvec open = arma::find(trace.mask.row(i) == 0u);
       const std::string where = fmt::format("{} row {} ({})", weights.id, i, weights.rows[i]);

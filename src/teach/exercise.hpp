@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/expand.hpp"
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
-#include "teach/expand.hpp"
 
 namespace attn {
 

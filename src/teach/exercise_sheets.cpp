@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/pipeline.hpp"
+#include "render/formula.hpp"
 
 namespace attn {
 
@@ -26,13 +27,15 @@ SheetMatrix input_matrix(std::string id, std::string name, const arma::mat& valu
   return m;
 }
 
-SheetMatrix step_matrix(const Step& step, const std::vector<std::string>& asked) {
+SheetMatrix step_matrix(const Exercise& exercise, const Step& step) {
+  const StepFormula formula = step_formula(exercise.lesson, exercise.trace, step);
+  const std::vector<std::string>& asked = exercise.asked;
   SheetMatrix m;
   m.id = step.id;
   m.name = step.name;
-  m.formula = step.formula;
-  m.latex = step.latex;
-  m.shapes = step.shapes;
+  m.formula = formula.text;
+  m.latex = formula.latex;
+  m.shapes = formula.shapes;
   m.value = step.value;
   m.rows = step.rows;
   m.cols = step.cols;
@@ -144,9 +147,9 @@ SheetModel make_sheet_model(const ExerciseSpec& spec, const Exercise& exercise) 
   model.inputs.push_back(input_matrix("W_V", "Value weights", lesson.W_V, model_rows));
 
   for (const std::string& id : exercise.asked)
-    model.asked.push_back(step_matrix(exercise.trace.at(id), exercise.asked));
+    model.asked.push_back(step_matrix(exercise, exercise.trace.at(id)));
   for (const Step* step : key_steps(spec, exercise.trace))
-    model.key.push_back(step_matrix(*step, exercise.asked));
+    model.key.push_back(step_matrix(exercise, *step));
   model.worked = exercise.worked;
   return model;
 }

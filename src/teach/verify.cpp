@@ -6,7 +6,7 @@
 #include <map>
 
 #include "core/pipeline.hpp"
-#include "teach/cell_arithmetic.hpp"
+#include "teach/slips.hpp"
 
 namespace attn {
 

@@ -7,10 +7,10 @@
 
 #include "backend/backend.hpp"
 #include "core/error.hpp"
+#include "core/expand.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "render/render.hpp"
-#include "teach/expand.hpp"
 
 namespace attn {
 

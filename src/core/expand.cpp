@@ -1,6 +1,6 @@
 // Expanding one cell of each step into the numbers that make it: the data
 // behind `run --expand`, verify's worked cells and the answer keys' examples.
-#include "teach/expand.hpp"
+#include "core/expand.hpp"
 
 #include <fmt/format.h>
 
@@ -14,22 +14,12 @@ namespace attn {
 
 namespace {
 
-OperandRef cell_ref(const Step& step, std::size_t row, std::size_t col) {
-  return {step.id, row, col,
-          fmt::format("{}[{},{}]", step.id, step.rows.at(row), step.cols.at(col))};
-}
-
 // The cell of `source_id` that `e` is read from, recorded as its one source.
 void add_source(CellExpansion& e, const Trace& trace, const std::string& source_id, std::size_t row,
                 std::size_t col) {
   const Step& source = trace.at(source_id);
-  e.sources.push_back(cell_ref(source, row, col));
+  e.sources.push_back(operand_ref(source, row, col));
   e.source_values.push_back(source.value(row, col));
-}
-
-// "Q" of "head0.Q", "scores" of "head0.scores".
-std::string after_head(const std::string& id) {
-  return id.substr(id.find('.') + 1);
 }
 
 void expand_softmax(CellExpansion& e, const Lesson& lesson, const Step& masked) {
@@ -103,81 +93,80 @@ CellExpansion expand_cell(const Lesson& lesson, const Trace& trace, std::string_
   e.row_label = step.rows.at(row);
   e.col_label = step.cols.at(col);
   e.value = step.value(row, col);
-  const std::string head = fmt::format("head{}.", step.head);
-
-  switch (step.kind) {
-    case StepKind::input:
+  const Operation& made = step.made;
+  switch (made.op) {
+    case Op::given:
       e.kind = ExpansionKind::input;
       break;
-    case StepKind::positional:
-      if (step.id == "PE") {
-        e.kind = ExpansionKind::positional;
-        e.position = row;
-        e.pair_index = col / 2;
-        e.width = step.value.n_cols;
-        e.cosine = col % 2 == 1;
-        e.angle =
-            static_cast<double>(row) /
-            std::pow(10000.0, static_cast<double>(2 * e.pair_index) / static_cast<double>(e.width));
-      } else {  // X+PE or memory+PE
-        e.kind = ExpansionKind::add;
-        const std::string base = step.id == "X+PE" ? "X" : "memory";
-        add_source(e, trace, base, row, col);
-        const arma::mat PE = positional_encoding(step.value.n_rows, step.value.n_cols);
-        e.sources.push_back({"PE", row, col, fmt::format("PE[{},{}]", e.row_label, e.col_label)});
-        e.source_values.push_back(PE(row, col));
-      }
+    case Op::positional:
+      e.kind = ExpansionKind::positional;
+      e.position = row;
+      e.pair_index = col / 2;
+      e.width = step.value.n_cols;
+      e.cosine = col % 2 == 1;
+      e.angle = static_cast<double>(row) / std::pow(10000.0, static_cast<double>(2 * e.pair_index) /
+                                                                 static_cast<double>(e.width));
       break;
-    case StepKind::projection:
-    case StepKind::scores:
-    case StepKind::context:
-    case StepKind::output:
-      e.kind = ExpansionKind::product;
-      e.sum = cell_sum(lesson, trace, step.id, row, col);
-      break;
-    case StepKind::head_slice: {
-      e.kind = ExpansionKind::slice;
-      const std::string letter = after_head(step.id);
-      const std::size_t width = letter == "V" ? lesson.d_v : lesson.d_k;
-      add_source(e, trace, letter, row, static_cast<std::size_t>(step.head) * width + col);
+    case Op::add_positions: {  // X+PE or memory+PE: the input plus its position's PE
+      e.kind = ExpansionKind::add;
+      add_source(e, trace, made.inputs[0], row, col);
+      const arma::mat PE = positional_encoding(step.value.n_rows, step.value.n_cols);
+      e.sources.push_back({"PE", row, col, fmt::format("PE[{},{}]", e.row_label, e.col_label)});
+      e.source_values.push_back(PE(row, col));
       break;
     }
-    case StepKind::scaled:
+    case Op::matmul:
+    case Op::matmul_t:
+      e.kind = ExpansionKind::product;
+      e.sum = cell_sum(trace, step.id, row, col);
+      break;
+    case Op::slice:
+      e.kind = ExpansionKind::slice;
+      add_source(e, trace, made.inputs[0], row, made.offset + col);
+      break;
+    case Op::divide:
       e.kind = ExpansionKind::divide;
-      add_source(e, trace, head + "scores", row, col);
+      add_source(e, trace, made.inputs[0], row, col);
       e.scale_kind = lesson.scale_kind;
       e.d_k = lesson.d_k;
-      e.divisor = trace.scale;
+      e.divisor = made.divisor;
       break;
-    case StepKind::masked:
+    case Op::mask:
       e.kind = ExpansionKind::mask;
-      add_source(e, trace, head + "scaled", row, col);
+      add_source(e, trace, made.inputs[0], row, col);
       e.mask_reasons = static_cast<unsigned>(trace.mask(row, col));
-      e.fill = lesson.mask_fill;
+      e.fill = made.fill;
       break;
-    case StepKind::exp:
+    case Op::exp:
       e.kind = ExpansionKind::exp;
-      add_source(e, trace, head + "masked", row, col);
+      add_source(e, trace, made.inputs[0], row, col);
       break;
-    case StepKind::row_sum: {
+    case Op::row_sum: {
       e.kind = ExpansionKind::row_sum;
-      const arma::rowvec exps = trace.at(head + "exp").value.row(row);
+      const arma::rowvec exps = trace.input(step, 0).value.row(row);
       e.row_values.assign(exps.begin(), exps.end());
       break;
     }
-    case StepKind::weights:
+    case Op::softmax:
       e.kind = ExpansionKind::softmax;
-      expand_softmax(e, lesson, trace.at(head + "masked"));
+      expand_softmax(e, lesson, trace.input(step, 0));
       break;
-    case StepKind::head_summary:
-      e.kind = step.id == "heads.mean" ? ExpansionKind::head_mean : ExpansionKind::head_max;
-      for (std::size_t h = 0; h < lesson.heads; ++h)
-        add_source(e, trace, fmt::format("head{}.weights", h), row, col);
+    case Op::mean:
+    case Op::max:
+      e.kind = made.op == Op::mean ? ExpansionKind::head_mean : ExpansionKind::head_max;
+      for (const std::string& id : made.inputs) add_source(e, trace, id, row, col);
       break;
-    case StepKind::concat: {
+    case Op::concat: {  // the input whose columns hold `col`
       e.kind = ExpansionKind::concat;
-      const std::size_t h = col / lesson.d_v;
-      add_source(e, trace, fmt::format("head{}.context", h), row, col - h * lesson.d_v);
+      std::size_t first = 0;
+      for (const std::string& id : made.inputs) {
+        const std::size_t width = trace.at(id).value.n_cols;
+        if (col < first + width) {
+          add_source(e, trace, id, row, col - first);
+          break;
+        }
+        first += width;
+      }
       break;
     }
   }

@@ -12,7 +12,7 @@
 //   input       nothing more: a number of the lesson (X, memory)
 //   positional  position, pair_index (i), width (d), cosine, angle = pos / 10000^(2i/d)
 //   add         sources = {X[r,c], PE[r,c]} (or memory and its PE), source_values
-//   product     sum: the sum of products of teach/cell_arithmetic.hpp
+//   product     sum: the sum of products of core/cell_arithmetic.hpp
 //   slice       sources = {the projection's cell}, source_values (head{h}.Q/K/V)
 //   divide      sources = {head{h}.scores[r,c]}, source_values, scale_kind, d_k, divisor
 //   mask        sources = {head{h}.scaled[r,c]}, source_values, mask_reasons (0 = kept), fill
@@ -29,9 +29,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cell_arithmetic.hpp"
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
-#include "teach/cell_arithmetic.hpp"
 
 namespace attn {
 

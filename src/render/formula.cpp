@@ -1,0 +1,199 @@
+// Formulas and shapes of the steps, written from the dataflow of the trace.
+#include "render/formula.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace attn {
+
+namespace {
+
+std::string dims(const arma::mat& M) {
+  return shape_str(M.n_rows, M.n_cols);
+}
+
+// How a projection's input is named in its formula: X, (X+PE), M, (M+PE), concat.
+std::string operand_name(const std::string& id) {
+  if (id == "X+PE") return "(X+PE)";
+  if (id == "memory") return "M";
+  if (id == "memory+PE") return "(M+PE)";
+  return id;
+}
+
+// "causal: key after the query, 3 cells; padding: the key is padding, 2 cells"
+std::string mask_sources(const arma::umat& mask) {
+  static const std::pair<unsigned, const char*> sources[] = {
+      {mask_causal, "causal: key after the query"},
+      {mask_padding, "padding: the key is padding"},
+      {mask_keep, "keep: 0 in the keep matrix"}};
+  std::string out;
+  for (const auto& [bit, what] : sources) {
+    arma::uword cells = 0;
+    for (const arma::uword reasons : mask) cells += (reasons & bit) != 0u;
+    if (cells)
+      out += fmt::format("{}{}, {} cell{}", out.empty() ? "" : "; ", what, cells,
+                         cells == 1 ? "" : "s");
+  }
+  return out;
+}
+
+StepFormula given(const Step& step) {
+  const std::string shape = dims(step.value);
+  if (step.id == "X") return {"X: one row per token", "X", shape};
+  if (step.id == "memory")
+    return {"memory: one row per source token; keys and values come from it", "M", shape};
+  if (step.id.starts_with("b_"))
+    return {fmt::format("{}: given in the lesson, added to every row", step.id), step.id, shape};
+  return {fmt::format("{}: given in the lesson (rows: input features, columns: output features)",
+                      step.id),
+          step.id, shape};
+}
+
+// Q = X·W_Q + b_Q, and output = concat·W_O + b_O.
+StepFormula projection(const Trace& trace, const Step& step) {
+  const std::vector<std::string>& in = step.made.inputs;
+  const bool bias = in.size() > 2;
+  const std::string shapes = fmt::format("({})·({}) → {}", dims(trace.input(step, 0).value),
+                                         dims(trace.input(step, 1).value), dims(step.value));
+  const std::string text =
+      fmt::format("{} = {}·{}{}", step.id, operand_name(in[0]), in[1], bias ? " + " + in[2] : "");
+  if (step.kind == StepKind::output)
+    return {text,
+            fmt::format("\\mathrm{{output}} = \\mathrm{{concat}}\\, {}{}", in[1],
+                        bias ? " + " + in[2] : ""),
+            shapes};
+  return {
+      text,
+      fmt::format("{} = {} {}{}", step.id, operand_name(in[0]), in[1], bias ? " + " + in[2] : ""),
+      shapes};
+}
+
+// "√d_k, with √d_k = √4 = 2" and its LaTeX.
+std::pair<std::string, std::string> divisor(const Lesson& lesson, double s) {
+  switch (lesson.scale_kind) {
+    case ScaleKind::sqrt_dk:
+      return {fmt::format("√d_k, with √d_k = √{} = {}", lesson.d_k, short_number(s)),
+              fmt::format("\\sqrt{{d_k}},\\ \\text{{with}}\\ \\sqrt{{d_k}} = \\sqrt{{{}}} = {}",
+                          lesson.d_k, short_number(s))};
+    case ScaleKind::none:
+      return {"1 (no scaling)", "1\\ (\\text{no scaling})"};
+    case ScaleKind::number:
+      break;
+  }
+  return {short_number(s), short_number(s)};
+}
+
+StepFormula masked(const Trace& trace, const Step& step) {
+  const std::string shapes =
+      fmt::format("{} → {}", dims(trace.input(step, 0).value), dims(step.value));
+  if (!arma::any(arma::vectorise(trace.mask)))
+    return {"nothing is masked: masked = scaled", "\\text{nothing masked}", shapes};
+  const double fill = step.made.fill;
+  const std::string text = std::isinf(fill) ? "-inf" : fmt::format("{:g}", fill);
+  return {fmt::format("masked cells := {} ({}); the others are unchanged", text,
+                      mask_sources(trace.mask)),
+          fmt::format("\\text{{masked cells}} := {}", std::isinf(fill) ? "-\\infty" : text),
+          shapes};
+}
+
+// "A₀, A₁" / "C₀ | C₁": one letter per input head.
+std::string per_head(const Trace& trace, const Step& step, const char* letter,
+                     const char* separator) {
+  std::string out;
+  for (const std::string& id : step.made.inputs)
+    out += (out.empty() ? "" : separator) + (letter + subscript(trace.at(id).head));
+  return out;
+}
+
+}  // namespace
+
+std::string subscript(std::size_t n) {
+  static const char* digits[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
+  if (n < 10) return digits[n];
+  return subscript(n / 10) + digits[n % 10];
+}
+
+StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& step) {
+  const std::size_t h = step.head < 0 ? 0 : static_cast<std::size_t>(step.head);
+  const std::string sub = subscript(h);
+  const auto in = [&](std::size_t i) { return dims(trace.input(step, i).value); };
+  switch (step.kind) {
+    case StepKind::input:
+      return given(step);
+    case StepKind::positional:
+      if (step.made.op == Op::positional)
+        return {"PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(pos/10000^(2i/d))",
+                R"(PE_{pos,2i} = \sin(pos/10000^{2i/d}),\ PE_{pos,2i+1} = \cos(pos/10000^{2i/d}))",
+                dims(step.value)};
+      if (step.id == "X+PE")
+        return {"X + PE", "X + PE", fmt::format("{} + {} → {}", in(0), in(1), dims(step.value))};
+      return {"M + PE", "M + PE", dims(step.value)};
+    case StepKind::projection:
+    case StepKind::output:
+      return projection(trace, step);
+    case StepKind::head_slice: {
+      const std::string& of = step.made.inputs.at(0);
+      const std::size_t lo = step.made.offset, hi = lo + step.value.n_cols;
+      return {fmt::format("{}{} = {}[:, {}:{}]", of, sub, of, lo, hi),
+              fmt::format("{}_{{{}}} = {}_{{:,\\,{}:{}}}", of, h, of, lo, hi),
+              fmt::format("({}) → {}", in(0), dims(step.value))};
+    }
+    case StepKind::scores:
+      return {fmt::format("S{0} = Q{0}·K{0}ᵀ", sub),
+              fmt::format("S_{{{0}}} = Q_{{{0}}} K_{{{0}}}^\\top", h),
+              fmt::format("({})·({})ᵀ → {}", in(0), in(1), dims(step.value))};
+    case StepKind::scaled: {
+      const auto [text, latex] = divisor(lesson, step.made.divisor);
+      return {fmt::format("S{} / {}", sub, text), fmt::format("S_{{{}}} / {}", h, latex),
+              fmt::format("{} / scalar → {}", in(0), dims(step.value))};
+    }
+    case StepKind::masked:
+      return masked(trace, step);
+    case StepKind::exp:
+      return {fmt::format("E{} = exp(masked), cell by cell (exp(-inf) = 0)", sub),
+              fmt::format("E_{{{}}} = \\exp(\\text{{masked}})", h),
+              fmt::format("{} → {}", in(0), dims(step.value))};
+    case StepKind::row_sum:
+      return {fmt::format("Σ{0} = Σ_j E{0}[i, j]", sub),
+              fmt::format("\\Sigma_{{{0}}} = \\textstyle\\sum_j E_{{{0}}}[i,j]", h),
+              fmt::format("{} → {}", in(0), dims(step.value))};
+    case StepKind::weights:
+      return {fmt::format("A{0} = softmax(masked) = E{0} / Σ{0}, row by row (computed stably, "
+                          "with the row max subtracted)",
+                          sub),
+              fmt::format("A_{{{0}}} = \\mathrm{{softmax}}(\\text{{masked}}) = E_{{{0}}} / "
+                          "\\Sigma_{{{0}}}",
+                          h),
+              fmt::format("{} → {}, each row sums to 1", in(0), dims(step.value))};
+    case StepKind::context:
+      return {fmt::format("C{0} = A{0}·V{0}", sub),
+              fmt::format("C_{{{0}}} = A_{{{0}}} V_{{{0}}}", h),
+              fmt::format("({})·({}) → {}", in(0), in(1), dims(step.value))};
+    case StepKind::head_summary: {
+      const std::string shapes =
+          fmt::format("{} × ({}) → {}", step.made.inputs.size(), in(0), in(0));
+      if (step.made.op == Op::mean)
+        return {fmt::format("mean of {}, cell by cell (each row still sums to 1)",
+                            per_head(trace, step, "A", ", ")),
+                "\\frac{1}{h}\\textstyle\\sum_h A_h", shapes};
+      return {fmt::format("max of {}, cell by cell (rows no longer sum to 1)",
+                          per_head(trace, step, "A", ", ")),
+              "\\max_h A_h", shapes};
+    }
+    case StepKind::concat: {
+      std::string parts_tex;
+      for (const std::string& id : step.made.inputs)
+        parts_tex +=
+            fmt::format("{}C_{{{}}}", parts_tex.empty() ? "" : " \\mid ", trace.at(id).head);
+      return {fmt::format("concat = [{}]", per_head(trace, step, "C", " | ")),
+              fmt::format("\\mathrm{{concat}} = [{}]", parts_tex),
+              fmt::format("{} × ({}) → {}", step.made.inputs.size(), in(0), dims(step.value))};
+    }
+  }
+  return {};
+}
+
+}  // namespace attn

@@ -1,0 +1,23 @@
+// The formula of each step, for people: rendered from the step's operation and
+// inputs (core/trace.hpp), in Unicode for text and in LaTeX math, with shapes.
+#pragma once
+
+#include <string>
+
+#include "core/lesson.hpp"
+#include "core/trace.hpp"
+
+namespace attn {
+
+struct StepFormula {
+  std::string text;    // Unicode: "S₀ = Q₀·K₀ᵀ"
+  std::string latex;   // the same in LaTeX math, without delimiters
+  std::string shapes;  // "(4×4)·(4×4)ᵀ → 4×4"
+};
+
+StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& step);
+
+// "₀", "₁₂": a head number as a subscript.
+std::string subscript(std::size_t n);
+
+}  // namespace attn

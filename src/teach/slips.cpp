@@ -1,0 +1,140 @@
+// The single-term slips that explain a wrong total of a sum of products: the
+// on-paper mistakes that verify and the errata share.
+#include "teach/slips.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace attn {
+
+namespace {
+
+// True when `stated` is a value for the cell `ref` points at (directly, or a
+// projection's cell seen through a head slice's column block).
+bool refers_to(const Trace& trace, const StatedValue& stated, const OperandRef& ref) {
+  if (stated.row != ref.row) return false;
+  if (stated.step == ref.step) return stated.col == ref.col;
+  const Step* step = trace.find(ref.step);
+  if (!step || step->made.op != Op::slice) return false;
+  return stated.step == step->made.inputs.at(0) && stated.col == step->made.offset + ref.col;
+}
+
+// Decimals implied by a half-unit tolerance: 0.0005 -> 3; 0 when none can be told.
+int decimals_of_tolerance(double tolerance) {
+  if (tolerance <= 0) return -1;
+  return std::max(0, static_cast<int>(std::lround(-std::log10(2.0 * tolerance))));
+}
+
+// `p` rounded to `decimals`, with its leading significant digit changed to each
+// other digit (digit_slip), and with each pair of adjacent digits swapped (digit_swap).
+std::vector<std::pair<double, SlipKind>> digit_slips_of(double p, int decimals) {
+  std::vector<std::pair<double, SlipKind>> out;
+  const std::string text = fmt::format("{:.{}f}", std::abs(p), decimals);
+  const double sign = p < 0 ? -1.0 : 1.0;
+  const std::size_t lead = text.find_first_of("123456789");
+  if (lead == std::string::npos) return out;
+  for (char d = '0'; d <= '9'; ++d) {
+    if (d == text[lead]) continue;
+    std::string changed = text;
+    changed[lead] = d;
+    out.emplace_back(sign * std::stod(changed), SlipKind::digit_slip);
+  }
+  for (std::size_t i = lead; i + 1 < text.size(); ++i) {
+    std::size_t j = i + 1;
+    if (text[j] == '.') ++j;
+    if (j >= text.size() || text[i] == '.' || text[i] == text[j]) continue;
+    std::string swapped = text;
+    std::swap(swapped[i], swapped[j]);
+    out.emplace_back(sign * std::stod(swapped), SlipKind::digit_swap);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool matches_written(double value, double written, double tolerance) {
+  if (std::isnan(value) || std::isnan(written)) return std::isnan(value) && std::isnan(written);
+  if (std::isinf(value) || std::isinf(written)) return value == written;
+  const double slack = 1e-9 * std::max({tolerance, std::abs(value), std::abs(written)}) + 1e-12;
+  return std::abs(value - written) <= tolerance + slack;
+}
+
+std::vector<TermSlip> single_term_slips(const Trace& trace, const CellSum& sum, double written,
+                                        double tolerance, const std::vector<StatedValue>& stated) {
+  std::vector<TermSlip> out;
+  if (matches_written(sum.value, written, tolerance)) return out;
+  auto consider = [&](std::size_t term, double true_p, double new_p, SlipKind kind,
+                      std::string cause, std::size_t distance = 0) {
+    if (!matches_written(sum.value - true_p + new_p, written, tolerance)) return;
+    out.push_back({term, true_p, new_p, kind, std::move(cause), distance});
+  };
+  const int decimals = decimals_of_tolerance(tolerance);
+
+  for (std::size_t t = 0; t < sum.terms.size(); ++t) {
+    const ProductTerm& term = sum.terms[t];
+    const double p = term.product();
+    const std::size_t n = t + 1;  // terms are counted from 1 for people
+    const std::string product = fmt::format("{} × {} = {}", short_number(term.left),
+                                            short_number(term.right), short_number(p));
+    // One operand replaced: by a value stated for that cell, or by a neighbour entry.
+    for (int side = 0; side < 2; ++side) {
+      const OperandRef& ref = side == 0 ? term.left_ref : term.right_ref;
+      const double own = side == 0 ? term.left : term.right;
+      const double other = side == 0 ? term.right : term.left;
+      auto replaced = [&](double v) {
+        return fmt::format("{} × {} = {} instead of {}", short_number(side == 0 ? v : other),
+                           short_number(side == 0 ? other : v), short_number(v * other), product);
+      };
+      for (const StatedValue& s : stated)
+        if (s.value != own && refers_to(trace, s, ref))
+          consider(
+              t, p, s.value * other, SlipKind::stated_value,
+              fmt::format("term {}: used {} = {} ({}) instead of {}: {}", n, ref.label,
+                          short_number(s.value), s.source, short_number(own), replaced(s.value)));
+      const Step& M = trace.at(ref.step);
+      auto try_entry = [&](std::size_t r, std::size_t c) {
+        const double v = M.value(r, c);
+        if (v == own || !std::isfinite(v)) return;
+        consider(
+            t, p, v * other, SlipKind::wrong_entry,
+            fmt::format("term {}: used {} = {} instead of {} = {}: {}", n,
+                        operand_ref(M, r, c).label, short_number(v), ref.label, short_number(own),
+                        replaced(v)),
+            (r > ref.row ? r - ref.row : ref.row - r) + (c > ref.col ? c - ref.col : ref.col - c));
+      };
+      for (std::size_t r = 0; r < M.value.n_rows; ++r)
+        if (r != ref.row) try_entry(r, ref.col);
+      for (std::size_t c = 0; c < M.value.n_cols; ++c)
+        if (c != ref.col) try_entry(ref.row, c);
+    }
+    const std::string labels = fmt::format("{} × {}", term.left_ref.label, term.right_ref.label);
+    consider(t, p, 0.0, SlipKind::dropped_term,
+             fmt::format("term {} left out: {} = {}", n, labels, product));
+    consider(t, p, -p, SlipKind::sign_flip,
+             fmt::format("term {}: wrote {} for {} (sign flipped)", n, short_number(-p), product));
+    for (double factor : {10.0, 0.1})
+      consider(t, p, p * factor, SlipKind::decimal_shift,
+               fmt::format("term {}: wrote {} for {} (decimal point shifted)", n,
+                           short_number(p * factor), product));
+    if (decimals >= 0)
+      for (const auto& [slip, kind] : digit_slips_of(p, decimals))
+        consider(
+            t, p, slip, kind,
+            fmt::format("term {}: wrote {} for {} ({})", n, short_number(slip), product,
+                        kind == SlipKind::digit_swap ? "two digits swapped" : "a digit miscopied"));
+  }
+  if (sum.bias)
+    consider(sum.terms.size(), *sum.bias, 0.0, SlipKind::dropped_bias,
+             fmt::format("bias left out: {} = {}", sum.bias_ref.label, short_number(*sum.bias)));
+
+  std::stable_sort(out.begin(), out.end(), [](const TermSlip& a, const TermSlip& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.term < b.term;
+  });
+  return out;
+}
+
+}  // namespace attn
