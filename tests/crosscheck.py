@@ -4,8 +4,8 @@ from the lesson file alone with numpy, and compare with golden/<id>.toml.
 
 Usage: crosscheck.py [--lessons DIR] [--golden DIR] [--tol 1e-12] [--self-test]
 
-Nothing here calls attn-trace: the lesson format (SPEC section 4) and the math
-(SPEC section 3) are re-implemented from the specification, so a golden file
+Nothing here calls attn-trace: the lesson format (docs/lesson-format.md) and the math
+(the same document) are re-implemented from the documentation, so a golden file
 written by the tool is never its own only proof. --self-test also proves that
 this script notices an altered golden value (it must fail on a tampered copy).
 """

@@ -2,7 +2,7 @@
 // backend is tested against.
 #pragma once
 
-#include "backend/backend.hpp"
+#include "core/backend.hpp"
 
 namespace attn {
 

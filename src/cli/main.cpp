@@ -1,5 +1,5 @@
 // attn-trace: the command line. Assembles the subcommands and maps errors to
-// exit codes (SPEC section 6): 2 bad input, 3 backend unavailable.
+// exit codes (README): 2 bad input, 3 backend unavailable.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>

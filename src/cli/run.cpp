@@ -10,10 +10,10 @@
 #include "backend/backend.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/expand.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "render/render.hpp"
-#include "core/expand.hpp"
 
 namespace attn {
 

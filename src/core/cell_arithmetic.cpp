@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 
 namespace attn {
 

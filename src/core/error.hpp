@@ -18,10 +18,4 @@ struct BackendUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// "4×3": the way every message and every renderer writes a shape.
-std::string shape_str(std::size_t rows, std::size_t cols);
-
-// "0.45", "1.6755", "2": a number in a message, with at most 6 significant digits.
-std::string short_number(double v);
-
 }  // namespace attn

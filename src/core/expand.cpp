@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "core/pipeline.hpp"
 
 namespace attn {

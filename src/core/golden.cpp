@@ -8,8 +8,8 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "core/toml_read.hpp"
-#include "render/numbers.hpp"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-// Loading a lesson file (SPEC section 4): every key read, every shape checked.
+// Loading a lesson file (docs/lesson-format.md): every key read, every shape checked.
 #include "core/lesson.hpp"
 
 #include <fmt/format.h>
@@ -10,17 +10,10 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "core/toml_read.hpp"
 
 namespace attn {
-
-std::string shape_str(std::size_t rows, std::size_t cols) {
-  return fmt::format("{}×{}", rows, cols);
-}
-
-std::string short_number(double v) {
-  return fmt::format("{:.6g}", v);
-}
 
 double Lesson::scale_divisor() const {
   switch (scale_kind) {
@@ -310,7 +303,7 @@ class LessonParser {
     }
   }
 
-  // Every shape rule of SPEC section 3, each error naming both shapes.
+  // Every shape rule of docs/lesson-format.md, each error naming both shapes.
   void check_shapes() {
     Lesson& l = lesson_;
     const std::string key_source = l.memory ? "memory" : "X";

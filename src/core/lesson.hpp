@@ -1,4 +1,4 @@
-// The lesson model: everything a lesson file (SPEC section 4) says, checked
+// The lesson model: everything a lesson file (docs/lesson-format.md) says, checked
 // for consistency when it is loaded, so the pipeline can trust its shapes.
 #pragma once
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-// The attention pipeline of SPEC section 3, one function per step.
+// The attention pipeline (docs/lesson-format.md, the math), one function per step.
 //
 // Shape key: n queries, m keys, d model width (d_mem for memory), h heads,
 // d_k per-head query/key width, d_v per-head value width.
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.hpp"
+#include "core/backend.hpp"
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
 

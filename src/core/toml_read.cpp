@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 
 namespace attn {
 

@@ -1,5 +1,5 @@
 // The trace: every intermediate matrix of one attention forward pass, named
-// by its stable step id (SPEC section 5). Renderers and teachers only read it.
+// by its stable step id (docs/steps.md). Renderers and teachers only read it.
 #pragma once
 
 #include <armadillo>

@@ -1,4 +1,4 @@
-// JSON renderer: the schema of SPEC section 6, numbers with 17 significant
+// JSON renderer: the schema of docs/json.md, numbers with 17 significant
 // digits, non-finite values as the strings "-inf", "inf", "nan".
 #include <fmt/format.h>
 

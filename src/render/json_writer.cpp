@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/number_text.hpp"
 #include "render/numbers.hpp"
 
 namespace attn {

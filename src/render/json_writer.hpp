@@ -1,5 +1,5 @@
-// Small helpers to write JSON by hand: escaped strings, numbers as SPEC
-// section 6 wants them, arrays of strings and matrices.
+// Small helpers to write JSON by hand: escaped strings, numbers as docs/json.md
+// writes them, arrays of strings and matrices.
 #pragma once
 
 #include <armadillo>

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "render/escape.hpp"
 #include "render/formula.hpp"
 #include "render/numbers.hpp"

@@ -21,12 +21,6 @@ std::string format_fixed(double value, int precision) {
   return s;
 }
 
-std::string format_exact(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
-  return fmt::format("{:.17g}", value);
-}
-
 bool should_summarise(const arma::mat& M, bool forced) {
   return forced || M.n_rows > kSummaryThreshold || M.n_cols > kSummaryThreshold;
 }

@@ -12,9 +12,6 @@ namespace attn {
 // Fixed decimals; "-inf", "inf", "nan" for non-finite values; no "-0.0000".
 std::string format_fixed(double value, int precision);
 
-// Round-trip exact: 17 significant digits; "-inf", "inf", "nan".
-std::string format_exact(double value);
-
 // Row or column indices to show for a dimension of `count`: all of them when
 // not summarised, else the first and last few with nullopt for the ellipsis.
 std::vector<std::optional<std::size_t>> visible_indices(std::size_t count, bool summarised);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "core/pipeline.hpp"
 #include "render/formula.hpp"
 #include "render/numbers.hpp"

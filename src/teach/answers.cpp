@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "core/toml_read.hpp"
 
 namespace attn {

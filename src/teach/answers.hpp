@@ -1,4 +1,4 @@
-// The answers file of `verify` (SPEC section 7): a learner's hand-computed
+// The answers file of `verify` (docs/answers-format.md): a learner's hand-computed
 // values, any subset of steps, as cells, rows or whole matrices.
 //
 //   [[answer]]

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "teach/slips.hpp"
 
 namespace attn {

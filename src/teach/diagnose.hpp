@@ -1,4 +1,4 @@
-// Naming a learner's mistake: each common mistake of SPEC section 7 is
+// Naming a learner's mistake: each common mistake (docs/answers-format.md) is
 // recognised by recomputing the step the mistaken way and comparing.
 //
 // Labels, in order of precedence (when several explain the same wrong value,

@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "core/toml_read.hpp"
 #include "render/numbers.hpp"
 

@@ -12,6 +12,7 @@
 #include "backend/backend.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "core/pipeline.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"

@@ -42,7 +42,7 @@ std::uint64_t fnv1a64(std::string_view text);
 // on the seed and the name only, never on the other names of the roster.
 std::uint64_t student_stream_seed(std::uint64_t seed, std::string_view name);
 
-// What the instructor asked for (SPEC section 6, `exercise`).
+// What the instructor asked for (`exercise`, docs/exercises.md).
 struct ExerciseSpec {
   std::uint64_t seed = 0;
   std::size_t tokens = 3;

@@ -1,4 +1,4 @@
-// Marking a learner's hand calculation (SPEC section 7) the way a teacher
+// Marking a learner's hand calculation (docs/answers-format.md) the way a teacher
 // does: each answer ok, wrong or carried (right on the learner's own earlier
 // wrong values), the first genuinely new mistake, and the mistake named.
 //

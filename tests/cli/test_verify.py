@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Command-line tests of `attn-trace verify` (issue 4) and `run --expand`:
 the document-000 answers (an arithmetic slip, credit carried from it, an
-unrelated value), JSON per SPEC section 7, exit codes 0 / 1 / 2 with the bad
+unrelated value), JSON per docs/json.md, exit codes 0 / 1 / 2 with the bad
 answers files, the expansions against plain Python, and the README walkthrough
 against the tool's real output."""
 import json

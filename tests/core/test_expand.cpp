@@ -26,7 +26,8 @@ struct Traced {
 
 }  // namespace
 
-TEST_CASE("expand: the score as the dot product of the query and key rows, as SPEC writes it") {
+TEST_CASE(
+    "expand: the score as the dot product of the query and key rows, as the documents write it") {
   Traced rb("river-bank");
   const CellExpansion e = expand_cell(rb.lesson, rb.trace, "head0.scores", 0, 1);
   CHECK(e.kind == ExpansionKind::product);

@@ -1,4 +1,4 @@
-// The lesson loader: every key of SPEC section 4 read, every bad input an
+// The lesson loader: every key of docs/lesson-format.md read, every bad input an
 // InputError naming the file, the key, the line, both shapes and the fix.
 #include <doctest/doctest.h>
 

@@ -50,7 +50,7 @@ struct RefTrace {
   std::vector<std::pair<std::string, Grid>> steps;
 };
 
-// Attention by the book, loop by loop, straight from SPEC section 3.
+// Attention by the book, loop by loop, straight from the conventions of docs/lesson-format.md.
 RefTrace reference_attention(const attn::Lesson& L) {
   RefTrace t;
   Grid X = from_arma(L.X);

@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "core/number_text.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 

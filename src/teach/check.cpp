@@ -1,0 +1,167 @@
+// Checking a lesson against its golden file and its claims, and the report.
+#include "teach/check.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "core/number_text.hpp"
+#include "core/pipeline.hpp"
+#include "render/json_writer.hpp"
+#include "render/numbers.hpp"
+
+namespace attn {
+
+namespace {
+
+const char* status_name(GoldenStatus s) {
+  switch (s) {
+    case GoldenStatus::pass:
+      return "pass";
+    case GoldenStatus::fail:
+      return "fail";
+    case GoldenStatus::missing:
+      return "missing";
+  }
+  return "missing";
+}
+
+// A claim's place: "K[1,:] (bank)", "head0.scores[0,1] (river, bank)", "head0.weights".
+std::string claim_place(const Trace& trace, const Claim& claim) {
+  const Step& step = trace.at(claim.step);
+  const std::size_t r = claim.where.row, c = claim.where.col;
+  switch (claim.where.kind) {
+    case CellSelector::Kind::cell:
+      return fmt::format("{}[{},{}] ({}, {})", step.id, r, c, step.rows.at(r), step.cols.at(c));
+    case CellSelector::Kind::row:
+      return fmt::format("{}[{},:] ({})", step.id, r, step.rows.at(r));
+    case CellSelector::Kind::matrix:
+      return step.id;
+  }
+  return step.id;
+}
+
+// The cells of a claim as the claim was written: a number, a row or a matrix.
+template <typename CellText>
+std::string claim_values(const ClaimVerdict& v, CellText text, const char* open,
+                         const char* close) {
+  if (v.claim.where.kind == CellSelector::Kind::cell) return text(v.cells.front());
+  std::string out = open;
+  const std::size_t width = v.claim.values.front().size();
+  for (std::size_t i = 0; i < v.cells.size(); ++i) {
+    const bool row_start = i % width == 0, row_end = (i + 1) % width == 0;
+    const bool matrix = v.claim.where.kind == CellSelector::Kind::matrix;
+    if (matrix && row_start) out += fmt::format("{}{}", i ? ", " : "", open);
+    out += fmt::format("{}{}", row_start ? "" : ", ", text(v.cells[i]));
+    if (matrix && row_end) out += close;
+  }
+  return out + close;
+}
+
+std::string stated_text(const ClaimCell& c) {
+  return format_fixed(c.stated.value, c.stated.decimals);
+}
+// The computed value to the decimals the claim was written with, or more when
+// the claim sets a finer tolerance (1e-6 shows 6 decimals).
+std::string computed_text(const ClaimCell& c) {
+  const int from_tolerance =
+      c.tolerance > 0 ? static_cast<int>(std::ceil(-std::log10(2.0 * c.tolerance))) : 0;
+  return format_fixed(c.computed, std::max(c.stated.decimals, from_tolerance));
+}
+// A number already written as text, as JSON: non-finite values as strings.
+std::string quoted(std::string text) {
+  return text == "nan" || text == "inf" || text == "-inf" ? json_string(text) : text;
+}
+
+}  // namespace
+
+LessonCheck check_lesson(Lesson lesson, const std::string& golden_path, double tolerance,
+                         Backend& backend) {
+  LessonCheck out{std::move(lesson), {}, golden_path, GoldenStatus::missing, {}, {}};
+  out.trace = run_pipeline(out.lesson, backend);
+  if (const std::optional<Golden> golden = read_golden_file(golden_path)) {
+    out.mismatches = compare_with_golden(*golden, out.trace, tolerance);
+    out.status = out.mismatches.empty() ? GoldenStatus::pass : GoldenStatus::fail;
+  }
+  out.claims = check_claims(out.lesson, out.trace);
+  return out;
+}
+
+std::string check_report_text(const LessonCheck& c, double tolerance) {
+  std::string out = fmt::format("{} — {}\n  source: {}\n", c.lesson.id, c.lesson.title,
+                                c.lesson.source.empty() ? "(none given)" : c.lesson.source);
+  switch (c.status) {
+    case GoldenStatus::pass:
+      out += fmt::format("  golden: pass — all {} steps match {} within {:g}\n",
+                         c.trace.steps.size(), c.golden_path, tolerance);
+      break;
+    case GoldenStatus::missing:
+      out += fmt::format(
+          "  golden: MISSING — no {}; write it with `attn-trace golden {}` and "
+          "review it\n",
+          c.golden_path, c.lesson.origin.ends_with("(embedded)") ? c.lesson.id : c.lesson.origin);
+      break;
+    case GoldenStatus::fail:
+      out += fmt::format("  golden: FAIL — {} step(s) differ from {}\n", c.mismatches.size(),
+                         c.golden_path);
+      for (const GoldenMismatch& m : c.mismatches)
+        out += m.cell ? fmt::format("    {} [{}, {}]: golden {}, computed {}: {}\n", m.step,
+                                    m.cell->first, m.cell->second, format_exact(m.golden),
+                                    format_exact(m.computed), m.reason)
+                      : fmt::format("    {}: {}\n", m.step, m.reason);
+      break;
+  }
+  std::size_t agree = 0;
+  for (const ClaimVerdict& v : c.claims) agree += v.agrees();
+  out += c.claims.empty()
+             ? std::string("  claims: none (the source states no value these inputs determine)\n")
+             : fmt::format("  claims: {} checked, {} agree, {} disagree\n", c.claims.size(), agree,
+                           c.claims.size() - agree);
+  for (const ClaimVerdict& v : c.claims) {
+    out += fmt::format("    {:<9}  {}  \"{}\": stated {}, computed {}\n",
+                       v.agrees() ? "agrees" : "DISAGREES", claim_place(c.trace, v.claim),
+                       v.claim.says, claim_values(v, stated_text, "[", "]"),
+                       claim_values(v, computed_text, "[", "]"));
+    for (const ClaimCell& cell : v.cells)
+      if (!cell.agrees) out += fmt::format("               {}\n", cell.explanation);
+  }
+  return out;
+}
+
+std::string check_report_json(const LessonCheck& c) {
+  std::string mismatches;
+  for (const GoldenMismatch& m : c.mismatches)
+    mismatches += fmt::format(
+        "{}{{\"step\": {}, \"cell\": {}, \"golden\": {}, \"computed\": {}, \"reason\": {}}}",
+        mismatches.empty() ? "" : ", ", json_string(m.step),
+        m.cell ? fmt::format("[{}, {}]", m.cell->first, m.cell->second) : "null",
+        m.cell ? json_number(m.golden) : "null", m.cell ? json_number(m.computed) : "null",
+        json_string(m.reason));
+  std::string claims;
+  for (const ClaimVerdict& v : c.claims) {
+    std::string where;
+    if (v.claim.where.kind == CellSelector::Kind::cell)
+      where = fmt::format("\"cell\": [{}, {}], ", v.claim.where.row, v.claim.where.col);
+    else if (v.claim.where.kind == CellSelector::Kind::row)
+      where = fmt::format("\"row\": {}, ", v.claim.where.row);
+    const auto stated = [](const ClaimCell& cell) { return quoted(stated_text(cell)); };
+    const auto computed = [](const ClaimCell& cell) { return quoted(computed_text(cell)); };
+    const auto exact = [](const ClaimCell& cell) { return json_number(cell.computed); };
+    claims += fmt::format(
+        "{}\n    {{\"step\": {}, {}\"says\": {}, \"line\": {}, \"stated\": {}, \"computed\": {}, "
+        "\"computed_exact\": {}, \"status\": \"{}\", \"explanation\": {}}}",
+        claims.empty() ? "" : ",", json_string(v.claim.step), where, json_string(v.claim.says),
+        v.claim.line, claim_values(v, stated, "[", "]"), claim_values(v, computed, "[", "]"),
+        claim_values(v, exact, "[", "]"), v.agrees() ? "agrees" : "disagrees",
+        v.agrees() ? "null" : json_string(v.explanation()));
+  }
+  return fmt::format(
+      "{{\"lesson\": {}, \"title\": {}, \"source\": {},\n  \"golden\": {{\"status\": \"{}\", "
+      "\"file\": {}, \"mismatches\": [{}]}},\n  \"claims\": [{}{}]}}",
+      json_string(c.lesson.id), json_string(c.lesson.title), json_string(c.lesson.source),
+      status_name(c.status), json_string(c.golden_path), mismatches, claims,
+      claims.empty() ? "" : "\n  ");
+}
+
+}  // namespace attn

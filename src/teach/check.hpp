@@ -1,0 +1,38 @@
+// Checking a lesson: every step against its golden file, and every claim of
+// its source document against the computed value (the errata), with the
+// report as text and as JSON.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "core/golden.hpp"
+#include "core/lesson.hpp"
+#include "core/trace.hpp"
+#include "teach/errata.hpp"
+
+namespace attn {
+
+enum class GoldenStatus { pass, fail, missing };
+
+struct LessonCheck {
+  Lesson lesson;
+  Trace trace;
+  std::string golden_path;
+  GoldenStatus status = GoldenStatus::missing;
+  std::vector<GoldenMismatch> mismatches;
+  std::vector<ClaimVerdict> claims;
+};
+
+// Runs `lesson` on `backend`, compares it with the golden file at
+// `golden_path` (missing is a status, not an error) and checks its claims.
+LessonCheck check_lesson(Lesson lesson, const std::string& golden_path, double tolerance,
+                         Backend& backend);
+
+// The report of one lesson for people (golden mismatches, then the claims).
+std::string check_report_text(const LessonCheck& c, double tolerance);
+// The report of one lesson as a JSON object (docs/json.md).
+std::string check_report_json(const LessonCheck& c);
+
+}  // namespace attn
