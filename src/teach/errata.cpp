@@ -53,7 +53,7 @@ std::optional<std::string> carried_from_stated(const Trace& trace, const Step& s
     const double carried = scaled ? s.value / step.made.divisor : std::exp(s.value);
     if (!matches_written(carried, cell.stated.value, cell.tolerance)) continue;
     const std::string op =
-        scaled ? fmt::format("{} / {} = {}", short_number(s.value), short_number(trace.scale),
+        scaled ? fmt::format("{} / {} = {}", short_number(s.value), short_number(step.made.divisor),
                              short_number(carried))
                : fmt::format("e^{} = {}", short_number(s.value), short_number(carried));
     return fmt::format(
