@@ -18,8 +18,9 @@ namespace attn {
 
 // Values that replace cells of a step right after it is computed, so that every
 // later step is recomputed from them (verify's carried-forward credit: "right
-// given your K"). Any step from Q on can be overridden, whole or in part;
-// head{h}.exp and head{h}.row_sum are shown only, so overriding them changes nothing after.
+// given your K"). Any computed step can be overridden, whole or in part (a
+// step given by the lesson, X or W_Q, cannot); given exponentials or row sums
+// make the weights E / Σ, as on paper.
 struct StepOverride {
   arma::mat value;   // the step's shape
   arma::umat given;  // the step's shape: 1 where `value` replaces the computed cell
