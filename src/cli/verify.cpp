@@ -30,7 +30,7 @@ void verify_command(const VerifyOptions& o, CommandContext& context) {
   const VerifyReport report = verify_answers(lesson, *backend, answers);
   write_stdout(o.format == "json" ? verify_report_json(lesson, report)
                                   : verify_report_text(lesson, truth, report, o.answers));
-  context.exit_code = report.wrong ? 1 : 0;
+  context.exit_code = report.passed() ? 0 : 1;
 }
 
 }  // namespace

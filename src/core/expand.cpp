@@ -23,8 +23,12 @@ void add_source(CellExpansion& e, const Trace& trace, const std::string& source_
   e.source_values.push_back(source.value(row, col));
 }
 
-void expand_softmax(CellExpansion& e, const Lesson& lesson, const Step& masked) {
-  const arma::rowvec row = masked.value.row(e.row);
+// The weight as on paper, E[i,j] / Σ[i], with the trace's own exponentials and
+// row sums (the learner's, when verify carries them). Only when exp() overflows
+// or every exponential underflows to 0 is the row max subtracted first.
+void expand_softmax(CellExpansion& e, const Lesson& lesson, const Trace& trace,
+                    const Step& weights) {
+  const arma::rowvec row = trace.input(weights, 0).value.row(e.row);
   e.row_values.assign(row.begin(), row.end());
   e.row_max = row.max();
   if (e.row_max == -arma::datum::inf) {
@@ -37,11 +41,22 @@ void expand_softmax(CellExpansion& e, const Lesson& lesson, const Step& masked) 
         policy);
     return;
   }
-  for (double x : e.row_values) e.shifted_exps.push_back(std::exp(x - e.row_max));
-  for (double s : e.shifted_exps) e.denominator += s;
+  const arma::rowvec exps = trace.input(weights, 1).value.row(e.row);
+  const double sum = trace.input(weights, 2).value(e.row, 0);
+  if (exps.is_finite() && std::isfinite(sum) && sum > 0) {
+    e.exps.assign(exps.begin(), exps.end());
+    e.denominator = sum;
+    e.note =
+        "the tool computes it stably, exp(x − max) / Σ exp(x_k − max): the factor exp(−max) "
+        "cancels, so the weights are the same; it only keeps exp() from overflowing";
+    return;
+  }
+  e.shifted = true;
+  for (double x : e.row_values) e.exps.push_back(std::exp(x - e.row_max));
+  for (double s : e.exps) e.denominator += s;
   e.note =
-      "subtracting the row max changes nothing: exp(x − max) / Σ exp(x_k − max) = exp(x) / Σ "
-      "exp(x_k), the factor exp(−max) cancels; it only keeps exp() from overflowing";
+      "exp() of these scores overflows or underflows to 0, so the row max is subtracted first: "
+      "exp(x − max) / Σ exp(x_k − max) = exp(x) / Σ exp(x_k), the factor exp(−max) cancels";
 }
 
 }  // namespace
@@ -150,7 +165,7 @@ CellExpansion expand_cell(const Lesson& lesson, const Trace& trace, std::string_
     }
     case Op::softmax:
       e.kind = ExpansionKind::softmax;
-      expand_softmax(e, lesson, trace.input(step, 0));
+      expand_softmax(e, lesson, trace, step);
       break;
     case Op::mean:
     case Op::max:

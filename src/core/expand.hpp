@@ -18,9 +18,11 @@
 //   mask        sources = {head{h}.scaled[r,c]}, source_values, mask_reasons (0 = kept), fill
 //   exp         sources = {head{h}.masked[r,c]}, source_values
 //   row_sum     row_values = the row's exponentials (head{h}.exp), value = their sum
-//   softmax     row_values = the masked row, row_max, shifted_exps = exp(x_k − row_max),
-//               denominator = Σ shifted_exps; value = shifted_exps[col] / denominator;
-//               note says why the shift changes nothing (or why a masked row is not a softmax)
+//   softmax     row_values = the masked row, row_max, exps = the row of head{h}.exp and
+//               denominator = head{h}.row_sum, as on paper (value = exps[col] / denominator);
+//               shifted when exp() overflows or underflows: exps = exp(x_k − row_max);
+//               note says why the stable shift changes nothing (or why a masked row is
+//               not a softmax)
 //   concat      sources = {head{h}.context[r,c']}, source_values
 #pragma once
 
@@ -80,11 +82,12 @@ struct CellExpansion {
   bool cosine = false;         // positional: odd column -> cos
   double angle = 0.0;          // positional: pos / 10000^(2i/d)
 
-  std::vector<double> row_values;    // row_sum, softmax
-  double row_max = 0.0;              // softmax
-  std::vector<double> shifted_exps;  // softmax
-  double denominator = 0.0;          // softmax
-  std::string note;                  // softmax: a remark for people, or empty
+  std::vector<double> row_values;  // row_sum, softmax
+  double row_max = 0.0;            // softmax
+  std::vector<double> exps;        // softmax: the exponentials divided
+  bool shifted = false;            // softmax: exps are exp(x − row_max)
+  double denominator = 0.0;        // softmax
+  std::string note;                // softmax: a remark for people, or empty
 };
 
 // The arithmetic of `step`[row, col]. A step with one column (head{h}.row_sum)

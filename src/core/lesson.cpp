@@ -54,12 +54,14 @@ class LessonParser {
 
   Lesson parse() {
     const toml::table& root = toml_.root();
-    toml_.require_known_keys(root, "", {"lesson", "model", "input", "weights", "claim"});
+    toml_.require_known_keys(root, "",
+                             {"lesson", "model", "input", "weights", "exercise", "claim"});
     lesson_.origin = toml_.origin();
     read_header(root);
     read_model(root);
     read_input(root);
     read_weights(root);
+    read_exercise(root);
     read_claims(root);
     check_shapes();
     return std::move(lesson_);
@@ -282,6 +284,20 @@ class LessonParser {
     if (const toml::node* n = get(t, "b_K")) lesson_.b_K = toml_.row(*n, "weights.b_K");
     if (const toml::node* n = get(t, "b_V")) lesson_.b_V = toml_.row(*n, "weights.b_V");
     if (const toml::node* n = get(t, "b_O")) lesson_.b_O = toml_.row(*n, "weights.b_O");
+  }
+
+  // [exercise]: what a sheet asks of this lesson (written by `exercise`).
+  void read_exercise(const toml::table& root) {
+    const toml::table* t = toml_.table(root, "exercise");
+    if (!t) return;
+    toml_.require_known_keys(*t, "exercise", {"ask", "answer_decimals"});
+    if (const toml::node* n = t->get("ask")) lesson_.asked = toml_.strings(*n, "exercise.ask");
+    if (const toml::node* n = t->get("answer_decimals")) {
+      const long long d = toml_.integer(*n, "exercise.answer_decimals");
+      if (d < 0 || d > 17)
+        toml_.fail(n, "exercise.answer_decimals", "must be between 0 and 17 decimals");
+      lesson_.answer_decimals = static_cast<int>(d);
+    }
   }
 
   void read_claims(const toml::table& root) {

@@ -96,6 +96,11 @@ struct Lesson {
   std::optional<arma::mat> W_O;
   std::optional<arma::rowvec> b_Q, b_K, b_V, b_O;
 
+  // [exercise] (a lesson written by `exercise`): the steps its sheet asks for,
+  // and the decimals answers are to be written with.
+  std::vector<std::string> asked;
+  std::optional<int> answer_decimals;
+
   std::vector<Claim> claims;
 
   std::size_t queries() const { return X.n_rows; }

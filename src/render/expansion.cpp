@@ -180,13 +180,14 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
       return n.latex ? fmt::format("\\max({})", values) : fmt::format("max({})", values);
     }
     case ExpansionKind::softmax: {
-      if (e.shifted_exps.empty()) return words(e.note, n);
+      if (e.exps.empty()) return words(e.note, n);
       const std::string max = num(e.row_max);
-      auto shifted = [&](double x) { return exp_of(num(x) + n.minus + max, n); };
-      const std::string numerator = shifted(e.row_values.at(e.col));
-      const std::string denominator = joined(e.row_values, shifted);
-      const std::string plain =
-          fmt::format("{} / {}", num(e.shifted_exps.at(e.col)), num(e.denominator));
+      auto exp_term = [&](double x) {
+        return exp_of(e.shifted ? num(x) + n.minus + max : num(x), n);
+      };
+      const std::string numerator = exp_term(e.row_values.at(e.col));
+      const std::string denominator = joined(e.row_values, exp_term);
+      const std::string plain = fmt::format("{} / {}", num(e.exps.at(e.col)), num(e.denominator));
       return n.latex ? fmt::format("\\frac{{{}}}{{{}}} = {}", numerator, denominator, plain)
                      : fmt::format("{} / ({}) = {}", numerator, denominator, plain);
     }
@@ -198,13 +199,13 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
 
 std::string expansion_text(const CellExpansion& e, int precision) {
   std::string out = equation(e, precision, kText);
-  if (e.kind == ExpansionKind::softmax && !e.shifted_exps.empty()) out += "\n  (" + e.note + ")";
+  if (e.kind == ExpansionKind::softmax && e.shifted) out += "\n  (" + e.note + ")";
   return out;
 }
 
 std::string expansion_markdown(const CellExpansion& e, int precision) {
   std::string out = "`" + equation(e, precision, kText) + "`";
-  if (e.kind == ExpansionKind::softmax && !e.shifted_exps.empty()) out += "  \n*" + e.note + "*";
+  if (e.kind == ExpansionKind::softmax && !e.exps.empty()) out += "  \n*" + e.note + "*";
   return out;
 }
 
@@ -269,10 +270,11 @@ std::string expansion_json(const CellExpansion& e, int precision) {
       break;
     case ExpansionKind::softmax:
       out += fmt::format(
-          ", \"row\": {}, \"row_max\": {}, \"shifted_exps\": {}, \"denominator\": {}, \"note\": {}",
+          ", \"row\": {}, \"row_max\": {}, \"exps\": {}, \"shifted\": {}, "
+          "\"denominator\": {}, \"note\": {}",
           json_row(arma::rowvec(e.row_values)), json_number(e.row_max),
-          e.shifted_exps.empty() ? std::string("[]") : json_row(arma::rowvec(e.shifted_exps)),
-          json_number(e.denominator), json_string(e.note));
+          e.exps.empty() ? std::string("[]") : json_row(arma::rowvec(e.exps)),
+          e.shifted ? "true" : "false", json_number(e.denominator), json_string(e.note));
       break;
     default:
       break;

@@ -16,8 +16,13 @@ namespace attn {
 
 namespace {
 
+// Rounding to more decimals than this is not a hand calculation's habit (and
+// beyond 15 a double has no more digits to lose).
+constexpr int kMaxRoundingDecimals = 8;
+
 // M:(r,c) -> every cell rounded to `decimals`; ±inf and NaN unchanged.
 arma::mat round_to(const arma::mat& M, int decimals) {
+  if (decimals > 15) return M;
   const double factor = std::pow(10.0, decimals);
   arma::mat R = M;
   R.transform(
@@ -38,10 +43,63 @@ arma::mat column_softmax(const arma::mat& masked) {
 
 const std::vector<std::string_view>& diagnosis_labels() {
   static const std::vector<std::string_view> labels = {
-      "not_transposed",     "mask_ignored",       "wrong_mask_polarity",
-      "mask_after_softmax", "softmax_wrong_axis", "unscaled",
-      "scaled_by_dk",       "arithmetic_slip",    "rounding"};
+      "not_transposed", "mask_ignored",       "wrong_mask_polarity",
+      "mask_fill_zero", "mask_after_softmax", "softmax_wrong_axis",
+      "unscaled",       "scaled_by_dk",       "arithmetic_slip",
+      "rounding"};
   return labels;
+}
+
+void explain(Diagnosis& d) {
+  struct Why {
+    std::string_view label, why, lesson;
+  };
+  static constexpr Why reasons[] = {
+      {"not_transposed",
+       "Each score pairs a query row with a key row, S[i,j] = q_i·k_j, and that is Q·Kᵀ: "
+       "K is transposed so that its rows become columns.",
+       "river-bank"},
+      {"mask_ignored",
+       "The mask decides which keys a query may see; a masked key must end with weight 0, so its "
+       "score is replaced before the softmax.",
+       "causal-decoder"},
+      {"wrong_mask_polarity",
+       "In a keep-matrix 1 means may attend and 0 means masked, as masked_fill(mask == 0, -inf) "
+       "reads.",
+       "mask-polarity"},
+      {"mask_fill_zero",
+       "Masking sets a score to -inf (or a number as low as -1e9), not to 0: exp(-inf) = 0 "
+       "removes the key, while exp(0) = 1 gives it a real weight.",
+       "fill-values-zero"},
+      {"mask_after_softmax",
+       "The mask comes before the softmax, so that the open keys share all of the weight and "
+       "each row still sums to 1.",
+       "causal-decoder"},
+      {"softmax_wrong_axis",
+       "Each query's weights are a distribution over the keys, so the softmax runs along each row "
+       "and every row sums to 1.",
+       "river-bank"},
+      {"unscaled",
+       "Dividing by √d_k keeps the scores' spread near 1 whatever d_k is, so the softmax does not "
+       "saturate on the largest score.",
+       "why-scale"},
+      {"scaled_by_dk",
+       "A dot product of d_k terms of variance 1 has variance d_k, so its spread is √d_k: the "
+       "scale is √d_k, not d_k.",
+       "why-scale"},
+      {"arithmetic_slip",
+       "Only one product of the sum is off; the method is right, so check that term again.",
+       "river-bank"},
+      {"rounding",
+       "Rounding a value early moves everything computed from it; keep at least 5 decimals "
+       "while you work and round only what you write.",
+       "river-bank"},
+  };
+  for (const Why& r : reasons)
+    if (r.label == d.label) {
+      d.why = r.why;
+      d.lesson = r.lesson;
+    }
 }
 
 Diagnoser::Diagnoser(const Lesson& lesson, Backend& backend, Overrides learner_values,
@@ -97,6 +155,14 @@ void Diagnoser::build_method_mistakes() {
           M.elem(arma::find(base_.mask == 0u)).fill(lesson_.mask_fill);
           return std::optional<arma::mat>(std::move(M));
         });
+    add("mask_fill_zero",
+        "the masked scores were set to 0 instead of -inf, so each masked key still got exp(0) = "
+        "1 in the softmax",
+        HeadStep::masked, [&](std::size_t h) {
+          arma::mat M = base(h, HeadStep::scaled);
+          M.elem(arma::find(base_.mask)).zeros();
+          return std::optional<arma::mat>(std::move(M));
+        });
     add("mask_after_softmax",
         "the softmax was taken before masking: the masked weights were set to 0 afterwards and the "
         "row was not renormalised, so it no longer sums to 1",
@@ -127,15 +193,24 @@ void Diagnoser::build_method_mistakes() {
   }
 }
 
-const Trace& Diagnoser::rounded_trace(const std::string& step, int decimals) {
-  const auto key = std::make_pair(step, decimals);
-  if (const auto it = rounded_.find(key); it != rounded_.end()) return it->second;
-  Overrides rounded = learner_;
+std::vector<std::string> Diagnoser::roundable_before(const std::string& step) const {
+  std::vector<std::string> out;
   for (const Step& s : base_.steps) {
     if (s.id == step) break;
-    if (s.kind == StepKind::input || s.kind == StepKind::positional || s.kind == StepKind::exp ||
-        s.kind == StepKind::row_sum || learner_.contains(s.id))
-      continue;
+    if (s.made.op != Op::given && s.made.op != Op::positional && !learner_.contains(s.id))
+      out.push_back(s.id);
+  }
+  return out;
+}
+
+const Trace& Diagnoser::rounded_trace(const std::string& step, int decimals,
+                                      const std::string& only) {
+  const auto key = std::make_tuple(step, decimals, only);
+  if (const auto it = rounded_.find(key); it != rounded_.end()) return it->second;
+  Overrides rounded = learner_;
+  for (const std::string& id : roundable_before(step)) {
+    if (!only.empty() && id != only) continue;
+    const Step& s = base_.at(id);
     const auto written = decimals_by_step_.find(s.id);
     const int d = written != decimals_by_step_.end() ? written->second : decimals;
     const Trace so_far = run_pipeline(lesson_, backend_, rounded);
@@ -147,24 +222,8 @@ const Trace& Diagnoser::rounded_trace(const std::string& step, int decimals) {
 
 std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t row,
                                            std::size_t col, double written, double tolerance,
-                                           int decimals) {
+                                           int decimals, const std::vector<WrittenCell>& answer) {
   std::vector<Diagnosis> out;
-  const double right = base_.at(step).value(row, col);
-  if (matches_written(right, written, tolerance)) {
-    // Right on the values the learner worked from, which were ok only as rounded.
-    int rounded_to = 0;
-    for (const auto& [id, given] : learner_)
-      if (const auto it = decimals_by_step_.find(id); it != decimals_by_step_.end())
-        rounded_to = rounded_to == 0 ? it->second : std::min(rounded_to, it->second);
-    out.push_back({"rounding",
-                   fmt::format("right up to rounding: worked from your earlier values as you "
-                               "rounded them ({} decimals), the answer comes out as you wrote it; "
-                               "keep more decimals in intermediate values",
-                               rounded_to),
-                   right, rounded_to, true});
-    return out;
-  }
-
   if (!method_) build_method_mistakes();
   for (const Mistaken& m : *method_) {
     const double v = m.trace.at(step).value(row, col);
@@ -203,24 +262,44 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
     }
   }
 
-  for (int d = std::max(decimals, 1); d >= 1; --d) {
-    const double v = rounded_trace(step, d).at(step).value(row, col);
-    if (!matches_written(v, written, tolerance)) continue;
-    out.push_back({"rounding",
-                   fmt::format("right up to rounding: with the earlier steps rounded to {} "
-                               "decimals (or to as many as you wrote them with) the answer comes "
-                               "out as you wrote it; keep more decimals in intermediate values",
-                               d),
-                   v, d});
+  // Rounded too early: every earlier value to d decimals (or to as many as
+  // written), or one earlier step alone, the coarsest rounding tried last.
+  const std::vector<std::string> earlier = roundable_before(step);
+  for (int d = std::clamp(decimals, 1, kMaxRoundingDecimals); d >= 1; --d) {
+    std::vector<std::string> models = {""};
+    if (earlier.size() > 1) models.insert(models.end(), earlier.begin(), earlier.end());
+    const auto fits = std::find_if(models.begin(), models.end(), [&](const std::string& only) {
+      const arma::mat& rounded = rounded_trace(step, d, only).at(step).value;
+      return matches_written(rounded(row, col), written, tolerance) &&
+             std::all_of(answer.begin(), answer.end(), [&](const WrittenCell& c) {
+               return !std::isfinite(c.value) ||
+                      matches_written(rounded(c.row, c.col), c.value, c.tolerance);
+             });
+    });
+    if (fits == models.end()) continue;
+    Diagnosis rounding{
+        "rounding",
+        fits->empty()
+            ? fmt::format("right up to rounding: with the earlier values rounded to {} decimals "
+                          "(or to as many as you wrote them with) the answer comes out as you "
+                          "wrote it",
+                          d)
+            : fmt::format("right up to rounding: with {} rounded to {} decimals the answer "
+                          "comes out as you wrote it",
+                          *fits, d),
+        rounded_trace(step, d, *fits).at(step).value(row, col), d};
+    rounding.rounded_step = *fits;
+    out.push_back(std::move(rounding));
     break;
   }
+  for (Diagnosis& d : out) explain(d);
   return out;
 }
 
 std::optional<double> Diagnoser::value_under(const Diagnosis& d, const std::string& step,
                                              std::size_t row, std::size_t col) {
-  if (d.label == "rounding" && d.as_given) return base_.at(step).value(row, col);
-  if (d.label == "rounding") return rounded_trace(step, d.rounded_to).at(step).value(row, col);
+  if (d.label == "rounding")
+    return rounded_trace(step, d.rounded_to, d.rounded_step).at(step).value(row, col);
   if (!method_) build_method_mistakes();
   for (const Mistaken& m : *method_)
     if (m.label == d.label) return m.trace.at(step).value(row, col);

@@ -1,17 +1,20 @@
 // Naming a learner's mistake: each common mistake (docs/answers-format.md) is
 // recognised by recomputing the step the mistaken way and comparing.
 //
-// Labels, in order of precedence (when several explain the same wrong value,
-// the first is the diagnosis and the others are reported as also fitting):
+// Labels, from the most specific to the mildest (verify names the one that
+// explains the most of the learner's cells, ties going to the earlier label):
 //   not_transposed       scores = Q·K instead of Q·Kᵀ (needs as many keys as d_k)
 //   mask_ignored         the mask not applied: masked = scaled
 //   wrong_mask_polarity  the mask inverted: the allowed cells masked, the masked ones kept
-//   mask_after_softmax   softmax of the unmasked scores, masked weights then zeroed, no
-//   renormalising softmax_wrong_axis   softmax down each column instead of along each row unscaled
-//   scores not divided by the scale scaled_by_dk         divided by d_k instead of √d_k
+//   mask_fill_zero       masked scores set to 0 instead of -inf before the softmax
+//   mask_after_softmax   softmax of the unmasked scores, masked weights then zeroed,
+//                        the row not renormalised
+//   softmax_wrong_axis   softmax down each column instead of along each row
+//   unscaled             scores not divided by the scale
+//   scaled_by_dk         divided by d_k instead of √d_k
 //   arithmetic_slip      one product term of the cell's sum is off (teach/slips.hpp)
-//   rounding             right when the earlier steps are rounded to the decimals the learner used
-// A method mistake (the first seven) recomputes whole steps, so it is a stronger
+//   rounding             right when the earlier steps are rounded to fewer decimals
+// A method mistake (the first eight) recomputes whole steps, so it is a stronger
 // explanation than a single slipped term; rounding is the mildest, so it comes last.
 #pragma once
 
@@ -19,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -32,11 +36,22 @@ namespace attn {
 const std::vector<std::string_view>& diagnosis_labels();
 
 struct Diagnosis {
-  std::string label;          // one of diagnosis_labels()
-  std::string detail;         // for people: what was done and what it should be
-  double mistaken_value = 0;  // what the mistaken way gives for the cell
-  int rounded_to = 0;         // rounding: the decimals the earlier steps were rounded to
-  bool as_given = false;      // rounding: of the earlier values the learner gave, no others
+  std::string label;           // one of diagnosis_labels()
+  std::string detail;          // for people: what was done and what it should be
+  double mistaken_value = 0;   // what the mistaken way gives for the cell
+  int rounded_to = 0;          // rounding: the decimals the earlier steps were rounded to
+  std::string rounded_step{};  // rounding: the one step rounded, or empty for every earlier one
+  std::string why{};           // one or two sentences on why the right step is right
+  std::string lesson{};        // the lesson that shows it
+};
+
+// Fills in `why` and `lesson` for d.label.
+void explain(Diagnosis& d);
+
+// One number a learner wrote for a cell of a step, ± what it stands for.
+struct WrittenCell {
+  std::size_t row = 0, col = 0;
+  double value = 0, tolerance = 0;
 };
 
 class Diagnoser {
@@ -50,9 +65,12 @@ class Diagnoser {
 
   // Every diagnosis that explains `written` at step[row, col] within
   // `tolerance`, in precedence order; empty for a right or an unrelated value.
-  // `decimals` is the number of decimals the learner wrote for this value.
+  // `decimals` is the number of decimals the learner wrote for this value;
+  // `answer` is every cell of the answer it belongs to: a way of rounding
+  // too early is named only when it gives all of them.
   std::vector<Diagnosis> diagnose(const std::string& step, std::size_t row, std::size_t col,
-                                  double written, double tolerance, int decimals);
+                                  double written, double tolerance, int decimals,
+                                  const std::vector<WrittenCell>& answer);
 
   // What the mistake `d` (found by diagnose for this step) gives at another cell
   // of the step, to check that it explains a whole row or matrix; nullopt for
@@ -67,15 +85,19 @@ class Diagnoser {
     Trace trace;
   };
   void build_method_mistakes();
-  const Trace& rounded_trace(const std::string& step, int decimals);
+  // The computed steps before `step` that the learner did not give.
+  std::vector<std::string> roundable_before(const std::string& step) const;
+  // The trace with those steps (or only `only`) rounded to `decimals`, each
+  // computed from the rounded ones before it.
+  const Trace& rounded_trace(const std::string& step, int decimals, const std::string& only);
 
   const Lesson& lesson_;
   Backend& backend_;
   Overrides learner_;
   std::map<std::string, int> decimals_by_step_;
   Trace base_;
-  std::optional<std::vector<Mistaken>> method_;           // built on first use
-  std::map<std::pair<std::string, int>, Trace> rounded_;  // (step, decimals) -> trace
+  std::optional<std::vector<Mistaken>> method_;                         // built on first use
+  std::map<std::tuple<std::string, int, std::string>, Trace> rounded_;  // (step, d, only)
 };
 
 }  // namespace attn

@@ -90,7 +90,7 @@ std::string tex_student(const SheetModel& model, bool key) {
                       tex_text(e.step), e.row, e.col, tex_text(e.row_label), tex_text(e.col_label),
                       fmt::format("\\par\\noindent\\fitline{{$\\displaystyle {}$}}\\par",
                                   expansion_latex(e, model.answer_decimals + 2)));
-      if (e.kind == ExpansionKind::softmax && !e.shifted_exps.empty())
+      if (e.kind == ExpansionKind::softmax && !e.exps.empty())
         out +=
             "Subtracting the row maximum changes nothing: the factor $e^{-\\max}$ cancels "
             "between numerator and denominator; it only keeps $e^x$ from overflowing.\n\n";

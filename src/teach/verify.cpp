@@ -1,10 +1,17 @@
-// Verify: each answer against the truth, then against the learner's own
-// earlier values (carried forward), then the mistake named when one fits.
+// Verify: each written cell against the truth, then against the range the
+// learner's own earlier numbers allow (carried forward), then the mistake
+// that best explains what was written.
 #include "teach/verify.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <map>
 
+#include "core/bounds.hpp"
+#include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "core/pipeline.hpp"
 #include "teach/slips.hpp"
 
@@ -12,57 +19,137 @@ namespace attn {
 
 namespace {
 
+// Any fill at or below this, written for a masked score, is accepted as the mask.
+constexpr double kMaskLike = -1e4;
+
 std::size_t step_index(const Trace& trace, const std::string& id) {
   for (std::size_t i = 0; i < trace.steps.size(); ++i)
     if (trace.steps[i].id == id) return i;
   return trace.steps.size();
 }
 
-// Puts the numbers of `answer` in place of the true ones for the cells it gives.
-void add_learner_values(Overrides& overrides, const Answer& answer, const Trace& truth) {
+double half_unit_of(int decimals) {
+  return 0.5 * std::pow(10.0, -decimals);
+}
+
+// The decimals a written value needs to show `value`: the exercise's answer
+// decimals when it set them, else two significant digits (at most 4 decimals).
+int required_decimals(const Lesson& lesson, double value) {
+  if (lesson.answer_decimals) return *lesson.answer_decimals;
+  if (value == 0 || !std::isfinite(value)) return 0;
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::abs(value))));
+  return std::clamp(1 - magnitude, 0, 4);
+}
+
+// True when `value` is shown exactly with `decimals` (0 as "0", 0.5 as "0.5").
+bool exact_at(double value, int decimals) {
+  const double factor = std::pow(10.0, decimals);
+  return std::abs(std::round(value * factor) / factor - value) <=
+         1e-12 * std::max(1.0, std::abs(value));
+}
+
+// [value - tolerance, value + tolerance] meets [low, high] (with a hair of slack).
+bool meets(double low, double high, double value, double tolerance) {
+  if (!std::isfinite(low) || !std::isfinite(high)) return false;
+  const double slack = 1e-9 * std::max({tolerance, std::abs(low), std::abs(high)}) + 1e-12;
+  return value + tolerance + slack >= low && value - tolerance - slack <= high;
+}
+
+// Puts the numbers of `answer` in place of the computed ones for the cells it
+// gives, each standing for ± `radius(cell)`.
+void add_learner_values(Overrides& overrides, Radii& radii, const AnswerVerdict& marked,
+                        const Trace& truth) {
+  const Answer& answer = marked.answer;
   const arma::mat& value = truth.at(answer.step).value;
   auto [it, fresh] = overrides.try_emplace(answer.step);
   if (fresh) it->second = {value, arma::umat(value.n_rows, value.n_cols, arma::fill::zeros)};
-  for (std::size_t r = 0; r < answer.values.size(); ++r)
-    for (std::size_t c = 0; c < answer.values[r].size(); ++c) {
-      it->second.value(answer.step_row(r), answer.step_col(c)) = answer.values[r][c].value;
-      it->second.given(answer.step_row(r), answer.step_col(c)) = 1;
-    }
+  auto [r, new_radii] = radii.try_emplace(answer.step);
+  if (new_radii) r->second = arma::zeros(value.n_rows, value.n_cols);
+  for (const AnswerCell& cell : marked.cells) {
+    if (!std::isfinite(cell.given.value)) continue;  // -inf for a masked cell is the mask itself
+    it->second.value(cell.row, cell.col) = cell.given.value;
+    it->second.given(cell.row, cell.col) = 1;
+    // An imprecise number is taken at the precision it should have had.
+    r->second(cell.row, cell.col) =
+        cell.verdict == Verdict::imprecise ? half_unit_of(cell.required_decimals) : cell.tolerance;
+  }
+}
+
+// How many of the learner's cells of `step` the mistake `label` explains.
+std::size_t cells_explained(Diagnoser& diagnoser, const Diagnosis& d, const std::string& step,
+                            const std::vector<WrittenCell>& given,
+                            const std::map<std::string, Bounds, std::less<>>& bounds) {
+  std::size_t count = 0;
+  for (const WrittenCell& g : given) {
+    const std::optional<double> v = diagnoser.value_under(d, step, g.row, g.col);
+    if (!v) continue;
+    const Bounds& b = bounds.at(step);
+    const double slack = (b.hi(g.row, g.col) - b.lo(g.row, g.col)) / 2;
+    count += matches_written(*v, g.value, g.tolerance + (std::isfinite(slack) ? slack : 0.0));
+  }
+  return count;
+}
+
+// The mistake that explains the most of the learner's cells of this step
+// (ties: the more specific, in the order of diagnosis_labels), put first in
+// every cell that has it; the others that explain every wrong cell too are
+// listed as also fitting. A cell whose first diagnosis is rounding is rounded.
+void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenCell>& given,
+              const std::map<std::string, Bounds, std::less<>>& bounds) {
+  std::vector<const Diagnosis*> candidates;
+  for (const AnswerCell& c : a.cells)
+    for (const Diagnosis& d : c.diagnoses)
+      if (std::none_of(candidates.begin(), candidates.end(),
+                       [&](const Diagnosis* x) { return x->label == d.label; }))
+        candidates.push_back(&d);
+  if (candidates.empty()) return;
+  auto explains_every_flagged_cell = [&](const std::string& label) {
+    return std::all_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& c) {
+      return c.diagnoses.empty() ||
+             std::any_of(c.diagnoses.begin(), c.diagnoses.end(),
+                         [&](const Diagnosis& d) { return d.label == label; });
+    });
+  };
+  auto rank = [&](const Diagnosis* d) {
+    const std::vector<std::string_view>& order = diagnosis_labels();
+    const auto place = std::find(order.begin(), order.end(), d->label) - order.begin();
+    const std::size_t cells = d->label == "arithmetic_slip"
+                                  ? 0
+                                  : cells_explained(diagnoser, *d, a.answer.step, given, bounds);
+    return std::make_tuple(explains_every_flagged_cell(d->label), cells, -place);
+  };
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const Diagnosis* x, const Diagnosis* y) { return rank(x) > rank(y); });
+  const Diagnosis best = *candidates.front();
+  if (explains_every_flagged_cell(best.label)) a.diagnosis = best;
+  for (std::size_t i = 1; i < candidates.size(); ++i)
+    if (explains_every_flagged_cell(candidates[i]->label))
+      a.also_fits.push_back(candidates[i]->label);
+  for (AnswerCell& c : a.cells) {
+    std::stable_partition(c.diagnoses.begin(), c.diagnoses.end(),
+                          [&](const Diagnosis& d) { return d.label == best.label; });
+    if (c.verdict == Verdict::wrong && !c.diagnoses.empty() &&
+        c.diagnoses.front().label == "rounding")
+      c.verdict = Verdict::rounded;
+  }
 }
 
 // A method mistake or rounding explains an answer only if it gives every value
 // of it (the right ones too); arithmetic_slip is about one cell and always stays.
-void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser) {
+void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser,
+                                 const std::map<std::string, Bounds, std::less<>>& bounds) {
+  const Bounds& b = bounds.at(a.answer.step);
   for (AnswerCell& cell : a.cells)
     std::erase_if(cell.diagnoses, [&](const Diagnosis& d) {
       return !std::all_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& other) {
+        if (!std::isfinite(other.given.value)) return true;
         const std::optional<double> v =
             diagnoser.value_under(d, a.answer.step, other.row, other.col);
-        return !v || matches_written(*v, other.given.value, other.tolerance);
+        const double slack = (b.hi(other.row, other.col) - b.lo(other.row, other.col)) / 2;
+        return !v || matches_written(*v, other.given.value,
+                                     other.tolerance + (std::isfinite(slack) ? slack : 0.0));
       });
     });
-}
-
-// The first label (in precedence order) that every wrong cell's diagnoses share,
-// and the others that every wrong cell shares too.
-void common_diagnosis(AnswerVerdict& a) {
-  std::vector<const AnswerCell*> wrong;
-  for (const AnswerCell& c : a.cells)
-    if (c.verdict == Verdict::wrong) wrong.push_back(&c);
-  if (wrong.empty()) return;
-  for (std::string_view label : diagnosis_labels()) {
-    const bool everywhere = std::all_of(wrong.begin(), wrong.end(), [&](const AnswerCell* c) {
-      return std::any_of(c->diagnoses.begin(), c->diagnoses.end(),
-                         [&](const Diagnosis& d) { return d.label == label; });
-    });
-    if (!everywhere) continue;
-    if (!a.diagnosis) {
-      for (const Diagnosis& d : wrong.front()->diagnoses)
-        if (d.label == label) a.diagnosis = d;
-    } else {
-      a.also_fits.emplace_back(label);
-    }
-  }
 }
 
 }  // namespace
@@ -73,8 +160,14 @@ std::string_view verdict_name(Verdict verdict) {
       return "ok";
     case Verdict::carried:
       return "carried";
+    case Verdict::rounded:
+      return "rounded";
+    case Verdict::imprecise:
+      return "imprecise";
     case Verdict::wrong:
       return "wrong";
+    case Verdict::missing:
+      return "missing";
   }
   return "";
 }
@@ -86,10 +179,15 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
   const Trace truth = run_pipeline(lesson, backend);
 
   std::map<std::string, int> decimals_by_step;
+  std::map<std::string, std::vector<WrittenCell>> given_by_step;
   for (const Answer& a : answers)
-    for (const auto& row : a.values)
-      for (const WrittenNumber& n : row)
+    for (std::size_t r = 0; r < a.values.size(); ++r)
+      for (std::size_t c = 0; c < a.values[r].size(); ++c) {
+        const WrittenNumber& n = a.values[r][c];
         decimals_by_step[a.step] = std::max(decimals_by_step[a.step], n.decimals);
+        given_by_step[a.step].push_back(
+            {a.step_row(r), a.step_col(c), n.value, a.tolerance_for(n)});
+      }
 
   // Mark in trace order so that carried values come before what rests on them.
   std::vector<std::size_t> order(answers.size());
@@ -98,23 +196,29 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     return step_index(truth, answers[x].step) < step_index(truth, answers[y].step);
   });
 
-  Overrides learner;                                   // the learner's non-ok values so far
+  const bool mask_like_fill = lesson.mask_fill <= kMaskLike;
   Overrides as_given;                                  // every value the learner gave so far
-  std::map<std::string, CarriedSource> first_differs;  // per overridden step
+  Radii radii;                                         // ± what each of them stands for
+  std::map<std::string, CarriedSource> first_differs;  // per step with a cell not ok
   std::vector<AnswerVerdict> marked(answers.size());
   for (std::size_t index : order) {
     const Answer& answer = answers[index];
-    Overrides earlier = learner;
+    Overrides earlier = as_given;
     earlier.erase(answer.step);  // an answer never carries from its own step
-    // Mistakes are recognised on the values the learner worked from, also
-    // those that were ok only as rounded to the decimals written.
-    Overrides worked_from = as_given;
-    worked_from.erase(answer.step);
+    Radii earlier_radii = radii;
+    earlier_radii.erase(answer.step);
     const Trace carried = earlier.empty() ? truth : run_pipeline(lesson, backend, earlier);
+    const auto bounds = trace_bounds(carried, earlier, earlier_radii);
+    const Step& step = truth.at(answer.step);
     std::optional<Diagnoser> diagnoser;
 
     AnswerVerdict& a = marked[index];
     a.answer = answer;
+    std::vector<WrittenCell> this_answer;
+    for (std::size_t r = 0; r < answer.values.size(); ++r)
+      for (std::size_t c = 0; c < answer.values[r].size(); ++c)
+        this_answer.push_back({answer.step_row(r), answer.step_col(c), answer.values[r][c].value,
+                               answer.tolerance_for(answer.values[r][c])});
     for (std::size_t r = 0; r < answer.values.size(); ++r)
       for (std::size_t c = 0; c < answer.values[r].size(); ++c) {
         AnswerCell cell;
@@ -122,35 +226,65 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
         cell.col = answer.step_col(c);
         cell.given = answer.values[r][c];
         cell.tolerance = answer.tolerance_for(cell.given);
-        cell.expected = truth.at(answer.step).value(cell.row, cell.col);
-        const double recomputed = carried.at(answer.step).value(cell.row, cell.col);
-        if (!matches_written(recomputed, cell.expected, 0.0)) cell.carried_expected = recomputed;
-        if (matches_written(cell.expected, cell.given.value, cell.tolerance)) {
+        cell.expected = step.value(cell.row, cell.col);
+        const double mid = carried.at(answer.step).value(cell.row, cell.col);
+        if (!matches_written(mid, cell.expected, 0.0)) cell.carried_expected = mid;
+        cell.carried_low = bounds.at(answer.step).lo(cell.row, cell.col);
+        cell.carried_high = bounds.at(answer.step).hi(cell.row, cell.col);
+        const double g = cell.given.value;
+        const bool masked_cell = step.made.op == Op::mask && truth.mask(cell.row, cell.col) != 0u;
+        if (masked_cell && mask_like_fill && g <= kMaskLike && g != cell.expected) {
           cell.verdict = Verdict::ok;
-        } else if (cell.carried_expected &&
-                   matches_written(*cell.carried_expected, cell.given.value, cell.tolerance)) {
+          cell.note = fmt::format(
+              "{} is accepted as the mask: any fill at or below -10000 gives the masked key "
+              "weight 0 in double precision, exactly as -inf does",
+              short_number(g));
+        } else if (matches_written(cell.expected, g, cell.tolerance)) {
+          cell.verdict = Verdict::ok;
+        } else if (meets(cell.carried_low, cell.carried_high, g, cell.tolerance)) {
           cell.verdict = Verdict::carried;
         } else {
           cell.verdict = Verdict::wrong;
-          if (!diagnoser) diagnoser.emplace(lesson, backend, worked_from, decimals_by_step);
-          cell.diagnoses = diagnoser->diagnose(answer.step, cell.row, cell.col, cell.given.value,
-                                               cell.tolerance, cell.given.decimals);
-          const CarriedSource here{answer.step, cell.row, cell.col};
-          if (!report.first_wrong ||
-              std::make_tuple(step_index(truth, here.step), here.row, here.col) <
-                  std::make_tuple(step_index(truth, report.first_wrong->step),
-                                  report.first_wrong->row, report.first_wrong->col))
-            report.first_wrong = here;
+          if (!diagnoser) diagnoser.emplace(lesson, backend, earlier, decimals_by_step);
+          const double slack = (cell.carried_high - cell.carried_low) / 2;
+          cell.diagnoses = diagnoser->diagnose(answer.step, cell.row, cell.col, g,
+                                               cell.tolerance + (std::isfinite(slack) ? slack : 0),
+                                               cell.given.decimals, this_answer);
         }
-        a.verdict = std::max(a.verdict, cell.verdict);
+        // Right, but too few digits to show it: never ok.
+        const double shown = cell.verdict == Verdict::carried ? mid : cell.expected;
+        const int need = required_decimals(lesson, shown);
+        if ((cell.verdict == Verdict::ok || cell.verdict == Verdict::carried) &&
+            !answer.tolerance && std::isfinite(g) && cell.given.decimals < need &&
+            !exact_at(shown, cell.given.decimals) && cell.note.empty()) {
+          cell.verdict = Verdict::imprecise;
+          cell.required_decimals = need;
+        }
+        if (cell.verdict != Verdict::ok && cell.carried_expected)
+          cell.own_working = expand_cell(lesson, carried, answer.step, cell.row, cell.col);
         a.cells.push_back(std::move(cell));
       }
-    if (a.verdict == Verdict::carried)
-      for (const auto& [step, source] : first_differs) {
-        if (!earlier.contains(step)) continue;
+    if (diagnoser) {
+      keep_whole_answer_diagnoses(a, *diagnoser, bounds);
+      best_fit(a, *diagnoser, given_by_step[answer.step], bounds);
+    }
+    for (const AnswerCell& cell : a.cells) {
+      a.verdict = std::max(a.verdict, cell.verdict);
+      if (cell.verdict != Verdict::wrong) continue;
+      const CarriedSource here{answer.step, cell.row, cell.col};
+      if (!report.first_wrong ||
+          std::make_tuple(step_index(truth, here.step), here.row, here.col) <
+              std::make_tuple(step_index(truth, report.first_wrong->step), report.first_wrong->row,
+                              report.first_wrong->col))
+        report.first_wrong = here;
+    }
+    if (std::any_of(a.cells.begin(), a.cells.end(),
+                    [](const AnswerCell& c) { return c.verdict == Verdict::carried; }))
+      for (const auto& [source_step, source] : first_differs) {
+        if (!earlier.contains(source_step)) continue;
         // Name only the learner's steps this answer rests on: with that step's
         // values alone, the answer already comes out other than the truth.
-        const Overrides alone{{step, earlier.at(step)}};
+        const Overrides alone{{source_step, earlier.at(source_step)}};
         const Trace other = run_pipeline(lesson, backend, alone);
         const bool rests_on = std::any_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& c) {
           return c.verdict == Verdict::carried &&
@@ -161,23 +295,30 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     std::sort(a.carried_from.begin(), a.carried_from.end(), [&](const auto& x, const auto& y) {
       return step_index(truth, x.step) < step_index(truth, y.step);
     });
-    if (diagnoser) keep_whole_answer_diagnoses(a, *diagnoser);
-    common_diagnosis(a);
 
-    add_learner_values(as_given, answer, truth);
-    if (a.verdict != Verdict::ok) {
-      add_learner_values(learner, answer, truth);
-      for (const AnswerCell& cell : a.cells)
-        if (cell.verdict != Verdict::ok && !first_differs.contains(answer.step))
-          first_differs[answer.step] = {answer.step, cell.row, cell.col,
-                                        cell.verdict == Verdict::wrong};
-    }
+    add_learner_values(as_given, radii, a, truth);
+    for (const AnswerCell& cell : a.cells)
+      if (cell.verdict != Verdict::ok && !first_differs.contains(answer.step))
+        first_differs[answer.step] = {answer.step, cell.row, cell.col,
+                                      cell.verdict == Verdict::wrong};
   }
 
+  for (const std::string& asked : lesson.asked) {
+    if (!truth.find(asked))
+      throw InputError(fmt::format("{}: key 'exercise.ask': unknown step id '{}'; valid ids: {}",
+                                   lesson.origin, asked, fmt::join(truth.ids(), ", ")));
+    if (std::none_of(answers.begin(), answers.end(),
+                     [&](const Answer& a) { return a.step == asked; }))
+      report.missing.push_back(asked);
+  }
   for (AnswerVerdict& a : marked) {
-    report.ok += a.verdict == Verdict::ok;
-    report.carried += a.verdict == Verdict::carried;
-    report.wrong += a.verdict == Verdict::wrong;
+    for (const AnswerCell& c : a.cells) {
+      report.ok += c.verdict == Verdict::ok;
+      report.carried += c.verdict == Verdict::carried;
+      report.rounded += c.verdict == Verdict::rounded;
+      report.imprecise += c.verdict == Verdict::imprecise;
+      report.wrong += c.verdict == Verdict::wrong;
+    }
     report.answers.push_back(std::move(a));
   }
   return report;

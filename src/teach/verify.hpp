@@ -1,14 +1,16 @@
 // Marking a learner's hand calculation (docs/answers-format.md) the way a teacher
-// does: each answer ok, wrong or carried (right on the learner's own earlier
-// wrong values), the first genuinely new mistake, and the mistake named.
+// does: each cell ok, carried (right on the learner's own earlier values),
+// rounded (right but for an intermediate rounded too early), imprecise (too
+// few digits to show the value), or wrong, with the mistake named.
 //
-// Carried-forward credit: every answer that is not ok (wrong or carried) puts
-// the learner's numbers in place of the true ones for the cells given (a whole
-// matrix, a row or a cell; the cells not given keep their true values), and every
-// later step is recomputed from them (run_pipeline's overrides). A later answer
-// that is wrong against the truth but right on those values is `carried`.
-// Answers are marked in trace order, so an answer may come before the one it
-// depends on in the file; an answer never carries from its own step.
+// A written number stands for an interval: ± its tolerance (half a unit in
+// its last decimal unless the answer gives one). Carried-forward credit puts
+// the learner's earlier numbers in place of the true ones (run_pipeline's
+// overrides) and carries their intervals through every later step
+// (core/bounds.hpp); a later cell whose written interval meets that range is
+// right on the learner's own numbers, whether they kept more decimals while
+// working or used their numbers as written. Answers are marked in trace
+// order; an answer never carries from its own step.
 #pragma once
 
 #include <optional>
@@ -17,15 +19,17 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "core/expand.hpp"
 #include "core/lesson.hpp"
 #include "teach/answers.hpp"
 #include "teach/diagnose.hpp"
 
 namespace attn {
 
-enum class Verdict { ok, carried, wrong };
+// From best to worst: a cell's answer takes its worst cell's verdict.
+enum class Verdict { ok, carried, rounded, imprecise, wrong, missing };
 
-// "ok", "carried", "wrong".
+// "ok", "carried", "rounded", "imprecise", "wrong", "missing".
 std::string_view verdict_name(Verdict verdict);
 
 struct AnswerCell {
@@ -33,10 +37,16 @@ struct AnswerCell {
   std::size_t col = 0;
   WrittenNumber given;
   double tolerance = 0;
-  double expected = 0;                     // the true value
-  std::optional<double> carried_expected;  // recomputed from the learner's values, when different
+  double expected = 0;                       // the true value
+  std::optional<double> carried_expected;    // recomputed from the learner's values, when different
+  double carried_low = 0, carried_high = 0;  // the range the learner's written values allow
   Verdict verdict = Verdict::ok;
-  std::vector<Diagnosis> diagnoses;  // wrong cells only; the first is the diagnosis
+  std::vector<Diagnosis> diagnoses;  // wrong and rounded cells; the first is the diagnosis
+  int required_decimals = 0;         // imprecise: the decimals that would show the value
+  std::string note;                  // e.g. why -1e9 is accepted as the mask
+  // Not ok, with earlier values of the learner's in play: the cell worked out
+  // from the learner's own numbers.
+  std::optional<CellExpansion> own_working;
 };
 
 // Where an earlier answer first differed from the truth: what a carried answer rests on.
@@ -58,9 +68,12 @@ struct AnswerVerdict {
 
 struct VerifyReport {
   std::string lesson_id;
-  std::vector<AnswerVerdict> answers;          // in the order of the answers file
-  std::optional<CarriedSource> first_wrong;    // earliest wrong cell, in trace order
-  std::size_t ok = 0, carried = 0, wrong = 0;  // answers of each verdict
+  std::vector<AnswerVerdict> answers;        // in the order of the answers file
+  std::vector<std::string> missing;          // steps the lesson asks that no answer gives
+  std::optional<CarriedSource> first_wrong;  // earliest wrong cell, in trace order
+  // Cells of each verdict (missing: steps), the same in the text and the JSON.
+  std::size_t ok = 0, carried = 0, rounded = 0, imprecise = 0, wrong = 0;
+  bool passed() const { return wrong == 0 && imprecise == 0 && missing.empty(); }
 };
 
 VerifyReport verify_answers(const Lesson& lesson, Backend& backend,

@@ -74,10 +74,73 @@ std::string value_text(double v, int decimals) {
   return s;
 }
 
-// The given and expected values of one cell; for a wrong one, the cell worked
-// out on paper and, unless the whole answer has one, the mistake named.
+// Lines longer than `width` columns broken at spaces (for an equation, before
+// an "=" when one is in the second half of the line); a continuation keeps the
+// line's indent and two more spaces.
+std::string wrapped(const std::string& text, std::size_t width, bool at_equals = false) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    const std::string indent(
+        line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ') + 2,
+        ' ');
+    while (display_width(line) > width) {
+      // The last space that leaves the head within `width` (counting display
+      // columns), or better one before an "=" in the second half of the line.
+      std::size_t cut = std::string::npos, before_equals = std::string::npos;
+      for (std::size_t p = line.find(' ', indent.size()); p != std::string::npos;
+           p = line.find(' ', p + 1)) {
+        if (display_width(line.substr(0, p)) > width) break;
+        cut = p;
+        if (at_equals && line.compare(p, 3, " = ") == 0 &&
+            display_width(line.substr(0, p)) > width / 2)
+          before_equals = p;
+      }
+      if (before_equals != std::string::npos) cut = before_equals;
+      if (cut == std::string::npos) break;  // one word longer than the line
+      out += line.substr(0, cut) + "\n";
+      line = indent + line.substr(line.find_first_not_of(' ', cut));
+    }
+    out += line + (end < text.size() ? "\n" : "");
+    start = end + 1;
+  }
+  return out;
+}
+
+// What the report has said once and will not repeat.
+struct Said {
+  bool softmax_note = false;
+};
+
+// An expansion on one line after `label`, its softmax note the first time only.
+std::string working(const std::string& indent, const std::string& label, const CellExpansion& e,
+                    Said& said) {
+  std::string out = wrapped(fmt::format("{}{}: {}\n", indent, label, expansion_text(e, 4)), 100,
+                            true);
+  if (e.kind == ExpansionKind::softmax && !e.exps.empty() && !e.shifted && !said.softmax_note) {
+    out += fmt::format("{}({})\n", indent, e.note);
+    said.softmax_note = true;
+  }
+  return out;
+}
+
+// A diagnosis: the mistake, then why the right step is right and where to see it.
+std::string mistake(const std::string& indent, const Diagnosis& d, const char* heading) {
+  std::string out = fmt::format("{}{}: {} — {}\n", indent, heading, d.label, d.detail);
+  if (!d.why.empty())
+    out += fmt::format("{}why: {} See lesson {} (attn-trace run {}).\n", indent, d.why, d.lesson,
+                       d.lesson);
+  return out;
+}
+
+// The given and expected values of one cell; for a cell not ok, the cell
+// worked out on paper (and from the learner's own values when they differ)
+// and, unless the whole answer has one, the mistake named.
 void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, const AnswerVerdict& a,
-                const AnswerCell& c, bool single) {
+                const AnswerCell& c, bool single, Said& said) {
   const std::string indent = single ? "   " : "     ";
   if (!single)
     out += fmt::format("   {} — {}\n", where(truth, a.answer.step, c.row, c.col),
@@ -86,24 +149,44 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
   out += fmt::format("{}given {} · expected {}", indent, given_text(c.given),
                      value_text(c.expected, decimals));
   if (std::isfinite(c.given.value)) out += fmt::format(" (±{})", format_by_hand(c.tolerance, 6));
-  if (c.verdict == Verdict::carried && c.carried_expected)
+  if (c.carried_expected && c.verdict != Verdict::ok)
     out += fmt::format(" · from your own values {}", value_text(*c.carried_expected, decimals));
   out += "\n";
-  if (c.verdict != Verdict::wrong) return;
-  std::string expansion =
-      expansion_text(expand_cell(lesson, truth, a.answer.step, c.row, c.col), 4);
-  for (std::size_t p = expansion.find('\n'); p != std::string::npos;
-       p = expansion.find('\n', p + 1))
-    expansion.insert(p + 1, indent);
-  out += fmt::format("{}on paper: {}\n", indent, expansion);
+  if (!c.note.empty()) out += fmt::format("{}note: {}\n", indent, c.note);
+  if (c.verdict == Verdict::imprecise)
+    out += fmt::format(
+        "{}too few digits: {} decimal{} cannot show this value; write at least {} decimal{}\n",
+        indent, decimals, decimals == 1 ? "" : "s", c.required_decimals,
+        c.required_decimals == 1 ? "" : "s");
+  if (c.verdict == Verdict::ok || c.verdict == Verdict::imprecise) return;
+  if (c.own_working) out += working(indent, "from your own values", *c.own_working, said);
+  if (c.verdict == Verdict::carried) return;
+  out += working(indent, "on paper", expand_cell(lesson, truth, a.answer.step, c.row, c.col), said);
   if (a.diagnosis) return;  // named once for the whole answer
   if (c.diagnoses.empty()) {
     out += indent + "mistake: none of the common mistakes gives this value\n";
     return;
   }
-  for (std::size_t k = 0; k < c.diagnoses.size(); ++k)
-    out += fmt::format("{}{}: {} — {}\n", indent, k ? "also fits" : "mistake", c.diagnoses[k].label,
-                       c.diagnoses[k].detail);
+  out += mistake(indent, c.diagnoses.front(), "mistake");
+  for (std::size_t k = 1; k < c.diagnoses.size(); ++k)
+    out +=
+        fmt::format("{}also fits: {} — {}\n", indent, c.diagnoses[k].label, c.diagnoses[k].detail);
+}
+
+// "10 values in 4 answers: 7 ok · 1 carried · 2 wrong": the verdicts that occur
+// (ok and wrong always), each counting cells as the JSON summary does.
+std::string summary_line(const VerifyReport& r) {
+  std::size_t cells = 0;
+  for (const AnswerVerdict& a : r.answers) cells += a.cells.size();
+  std::string counts = fmt::format("{} ok", r.ok);
+  const std::pair<std::size_t, const char*> others[] = {
+      {r.carried, "carried"}, {r.rounded, "rounded"}, {r.imprecise, "imprecise"}};
+  for (const auto& [count, name] : others)
+    if (count) counts += fmt::format(" · {} {}", count, name);
+  counts += fmt::format(" · {} wrong", r.wrong);
+  if (!r.missing.empty()) counts += fmt::format(" · {} missing", r.missing.size());
+  return fmt::format("{} value{} in {} answer{}: {}", cells, cells == 1 ? "" : "s",
+                     r.answers.size(), r.answers.size() == 1 ? "" : "s", counts);
 }
 
 }  // namespace
@@ -111,11 +194,14 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
 std::string verify_report_text(const Lesson& lesson, const Trace& truth, const VerifyReport& r,
                                const std::string& origin) {
   std::string out = fmt::format("attn-trace verify · {} · answers: {}\n", lesson.id, origin);
-  out += fmt::format("{} answer{}: {} ok · {} carried · {} wrong · first wrong: {}\n",
-                     r.answers.size(), r.answers.size() == 1 ? "" : "s", r.ok, r.carried, r.wrong,
+  out += fmt::format("{} · first wrong: {}\n", summary_line(r),
                      r.first_wrong
                          ? where(truth, r.first_wrong->step, r.first_wrong->row, r.first_wrong->col)
                          : std::string("none"));
+  if (!r.missing.empty())
+    out += fmt::format("missing: {} (asked by the exercise, not answered)\n",
+                       fmt::join(r.missing, ", "));
+  Said said;
   for (std::size_t i = 0; i < r.answers.size(); ++i) {
     const AnswerVerdict& a = r.answers[i];
     const bool single = a.cells.size() == 1;
@@ -124,28 +210,30 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
     out +=
         fmt::format("\n{}. {} — {}", i + 1, answer_title(truth, a.answer), verdict_name(a.verdict));
     if (!single)
-      out += not_ok ? fmt::format(" ({} of {} values differ from the true ones)", not_ok,
-                                  a.cells.size())
+      out += not_ok ? fmt::format(" ({} of {} values not ok)", not_ok, a.cells.size())
                     : fmt::format(" (all {} values)", a.cells.size());
     out += fmt::format("   [line {}]\n", a.answer.line);
-    if (a.verdict == Verdict::carried) out += "   " + carried_sentence(a.carried_from) + "\n";
+    if (!a.carried_from.empty()) out += "   " + carried_sentence(a.carried_from) + "\n";
+    if (a.verdict == Verdict::rounded)
+      out += "   right except that an earlier value was rounded too early: partial credit\n";
     if (a.diagnosis) {
-      out += fmt::format("   mistake: {} — {}\n", a.diagnosis->label, a.diagnosis->detail);
+      out += mistake("   ", *a.diagnosis, "mistake");
       if (!a.also_fits.empty())
-        out += fmt::format("   also fits: {} (the first label in precedence order is named)\n",
+        out += fmt::format("   also fits: {} (fewer of your values fit them)\n",
                            fmt::join(a.also_fits, ", "));
     }
     for (const AnswerCell& c : a.cells)
-      if (single || c.verdict != Verdict::ok) write_cell(out, lesson, truth, a, c, single);
+      if (single || c.verdict != Verdict::ok) write_cell(out, lesson, truth, a, c, single, said);
   }
-  return out;
+  return wrapped(out, 100);
 }
 
 // One JSON entry per number given (docs/json.md: each with its cell), in the
 // order of the answers file; "answer" and "line" say which answer it came from.
+// A step the exercise asks that no answer gives is one entry with status
+// "missing" and no cell.
 std::string verify_report_json(const Lesson& lesson, const VerifyReport& r) {
   std::vector<std::string> entries;
-  std::size_t ok = 0, carried = 0, wrong = 0;
   for (std::size_t i = 0; i < r.answers.size(); ++i) {
     const AnswerVerdict& a = r.answers[i];
     std::vector<std::string> carried_from;
@@ -154,38 +242,43 @@ std::string verify_report_json(const Lesson& lesson, const VerifyReport& r) {
                                          json_string(s.step), s.row, s.col,
                                          s.wrong ? "true" : "false"));
     for (const AnswerCell& c : a.cells) {
-      ok += c.verdict == Verdict::ok;
-      carried += c.verdict == Verdict::carried;
-      wrong += c.verdict == Verdict::wrong;
-      // The answer's common diagnosis first when it has one, then the cell's others.
-      std::vector<const Diagnosis*> order;
-      for (const Diagnosis& d : c.diagnoses)
-        if (a.diagnosis && d.label == a.diagnosis->label) order.push_back(&d);
-      for (const Diagnosis& d : c.diagnoses)
-        if (!a.diagnosis || d.label != a.diagnosis->label) order.push_back(&d);
       std::vector<std::string> also;
-      for (std::size_t k = 1; k < order.size(); ++k) also.push_back(json_string(order[k]->label));
+      for (std::size_t k = 1; k < c.diagnoses.size(); ++k)
+        also.push_back(json_string(c.diagnoses[k].label));
+      const Diagnosis* d = c.diagnoses.empty() ? nullptr : &c.diagnoses.front();
       entries.push_back(fmt::format(
           "{{\"step\": {}, \"cell\": [{}, {}], \"given\": {}, \"expected\": {}, \"status\": {}, "
-          "\"diagnosis\": {},\n   \"detail\": {}, \"also_fits\": [{}], \"carried_expected\": {}, "
-          "\"carried_from\": [{}], \"answer\": {}, \"line\": {}, \"tolerance\": {}}}",
+          "\"diagnosis\": {},\n   \"detail\": {}, \"why\": {}, \"lesson\": {}, \"also_fits\": "
+          "[{}], "
+          "\"carried_expected\": {}, \"carried_range\": {}, \"carried_from\": [{}], \"note\": {}, "
+          "\"required_decimals\": {}, \"answer\": {}, \"line\": {}, \"tolerance\": {}}}",
           json_string(a.answer.step), c.row, c.col, json_number(c.given.value),
           json_number(c.expected), json_string(verdict_name(c.verdict)),
-          order.empty() ? "null" : json_string(order.front()->label),
-          order.empty() ? "null" : json_string(order.front()->detail), fmt::join(also, ", "),
-          c.carried_expected ? json_number(*c.carried_expected) : "null",
+          d ? json_string(d->label) : "null", d ? json_string(d->detail) : "null",
+          d ? json_string(d->why) : "null", d ? json_string(d->lesson) : "null",
+          fmt::join(also, ", "), c.carried_expected ? json_number(*c.carried_expected) : "null",
+          c.carried_expected
+              ? fmt::format("[{}, {}]", json_number(c.carried_low), json_number(c.carried_high))
+              : "null",
           c.verdict == Verdict::carried ? fmt::format("{}", fmt::join(carried_from, ", ")) : "",
-          i + 1, a.answer.line, json_number(c.tolerance)));
+          c.note.empty() ? "null" : json_string(c.note),
+          c.verdict == Verdict::imprecise ? std::to_string(c.required_decimals) : "null", i + 1,
+          a.answer.line, json_number(c.tolerance)));
     }
   }
+  for (const std::string& step : r.missing)
+    entries.push_back(fmt::format("{{\"step\": {}, \"cell\": null, \"status\": \"missing\"}}",
+                                  json_string(step)));
   const std::string first = r.first_wrong ? fmt::format("{{\"step\": {}, \"cell\": [{}, {}]}}",
                                                         json_string(r.first_wrong->step),
                                                         r.first_wrong->row, r.first_wrong->col)
                                           : "null";
   return fmt::format(
       "{{\"lesson\": {},\n \"first_wrong\": {},\n \"summary\": {{\"ok\": {}, \"carried\": {}, "
-      "\"wrong\": {}}},\n \"answers\": [\n  {}\n ]}}\n",
-      json_string(lesson.id), first, ok, carried, wrong, fmt::join(entries, ",\n  "));
+      "\"rounded\": {}, \"imprecise\": {}, \"wrong\": {}, \"missing\": {}}},\n \"answers\": [\n  "
+      "{}\n ]}}\n",
+      json_string(lesson.id), first, r.ok, r.carried, r.rounded, r.imprecise, r.wrong,
+      r.missing.size(), fmt::join(entries, ",\n  "));
 }
 
 }  // namespace attn

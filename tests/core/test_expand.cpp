@@ -70,16 +70,18 @@ TEST_CASE("expand: scale, mask decision, exp, row sum and softmax, checked by pl
 
   const CellExpansion w = expand_cell(rb.lesson, rb.trace, "head0.weights", 1, 2);
   CHECK(w.kind == ExpansionKind::softmax);
+  // As on paper: E[bank,walk] / Σ[bank], with no shift (nothing overflows here).
   double row_max = masked(1, 0), denominator = 0;
   for (std::size_t j = 0; j < masked.n_cols; ++j) row_max = std::max(row_max, masked(1, j));
-  for (std::size_t j = 0; j < masked.n_cols; ++j) denominator += std::exp(masked(1, j) - row_max);
+  for (std::size_t j = 0; j < masked.n_cols; ++j) denominator += std::exp(masked(1, j));
+  CHECK_FALSE(w.shifted);
   CHECK(w.row_max == doctest::Approx(row_max).epsilon(1e-12));
   CHECK(w.denominator == doctest::Approx(denominator).epsilon(1e-12));
-  CHECK(w.shifted_exps.at(2) / w.denominator == doctest::Approx(w.value).epsilon(1e-12));
-  CHECK(w.value == doctest::Approx(std::exp(masked(1, 2) - row_max) / denominator).epsilon(1e-12));
+  CHECK(w.exps.at(2) == doctest::Approx(std::exp(masked(1, 2))).epsilon(1e-12));
+  CHECK(w.exps.at(2) / w.denominator == doctest::Approx(w.value).epsilon(1e-12));
+  CHECK(w.value == doctest::Approx(std::exp(masked(1, 2)) / denominator).epsilon(1e-12));
   CHECK(w.note.find("cancels") != std::string::npos);
-  CHECK(expansion_text(w, 4).find("\n  (subtracting the row max changes nothing") !=
-        std::string::npos);
+  CHECK(expansion_text(w, 4).find("exp(0.9002) / (exp(") != std::string::npos);
 
   const CellExpansion ctx = expand_cell(rb.lesson, rb.trace, "head0.context", 1, 2);
   REQUIRE(ctx.sum);
@@ -98,7 +100,7 @@ TEST_CASE("expand: the causal mask decision names its reason; a masked-out row i
 
   Traced mp("mask-polarity");
   const CellExpansion dead = expand_cell(mp.lesson, mp.trace, "head0.weights", 2, 0);
-  CHECK(dead.shifted_exps.empty());
+  CHECK(dead.exps.empty());
   CHECK(dead.note.find("masked_row") != std::string::npos);
 }
 

@@ -171,7 +171,7 @@ TEST_CASE("softmax_wrong_axis: river-bank's weights normalised down the columns"
 }
 
 TEST_CASE(
-    "rounding: weights worked from the scaled scores rounded to 2 decimals, as document 000 "
+    "carried: weights worked from the scaled scores written to 2 decimals, as document 000 "
     "rounds") {
   Marked probe("river-bank", "[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = 0.69\n");
   std::vector<double> rounded;
@@ -181,9 +181,16 @@ TEST_CASE(
                                    row_answer("head0.weights", 0, softmax(rounded)));
   CHECK(m.report.answers.at(0).verdict == Verdict::ok);
   const AnswerVerdict& w = m.report.answers.at(1);
-  CHECK(w.verdict == Verdict::wrong);
-  CHECK(label_of(w) == "rounding");
-  CHECK(w.diagnosis->rounded_to >= 2);
+  CHECK(w.verdict == Verdict::carried);  // right on the learner's own numbers
+  CHECK_FALSE(w.diagnosis);
+
+  // The same rounding, but not written down: right except for rounding too early.
+  const Marked unwritten("river-bank", row_answer("head0.weights", 0, softmax(rounded)));
+  const AnswerVerdict& u = unwritten.report.answers.at(0);
+  CHECK(u.verdict == Verdict::rounded);
+  CHECK(label_of(u) == "rounding");
+  REQUIRE(u.diagnosis);
+  CHECK(u.diagnosis->rounded_to >= 2);
 }
 
 TEST_CASE("right answers never get a diagnosis") {

@@ -1,0 +1,149 @@
+// Interval bounds through the trace's graph, one rule per operation.
+#include "core/bounds.hpp"
+
+#include <cmath>
+
+namespace attn {
+
+namespace {
+
+using BoundsMap = std::map<std::string, Bounds, std::less<>>;
+
+Bounds exact(const arma::mat& M) {
+  return {M, M};
+}
+
+// [A]·[B] by midpoints and radii: A·B ⊆ Am·Bm ± (|Am|·Br + Ar·|Bm| + Ar·Br).
+Bounds product(const Bounds& A, const Bounds& B) {
+  const arma::mat Am = (A.lo + A.hi) / 2, Ar = (A.hi - A.lo) / 2;
+  const arma::mat Bm = (B.lo + B.hi) / 2, Br = (B.hi - B.lo) / 2;
+  const arma::mat mid = Am * Bm;
+  const arma::mat rad = arma::abs(Am) * Br + Ar * arma::abs(Bm) + Ar * Br;
+  return {mid - rad, mid + rad};
+}
+
+Bounds transposed(const Bounds& B) {
+  return {B.lo.t(), B.hi.t()};
+}
+
+// The weights of each row from the bounds of its masked scores:
+// w_j = 1 / (1 + Σ_{k≠j} exp(x_k − x_j)), lowest with x_j low and the others high.
+Bounds softmax_bounds(const Bounds& S, const arma::mat& weights) {
+  Bounds W = exact(weights);
+  for (arma::uword i = 0; i < S.lo.n_rows; ++i) {
+    if (!weights.row(i).is_finite() || S.hi.row(i).max() == -arma::datum::inf) continue;
+    for (arma::uword j = 0; j < S.lo.n_cols; ++j) {
+      double to_lo = 0, to_hi = 0;
+      for (arma::uword k = 0; k < S.lo.n_cols; ++k) {
+        if (k == j) continue;
+        to_lo += std::exp(S.hi(i, k) - S.lo(i, j));
+        to_hi += std::exp(S.lo(i, k) - S.hi(i, j));
+      }
+      W.lo(i, j) = S.lo(i, j) == -arma::datum::inf ? 0.0 : 1.0 / (1.0 + to_lo);
+      W.hi(i, j) = S.hi(i, j) == -arma::datum::inf ? 0.0 : 1.0 / (1.0 + to_hi);
+    }
+  }
+  return W;
+}
+
+// The bounds of `step` from the bounds of its inputs, by its operation.
+Bounds computed(const Step& step, const Trace& trace, const Overrides& overrides,
+                const BoundsMap& bounds) {
+  const Operation& made = step.made;
+  auto in = [&](std::size_t i) -> const Bounds& { return bounds.at(made.inputs.at(i)); };
+  switch (made.op) {
+    case Op::given:
+    case Op::positional:
+      return exact(step.value);
+    case Op::add_positions: {
+      const arma::mat PE = step.value - trace.input(step, 0).value;
+      return {in(0).lo + PE, in(0).hi + PE};
+    }
+    case Op::matmul:
+    case Op::matmul_t: {
+      Bounds out = product(in(0), made.op == Op::matmul ? in(1) : transposed(in(1)));
+      if (made.inputs.size() > 2) {
+        out.lo.each_row() += in(2).lo.row(0);
+        out.hi.each_row() += in(2).hi.row(0);
+      }
+      return out;
+    }
+    case Op::slice: {
+      const arma::uword first = made.offset, last = made.offset + step.value.n_cols - 1;
+      return {in(0).lo.cols(first, last), in(0).hi.cols(first, last)};
+    }
+    case Op::divide:
+      if (made.divisor < 0) return {in(0).hi / made.divisor, in(0).lo / made.divisor};
+      return {in(0).lo / made.divisor, in(0).hi / made.divisor};
+    case Op::mask: {
+      Bounds out = in(0);
+      const arma::uvec masked = arma::find(trace.mask);
+      out.lo.elem(masked).fill(made.fill);
+      out.hi.elem(masked).fill(made.fill);
+      return out;
+    }
+    case Op::exp:
+      return {arma::exp(in(0).lo), arma::exp(in(0).hi)};
+    case Op::row_sum:
+      return {arma::sum(in(0).lo, 1), arma::sum(in(0).hi, 1)};
+    case Op::softmax: {
+      // Given exponentials or row sums are divided as on paper, E / Σ (E ≥ 0, Σ > 0).
+      if (overrides.contains(made.inputs.at(1)) || overrides.contains(made.inputs.at(2))) {
+        Bounds out{in(1).lo, in(1).hi};
+        out.lo.each_col() /= in(2).hi;
+        out.hi.each_col() /= in(2).lo;
+        return out;
+      }
+      return softmax_bounds(in(0), step.value);
+    }
+    case Op::mean: {
+      Bounds out{arma::zeros(arma::size(step.value)), arma::zeros(arma::size(step.value))};
+      for (std::size_t i = 0; i < made.inputs.size(); ++i) {
+        out.lo += in(i).lo;
+        out.hi += in(i).hi;
+      }
+      return {out.lo / static_cast<double>(made.inputs.size()),
+              out.hi / static_cast<double>(made.inputs.size())};
+    }
+    case Op::max: {
+      Bounds out = in(0);
+      for (std::size_t i = 1; i < made.inputs.size(); ++i) {
+        out.lo = arma::max(out.lo, in(i).lo);
+        out.hi = arma::max(out.hi, in(i).hi);
+      }
+      return out;
+    }
+    case Op::concat: {
+      Bounds out;
+      for (std::size_t i = 0; i < made.inputs.size(); ++i) {
+        out.lo = arma::join_rows(out.lo, in(i).lo);
+        out.hi = arma::join_rows(out.hi, in(i).hi);
+      }
+      return out;
+    }
+  }
+  return exact(step.value);
+}
+
+}  // namespace
+
+BoundsMap trace_bounds(const Trace& trace, const Overrides& overrides, const Radii& radii) {
+  BoundsMap bounds;
+  for (const Step& step : trace.steps) {
+    Bounds b = computed(step, trace, overrides, bounds);
+    // Cells the caller gave stand for their value ± their radius.
+    if (const auto o = overrides.find(step.id); o != overrides.end()) {
+      const auto r = radii.find(step.id);
+      const arma::uvec given = arma::find(o->second.given);
+      for (const arma::uword cell : given) {
+        const double radius = r == radii.end() ? 0.0 : r->second(cell);
+        b.lo(cell) = step.value(cell) - radius;
+        b.hi(cell) = step.value(cell) + radius;
+      }
+    }
+    bounds.emplace(step.id, std::move(b));
+  }
+  return bounds;
+}
+
+}  // namespace attn
