@@ -5,16 +5,11 @@
 
 namespace attn {
 
-namespace {
-
-using BoundsMap = std::map<std::string, Bounds, std::less<>>;
-
-Bounds exact(const arma::mat& M) {
+Bounds exact_bounds(const arma::mat& M) {
   return {M, M};
 }
 
-// [A]·[B] by midpoints and radii: A·B ⊆ Am·Bm ± (|Am|·Br + Ar·|Bm| + Ar·Br).
-Bounds product(const Bounds& A, const Bounds& B) {
+Bounds product_bounds(const Bounds& A, const Bounds& B) {
   const arma::mat Am = (A.lo + A.hi) / 2, Ar = (A.hi - A.lo) / 2;
   const arma::mat Bm = (B.lo + B.hi) / 2, Br = (B.hi - B.lo) / 2;
   const arma::mat mid = Am * Bm;
@@ -22,14 +17,13 @@ Bounds product(const Bounds& A, const Bounds& B) {
   return {mid - rad, mid + rad};
 }
 
-Bounds transposed(const Bounds& B) {
+Bounds transposed_bounds(const Bounds& B) {
   return {B.lo.t(), B.hi.t()};
 }
 
-// The weights of each row from the bounds of its masked scores:
-// w_j = 1 / (1 + Σ_{k≠j} exp(x_k − x_j)), lowest with x_j low and the others high.
+// w_j = 1 / (1 + Σ_{k≠j} exp(x_k − x_j)): lowest with x_j low and the others high.
 Bounds softmax_bounds(const Bounds& S, const arma::mat& weights) {
-  Bounds W = exact(weights);
+  Bounds W = exact_bounds(weights);
   for (arma::uword i = 0; i < S.lo.n_rows; ++i) {
     if (!weights.row(i).is_finite() || S.hi.row(i).max() == -arma::datum::inf) continue;
     for (arma::uword j = 0; j < S.lo.n_cols; ++j) {
@@ -46,6 +40,8 @@ Bounds softmax_bounds(const Bounds& S, const arma::mat& weights) {
   return W;
 }
 
+namespace {
+
 // The bounds of `step` from the bounds of its inputs, by its operation.
 Bounds computed(const Step& step, const Trace& trace, const Overrides& overrides,
                 const BoundsMap& bounds) {
@@ -54,14 +50,14 @@ Bounds computed(const Step& step, const Trace& trace, const Overrides& overrides
   switch (made.op) {
     case Op::given:
     case Op::positional:
-      return exact(step.value);
+      return exact_bounds(step.value);
     case Op::add_positions: {
       const arma::mat PE = step.value - trace.input(step, 0).value;
       return {in(0).lo + PE, in(0).hi + PE};
     }
     case Op::matmul:
     case Op::matmul_t: {
-      Bounds out = product(in(0), made.op == Op::matmul ? in(1) : transposed(in(1)));
+      Bounds out = product_bounds(in(0), made.op == Op::matmul ? in(1) : transposed_bounds(in(1)));
       if (made.inputs.size() > 2) {
         out.lo.each_row() += in(2).lo.row(0);
         out.hi.each_row() += in(2).hi.row(0);
@@ -97,7 +93,8 @@ Bounds computed(const Step& step, const Trace& trace, const Overrides& overrides
       return softmax_bounds(in(0), step.value);
     }
     case Op::mean: {
-      Bounds out{arma::zeros(arma::size(step.value)), arma::zeros(arma::size(step.value))};
+      const arma::mat zero(step.value.n_rows, step.value.n_cols, arma::fill::zeros);
+      Bounds out{zero, zero};
       for (std::size_t i = 0; i < made.inputs.size(); ++i) {
         out.lo += in(i).lo;
         out.hi += in(i).hi;
@@ -122,23 +119,22 @@ Bounds computed(const Step& step, const Trace& trace, const Overrides& overrides
       return out;
     }
   }
-  return exact(step.value);
+  return exact_bounds(step.value);
 }
 
 }  // namespace
 
-BoundsMap trace_bounds(const Trace& trace, const Overrides& overrides, const Radii& radii) {
+BoundsMap trace_bounds(const Trace& trace, const Overrides& overrides, const BoundsMap& given) {
   BoundsMap bounds;
   for (const Step& step : trace.steps) {
     Bounds b = computed(step, trace, overrides, bounds);
-    // Cells the caller gave stand for their value ± their radius.
+    // Cells the caller gave lie within the bounds given for them.
     if (const auto o = overrides.find(step.id); o != overrides.end()) {
-      const auto r = radii.find(step.id);
-      const arma::uvec given = arma::find(o->second.given);
-      for (const arma::uword cell : given) {
-        const double radius = r == radii.end() ? 0.0 : r->second(cell);
-        b.lo(cell) = step.value(cell) - radius;
-        b.hi(cell) = step.value(cell) + radius;
+      const auto g = given.find(step.id);
+      const arma::uvec cells = arma::find(o->second.given);
+      for (const arma::uword cell : cells) {
+        b.lo(cell) = g == given.end() ? step.value(cell) : g->second.lo(cell);
+        b.hi(cell) = g == given.end() ? step.value(cell) : g->second.hi(cell);
       }
     }
     bounds.emplace(step.id, std::move(b));

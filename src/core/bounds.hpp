@@ -22,14 +22,22 @@ struct Bounds {
   arma::mat hi;
 };
 
-// Step id -> the radius of each cell given (0 where none is given). Every step
-// in it must also be in `overrides`, whose values are the midpoints.
-using Radii = std::map<std::string, arma::mat, std::less<>>;
+// Step id -> bounds; for the steps of `overrides`, the bounds of the cells given.
+using BoundsMap = std::map<std::string, Bounds, std::less<>>;
 
 // The bounds of every step of `trace`, which run_pipeline computed with
-// `overrides`; the cells given in `overrides` lie within `radii` of their value.
-std::map<std::string, Bounds, std::less<>> trace_bounds(const Trace& trace,
-                                                        const Overrides& overrides,
-                                                        const Radii& radii);
+// `overrides`: a cell given in `overrides` lies within its `given` bounds (or
+// is exact when its step has none there), every other cell within the bounds
+// its operation gives from the bounds of its inputs.
+BoundsMap trace_bounds(const Trace& trace, const Overrides& overrides, const BoundsMap& given);
+
+// M exactly: lo = hi = M.
+Bounds exact_bounds(const arma::mat& M);
+// [A]·[B] by midpoints and radii: A·B ⊆ Am·Bm ± (|Am|·Br + Ar·|Bm| + Ar·Br).
+Bounds product_bounds(const Bounds& A, const Bounds& B);
+Bounds transposed_bounds(const Bounds& B);
+// The row softmax of scores within S; `weights` (the softmax at the
+// midpoints) stands for rows that are not a softmax (every key masked, NaN).
+Bounds softmax_bounds(const Bounds& S, const arma::mat& weights);
 
 }  // namespace attn

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "core/bounds.hpp"
 #include "core/error.hpp"
 #include "core/number_text.hpp"
 #include "teach/slips.hpp"
@@ -103,93 +104,112 @@ void explain(Diagnosis& d) {
 }
 
 Diagnoser::Diagnoser(const Lesson& lesson, Backend& backend, Overrides learner_values,
-                     std::map<std::string, int> decimals_by_step)
+                     BoundsMap learner_bounds, std::map<std::string, int> decimals_by_step)
     : lesson_(lesson),
       backend_(backend),
       learner_(std::move(learner_values)),
+      learner_bounds_(std::move(learner_bounds)),
       decimals_by_step_(std::move(decimals_by_step)),
-      base_(run_pipeline(lesson, backend, learner_)) {}
+      base_(run_pipeline(lesson, backend, learner_)),
+      base_bounds_(trace_bounds(base_, learner_, learner_bounds_)) {}
 
 void Diagnoser::build_method_mistakes() {
   method_.emplace();
   const bool any_masked = arma::any(arma::vectorise(base_.mask));
   // One mistaken trace: `make` gives head h's mistaken value of its step
-  // `part` from the base trace (nullopt where the mistake cannot be made).
+  // `part`, and its bounds, from the base trace and its bounds (nullopt where
+  // the mistake cannot be made).
   auto add = [&](const char* label, std::string detail, HeadStep part,
-                 const std::function<std::optional<arma::mat>(std::size_t)>& make) {
+                 const std::function<std::optional<Bounds>(std::size_t)>& make) {
     Overrides mistaken = learner_;
+    BoundsMap given = learner_bounds_;
     bool made = false;
     for (std::size_t h = 0; h < lesson_.heads; ++h) {
       const std::string id = head_step_id(h, part);
       if (learner_.contains(id)) continue;  // the learner's own values stand
-      std::optional<arma::mat> value = make(h);
-      if (!value) continue;
-      arma::umat all(value->n_rows, value->n_cols, arma::fill::ones);
-      mistaken[id] = {std::move(*value), std::move(all)};
+      std::optional<Bounds> range = make(h);
+      if (!range) continue;
+      arma::mat mid = (range->lo + range->hi) / 2;
+      const arma::uvec same = arma::find(range->lo == range->hi);  // keeps ±inf exact
+      mid.elem(same) = range->lo.elem(same);
+      arma::umat all(mid.n_rows, mid.n_cols, arma::fill::ones);
+      mistaken[id] = {std::move(mid), std::move(all)};
+      given[id] = std::move(*range);
       made = true;
     }
-    if (made)
-      method_->push_back({label, std::move(detail), run_pipeline(lesson_, backend_, mistaken)});
+    if (!made) return;
+    Trace trace = run_pipeline(lesson_, backend_, mistaken);
+    BoundsMap bounds = trace_bounds(trace, mistaken, given);
+    method_->push_back({label, std::move(detail), std::move(trace), std::move(bounds)});
   };
-  auto base = [&](std::size_t h, HeadStep part) -> const arma::mat& {
+  auto base = [&](std::size_t h, HeadStep part) -> const Bounds& {
+    return base_bounds_.at(head_step_id(h, part));
+  };
+  auto value = [&](std::size_t h, HeadStep part) -> const arma::mat& {
     return base_.at(head_step_id(h, part)).value;
   };
 
   add("not_transposed",
       "Q·K was computed instead of Q·Kᵀ (row i of Q times column j of K, not row j of K)",
-      HeadStep::scores, [&](std::size_t h) -> std::optional<arma::mat> {
-        const arma::mat& Q = base(h, HeadStep::Q);
-        const arma::mat& K = base(h, HeadStep::K);
-        if (K.n_rows != Q.n_cols || K.n_cols != K.n_rows) return std::nullopt;
-        return arma::mat(Q * K);
+      HeadStep::scores, [&](std::size_t h) -> std::optional<Bounds> {
+        const Bounds& Q = base(h, HeadStep::Q);
+        const Bounds& K = base(h, HeadStep::K);
+        if (K.lo.n_rows != Q.lo.n_cols || K.lo.n_cols != K.lo.n_rows) return std::nullopt;
+        return product_bounds(Q, K);
       });
   if (any_masked) {
+    const arma::uvec masked = arma::find(base_.mask), open = arma::find(base_.mask == 0u);
+    // The scaled scores with the cells `cells` set to `fill`.
+    auto filled = [&](std::size_t h, const arma::uvec& cells, double fill) {
+      Bounds M = base(h, HeadStep::scaled);
+      M.lo.elem(cells).fill(fill);
+      M.hi.elem(cells).fill(fill);
+      return std::optional<Bounds>(std::move(M));
+    };
     add("mask_ignored", "the mask was not applied: the masked cells kept their scaled values",
         HeadStep::masked,
-        [&](std::size_t h) { return std::optional<arma::mat>(base(h, HeadStep::scaled)); });
+        [&](std::size_t h) { return std::optional<Bounds>(base(h, HeadStep::scaled)); });
     add("wrong_mask_polarity",
         "the mask was inverted: the cells that may attend were masked and the masked ones kept "
         "(in a keep-matrix 1 = may attend, 0 = masked)",
-        HeadStep::masked, [&](std::size_t h) {
-          arma::mat M = base(h, HeadStep::scaled);
-          M.elem(arma::find(base_.mask == 0u)).fill(lesson_.mask_fill);
-          return std::optional<arma::mat>(std::move(M));
-        });
+        HeadStep::masked, [&](std::size_t h) { return filled(h, open, lesson_.mask_fill); });
     add("mask_fill_zero",
         "the masked scores were set to 0 instead of -inf, so each masked key still got exp(0) = "
         "1 in the softmax",
-        HeadStep::masked, [&](std::size_t h) {
-          arma::mat M = base(h, HeadStep::scaled);
-          M.elem(arma::find(base_.mask)).zeros();
-          return std::optional<arma::mat>(std::move(M));
-        });
+        HeadStep::masked, [&](std::size_t h) { return filled(h, masked, 0.0); });
     add("mask_after_softmax",
         "the softmax was taken before masking: the masked weights were set to 0 afterwards and the "
         "row was not renormalised, so it no longer sums to 1",
         HeadStep::weights, [&](std::size_t h) {
-          arma::mat W = backend_.row_softmax(base(h, HeadStep::scaled));
-          W.elem(arma::find(base_.mask)).zeros();
-          return std::optional<arma::mat>(std::move(W));
+          Bounds W = softmax_bounds(base(h, HeadStep::scaled),
+                                    backend_.row_softmax(value(h, HeadStep::scaled)));
+          W.lo.elem(masked).zeros();
+          W.hi.elem(masked).zeros();
+          return std::optional<Bounds>(std::move(W));
         });
   }
   add("softmax_wrong_axis",
       "the softmax was taken down each column (over the queries) instead of along each row (over "
       "the keys)",
       HeadStep::weights, [&](std::size_t h) {
-        return std::optional<arma::mat>(column_softmax(base(h, HeadStep::masked)));
+        const Bounds columns = softmax_bounds(transposed_bounds(base(h, HeadStep::masked)),
+                                              column_softmax(value(h, HeadStep::masked)).t());
+        return std::optional<Bounds>(transposed_bounds(columns));
       });
   if (lesson_.scale_divisor() != 1.0)
     add("unscaled",
         fmt::format("the scores were not divided by {}", short_number(lesson_.scale_divisor())),
         HeadStep::scaled,
-        [&](std::size_t h) { return std::optional<arma::mat>(base(h, HeadStep::scores)); });
+        [&](std::size_t h) { return std::optional<Bounds>(base(h, HeadStep::scores)); });
   if (lesson_.scale_kind == ScaleKind::sqrt_dk && lesson_.d_k != 1) {
     const double d_k = static_cast<double>(lesson_.d_k);
     add("scaled_by_dk",
         fmt::format("the scores were divided by d_k = {} instead of √d_k = {}", lesson_.d_k,
                     short_number(std::sqrt(d_k))),
-        HeadStep::scaled,
-        [&](std::size_t h) { return std::optional<arma::mat>(base(h, HeadStep::scores) / d_k); });
+        HeadStep::scaled, [&](std::size_t h) {
+          const Bounds& S = base(h, HeadStep::scores);
+          return std::optional<Bounds>(Bounds{S.lo / d_k, S.hi / d_k});
+        });
   }
 }
 
@@ -203,35 +223,59 @@ std::vector<std::string> Diagnoser::roundable_before(const std::string& step) co
   return out;
 }
 
-const Trace& Diagnoser::rounded_trace(const std::string& step, int decimals,
-                                      const std::string& only) {
+const Diagnoser::Mistaken& Diagnoser::rounded_trace(const std::string& step, int decimals,
+                                                    const std::string& only) {
   const auto key = std::make_tuple(step, decimals, only);
   if (const auto it = rounded_.find(key); it != rounded_.end()) return it->second;
   Overrides rounded = learner_;
+  BoundsMap given = learner_bounds_;
   for (const std::string& id : roundable_before(step)) {
     if (!only.empty() && id != only) continue;
-    const Step& s = base_.at(id);
-    const auto written = decimals_by_step_.find(s.id);
+    const auto written = decimals_by_step_.find(id);
     const int d = written != decimals_by_step_.end() ? written->second : decimals;
     const Trace so_far = run_pipeline(lesson_, backend_, rounded);
-    const arma::mat& value = so_far.at(s.id).value;
-    rounded[s.id] = {round_to(value, d), arma::umat(value.n_rows, value.n_cols, arma::fill::ones)};
+    const arma::mat& value = so_far.at(id).value;
+    // Rounding never decreases: the rounded bounds bound the rounded value.
+    const Bounds range = trace_bounds(so_far, rounded, given).at(id);
+    rounded[id] = {round_to(value, d), arma::umat(value.n_rows, value.n_cols, arma::fill::ones)};
+    given[id] = {round_to(range.lo, d), round_to(range.hi, d)};
   }
-  return rounded_.emplace(key, run_pipeline(lesson_, backend_, rounded)).first->second;
+  Trace trace = run_pipeline(lesson_, backend_, rounded);
+  BoundsMap bounds = trace_bounds(trace, rounded, given);
+  return rounded_.emplace(key, Mistaken{"rounding", "", std::move(trace), std::move(bounds)})
+      .first->second;
 }
+
+namespace {
+
+// `written` ± `tolerance` meets the range [lo, hi] of the cell (with a hair of slack).
+bool meets(const Bounds& b, std::size_t row, std::size_t col, double written, double tolerance) {
+  const double lo = b.lo(row, col), hi = b.hi(row, col);
+  if (std::isnan(lo) || std::isnan(hi) || std::isnan(written))
+    return std::isnan(lo) && std::isnan(written);
+  if (!std::isfinite(written) || !std::isfinite(lo) || !std::isfinite(hi))
+    return lo <= written && written <= hi;
+  const double slack = 1e-9 * std::max({tolerance, std::abs(lo), std::abs(hi)}) + 1e-12;
+  return written + tolerance + slack >= lo && written - tolerance - slack <= hi;
+}
+
+}  // namespace
 
 std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t row,
                                            std::size_t col, double written, double tolerance,
                                            int decimals, const std::vector<WrittenCell>& answer) {
   std::vector<Diagnosis> out;
   if (!method_) build_method_mistakes();
-  for (const Mistaken& m : *method_) {
-    const double v = m.trace.at(step).value(row, col);
-    if (matches_written(v, written, tolerance)) out.push_back({m.label, m.detail, v, 0});
-  }
+  for (const Mistaken& m : *method_)
+    if (meets(m.bounds.at(step), row, col, written, tolerance))
+      out.push_back({m.label, m.detail, m.trace.at(step).value(row, col), 0});
 
   if (const std::optional<CellSum> sum = cell_sum(base_, step, row, col)) {
-    std::vector<TermSlip> slips = single_term_slips(base_, *sum, written, tolerance);
+    // The learner's own values are known to within their range: so is the sum.
+    const Bounds& range = base_bounds_.at(step);
+    const double spread = (range.hi(row, col) - range.lo(row, col)) / 2;
+    const double slack = tolerance + (std::isfinite(spread) ? spread : 0.0);
+    std::vector<TermSlip> slips = single_term_slips(base_, *sum, written, slack);
     // Too weak alone, as they fit many values by chance: a miscopied leading
     // digit (one value in ten), an entry read from further than the next line or column.
     // A slip must also move the total by several tolerances, or it cannot be
@@ -239,7 +283,7 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
     std::erase_if(slips, [&](const TermSlip& s) {
       return s.kind == SlipKind::digit_slip ||
              (s.kind == SlipKind::wrong_entry && s.distance > 1) ||
-             std::abs(s.written_product - s.true_product) < 4 * tolerance;
+             std::abs(s.written_product - s.true_product) < 4 * slack;
     });
     // Name a slip only when every explanation tells the same story: a product
     // of the same true value written as the same wrong one.
@@ -263,17 +307,17 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
   }
 
   // Rounded too early: every earlier value to d decimals (or to as many as
-  // written), or one earlier step alone, the coarsest rounding tried last.
+  // written), or one earlier step alone, the coarsest rounding tried last. A
+  // way of rounding must give every cell of the answer.
   const std::vector<std::string> earlier = roundable_before(step);
   for (int d = std::clamp(decimals, 1, kMaxRoundingDecimals); d >= 1; --d) {
     std::vector<std::string> models = {""};
     if (earlier.size() > 1) models.insert(models.end(), earlier.begin(), earlier.end());
     const auto fits = std::find_if(models.begin(), models.end(), [&](const std::string& only) {
-      const arma::mat& rounded = rounded_trace(step, d, only).at(step).value;
-      return matches_written(rounded(row, col), written, tolerance) &&
+      const Bounds& rounded = rounded_trace(step, d, only).bounds.at(step);
+      return meets(rounded, row, col, written, tolerance) &&
              std::all_of(answer.begin(), answer.end(), [&](const WrittenCell& c) {
-               return !std::isfinite(c.value) ||
-                      matches_written(rounded(c.row, c.col), c.value, c.tolerance);
+               return !std::isfinite(c.value) || meets(rounded, c.row, c.col, c.value, c.tolerance);
              });
     });
     if (fits == models.end()) continue;
@@ -287,7 +331,7 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
             : fmt::format("right up to rounding: with {} rounded to {} decimals the answer "
                           "comes out as you wrote it",
                           *fits, d),
-        rounded_trace(step, d, *fits).at(step).value(row, col), d};
+        rounded_trace(step, d, *fits).trace.at(step).value(row, col), d};
     rounding.rounded_step = *fits;
     out.push_back(std::move(rounding));
     break;
@@ -296,13 +340,14 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
   return out;
 }
 
-std::optional<double> Diagnoser::value_under(const Diagnosis& d, const std::string& step,
-                                             std::size_t row, std::size_t col) {
+std::optional<bool> Diagnoser::fits(const Diagnosis& d, const std::string& step, std::size_t row,
+                                    std::size_t col, double written, double tolerance) {
   if (d.label == "rounding")
-    return rounded_trace(step, d.rounded_to, d.rounded_step).at(step).value(row, col);
+    return meets(rounded_trace(step, d.rounded_to, d.rounded_step).bounds.at(step), row, col,
+                 written, tolerance);
   if (!method_) build_method_mistakes();
   for (const Mistaken& m : *method_)
-    if (m.label == d.label) return m.trace.at(step).value(row, col);
+    if (m.label == d.label) return meets(m.bounds.at(step), row, col, written, tolerance);
   return std::nullopt;
 }
 

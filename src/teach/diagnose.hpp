@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "core/bounds.hpp"
 #include "core/lesson.hpp"
 #include "core/pipeline.hpp"
 #include "core/trace.hpp"
@@ -60,8 +61,9 @@ class Diagnoser {
   // mistakes are recognised on top of them, as the learner worked from them.
   // `decimals_by_step` are the decimals the learner wrote for each step they
   // answered (used by `rounding`).
+  // `learner_bounds` are the ranges the learner's written values stand for.
   Diagnoser(const Lesson& lesson, Backend& backend, Overrides learner_values,
-            std::map<std::string, int> decimals_by_step);
+            BoundsMap learner_bounds, std::map<std::string, int> decimals_by_step);
 
   // Every diagnosis that explains `written` at step[row, col] within
   // `tolerance`, in precedence order; empty for a right or an unrelated value.
@@ -72,32 +74,36 @@ class Diagnoser {
                                   double written, double tolerance, int decimals,
                                   const std::vector<WrittenCell>& answer);
 
-  // What the mistake `d` (found by diagnose for this step) gives at another cell
-  // of the step, to check that it explains a whole row or matrix; nullopt for
-  // arithmetic_slip, which is about one cell only.
-  std::optional<double> value_under(const Diagnosis& d, const std::string& step, std::size_t row,
-                                    std::size_t col);
+  // Whether the mistake `d` (found by diagnose for this step) also gives
+  // `written` ± `tolerance` at another cell of the step, within the range the
+  // learner's own values allow: to check that it explains a whole row or
+  // matrix. nullopt for arithmetic_slip, which is about one cell only.
+  std::optional<bool> fits(const Diagnosis& d, const std::string& step, std::size_t row,
+                           std::size_t col, double written, double tolerance);
 
  private:
   struct Mistaken {
     std::string label;
     std::string detail;
     Trace trace;
+    BoundsMap bounds;  // of every step, from the ranges of the learner's values
   };
   void build_method_mistakes();
   // The computed steps before `step` that the learner did not give.
   std::vector<std::string> roundable_before(const std::string& step) const;
   // The trace with those steps (or only `only`) rounded to `decimals`, each
   // computed from the rounded ones before it.
-  const Trace& rounded_trace(const std::string& step, int decimals, const std::string& only);
+  const Mistaken& rounded_trace(const std::string& step, int decimals, const std::string& only);
 
   const Lesson& lesson_;
   Backend& backend_;
   Overrides learner_;
+  BoundsMap learner_bounds_;
   std::map<std::string, int> decimals_by_step_;
   Trace base_;
-  std::optional<std::vector<Mistaken>> method_;                         // built on first use
-  std::map<std::tuple<std::string, int, std::string>, Trace> rounded_;  // (step, d, only)
+  BoundsMap base_bounds_;
+  std::optional<std::vector<Mistaken>> method_;                            // built on first use
+  std::map<std::tuple<std::string, int, std::string>, Mistaken> rounded_;  // (step, d, only)
 };
 
 }  // namespace attn

@@ -32,6 +32,15 @@ double half_unit_of(int decimals) {
   return 0.5 * std::pow(10.0, -decimals);
 }
 
+// What a number written with d decimals stands for, unless the answer gives a
+// tolerance: half a unit in its last decimal, plus half a unit two decimals
+// further, because a learner who keeps 5 decimals and rounds what they write
+// rounds twice (0.433497 kept as 0.43350, written 0.434).
+double tolerance_of(const Answer& answer, const WrittenNumber& n) {
+  if (answer.tolerance) return *answer.tolerance;
+  return half_unit_of(n.decimals) + half_unit_of(n.decimals + 2);
+}
+
 // The decimals a written value needs to show `value`: the exercise's answer
 // decimals when it set them, else two significant digits (at most 4 decimals).
 int required_decimals(const Lesson& lesson, double value) {
@@ -56,37 +65,33 @@ bool meets(double low, double high, double value, double tolerance) {
 }
 
 // Puts the numbers of `answer` in place of the computed ones for the cells it
-// gives, each standing for ± `radius(cell)`.
-void add_learner_values(Overrides& overrides, Radii& radii, const AnswerVerdict& marked,
+// gives, each standing for the range ± its tolerance.
+void add_learner_values(Overrides& overrides, BoundsMap& ranges, const AnswerVerdict& marked,
                         const Trace& truth) {
   const Answer& answer = marked.answer;
   const arma::mat& value = truth.at(answer.step).value;
   auto [it, fresh] = overrides.try_emplace(answer.step);
   if (fresh) it->second = {value, arma::umat(value.n_rows, value.n_cols, arma::fill::zeros)};
-  auto [r, new_radii] = radii.try_emplace(answer.step);
-  if (new_radii) r->second = arma::zeros(value.n_rows, value.n_cols);
+  auto [r, new_range] = ranges.try_emplace(answer.step);
+  if (new_range) r->second = exact_bounds(value);
   for (const AnswerCell& cell : marked.cells) {
     if (!std::isfinite(cell.given.value)) continue;  // -inf for a masked cell is the mask itself
     it->second.value(cell.row, cell.col) = cell.given.value;
     it->second.given(cell.row, cell.col) = 1;
     // An imprecise number is taken at the precision it should have had.
-    r->second(cell.row, cell.col) =
+    const double radius =
         cell.verdict == Verdict::imprecise ? half_unit_of(cell.required_decimals) : cell.tolerance;
+    r->second.lo(cell.row, cell.col) = cell.given.value - radius;
+    r->second.hi(cell.row, cell.col) = cell.given.value + radius;
   }
 }
 
-// How many of the learner's cells of `step` the mistake `label` explains.
+// How many of the learner's cells of `step` the mistake `d` explains.
 std::size_t cells_explained(Diagnoser& diagnoser, const Diagnosis& d, const std::string& step,
-                            const std::vector<WrittenCell>& given,
-                            const std::map<std::string, Bounds, std::less<>>& bounds) {
+                            const std::vector<WrittenCell>& given) {
   std::size_t count = 0;
-  for (const WrittenCell& g : given) {
-    const std::optional<double> v = diagnoser.value_under(d, step, g.row, g.col);
-    if (!v) continue;
-    const Bounds& b = bounds.at(step);
-    const double slack = (b.hi(g.row, g.col) - b.lo(g.row, g.col)) / 2;
-    count += matches_written(*v, g.value, g.tolerance + (std::isfinite(slack) ? slack : 0.0));
-  }
+  for (const WrittenCell& g : given)
+    count += diagnoser.fits(d, step, g.row, g.col, g.value, g.tolerance).value_or(false);
   return count;
 }
 
@@ -94,8 +99,7 @@ std::size_t cells_explained(Diagnoser& diagnoser, const Diagnosis& d, const std:
 // (ties: the more specific, in the order of diagnosis_labels), put first in
 // every cell that has it; the others that explain every wrong cell too are
 // listed as also fitting. A cell whose first diagnosis is rounding is rounded.
-void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenCell>& given,
-              const std::map<std::string, Bounds, std::less<>>& bounds) {
+void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenCell>& given) {
   std::vector<const Diagnosis*> candidates;
   for (const AnswerCell& c : a.cells)
     for (const Diagnosis& d : c.diagnoses)
@@ -113,9 +117,8 @@ void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenC
   auto rank = [&](const Diagnosis* d) {
     const std::vector<std::string_view>& order = diagnosis_labels();
     const auto place = std::find(order.begin(), order.end(), d->label) - order.begin();
-    const std::size_t cells = d->label == "arithmetic_slip"
-                                  ? 0
-                                  : cells_explained(diagnoser, *d, a.answer.step, given, bounds);
+    const std::size_t cells =
+        d->label == "arithmetic_slip" ? 0 : cells_explained(diagnoser, *d, a.answer.step, given);
     return std::make_tuple(explains_every_flagged_cell(d->label), cells, -place);
   };
   std::stable_sort(candidates.begin(), candidates.end(),
@@ -136,18 +139,13 @@ void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenC
 
 // A method mistake or rounding explains an answer only if it gives every value
 // of it (the right ones too); arithmetic_slip is about one cell and always stays.
-void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser,
-                                 const std::map<std::string, Bounds, std::less<>>& bounds) {
-  const Bounds& b = bounds.at(a.answer.step);
+void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser) {
   for (AnswerCell& cell : a.cells)
     std::erase_if(cell.diagnoses, [&](const Diagnosis& d) {
       return !std::all_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& other) {
-        if (!std::isfinite(other.given.value)) return true;
-        const std::optional<double> v =
-            diagnoser.value_under(d, a.answer.step, other.row, other.col);
-        const double slack = (b.hi(other.row, other.col) - b.lo(other.row, other.col)) / 2;
-        return !v || matches_written(*v, other.given.value,
-                                     other.tolerance + (std::isfinite(slack) ? slack : 0.0));
+        return diagnoser
+            .fits(d, a.answer.step, other.row, other.col, other.given.value, other.tolerance)
+            .value_or(true);
       });
     });
 }
@@ -186,7 +184,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
         const WrittenNumber& n = a.values[r][c];
         decimals_by_step[a.step] = std::max(decimals_by_step[a.step], n.decimals);
         given_by_step[a.step].push_back(
-            {a.step_row(r), a.step_col(c), n.value, a.tolerance_for(n)});
+            {a.step_row(r), a.step_col(c), n.value, tolerance_of(a, n)});
       }
 
   // Mark in trace order so that carried values come before what rests on them.
@@ -198,17 +196,17 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
 
   const bool mask_like_fill = lesson.mask_fill <= kMaskLike;
   Overrides as_given;                                  // every value the learner gave so far
-  Radii radii;                                         // ± what each of them stands for
+  BoundsMap ranges;                                    // the range each of them stands for
   std::map<std::string, CarriedSource> first_differs;  // per step with a cell not ok
   std::vector<AnswerVerdict> marked(answers.size());
   for (std::size_t index : order) {
     const Answer& answer = answers[index];
     Overrides earlier = as_given;
     earlier.erase(answer.step);  // an answer never carries from its own step
-    Radii earlier_radii = radii;
-    earlier_radii.erase(answer.step);
+    BoundsMap earlier_ranges = ranges;
+    earlier_ranges.erase(answer.step);
     const Trace carried = earlier.empty() ? truth : run_pipeline(lesson, backend, earlier);
-    const auto bounds = trace_bounds(carried, earlier, earlier_radii);
+    const BoundsMap bounds = trace_bounds(carried, earlier, earlier_ranges);
     const Step& step = truth.at(answer.step);
     std::optional<Diagnoser> diagnoser;
 
@@ -218,14 +216,14 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     for (std::size_t r = 0; r < answer.values.size(); ++r)
       for (std::size_t c = 0; c < answer.values[r].size(); ++c)
         this_answer.push_back({answer.step_row(r), answer.step_col(c), answer.values[r][c].value,
-                               answer.tolerance_for(answer.values[r][c])});
+                               tolerance_of(answer, answer.values[r][c])});
     for (std::size_t r = 0; r < answer.values.size(); ++r)
       for (std::size_t c = 0; c < answer.values[r].size(); ++c) {
         AnswerCell cell;
         cell.row = answer.step_row(r);
         cell.col = answer.step_col(c);
         cell.given = answer.values[r][c];
-        cell.tolerance = answer.tolerance_for(cell.given);
+        cell.tolerance = tolerance_of(answer, cell.given);
         cell.expected = step.value(cell.row, cell.col);
         const double mid = carried.at(answer.step).value(cell.row, cell.col);
         if (!matches_written(mid, cell.expected, 0.0)) cell.carried_expected = mid;
@@ -245,10 +243,9 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
           cell.verdict = Verdict::carried;
         } else {
           cell.verdict = Verdict::wrong;
-          if (!diagnoser) diagnoser.emplace(lesson, backend, earlier, decimals_by_step);
-          const double slack = (cell.carried_high - cell.carried_low) / 2;
-          cell.diagnoses = diagnoser->diagnose(answer.step, cell.row, cell.col, g,
-                                               cell.tolerance + (std::isfinite(slack) ? slack : 0),
+          if (!diagnoser)
+            diagnoser.emplace(lesson, backend, earlier, earlier_ranges, decimals_by_step);
+          cell.diagnoses = diagnoser->diagnose(answer.step, cell.row, cell.col, g, cell.tolerance,
                                                cell.given.decimals, this_answer);
         }
         // Right, but too few digits to show it: never ok.
@@ -265,8 +262,8 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
         a.cells.push_back(std::move(cell));
       }
     if (diagnoser) {
-      keep_whole_answer_diagnoses(a, *diagnoser, bounds);
-      best_fit(a, *diagnoser, given_by_step[answer.step], bounds);
+      keep_whole_answer_diagnoses(a, *diagnoser);
+      best_fit(a, *diagnoser, given_by_step[answer.step]);
     }
     for (const AnswerCell& cell : a.cells) {
       a.verdict = std::max(a.verdict, cell.verdict);
@@ -296,7 +293,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
       return step_index(truth, x.step) < step_index(truth, y.step);
     });
 
-    add_learner_values(as_given, radii, a, truth);
+    add_learner_values(as_given, ranges, a, truth);
     for (const AnswerCell& cell : a.cells)
       if (cell.verdict != Verdict::ok && !first_differs.contains(answer.step))
         first_differs[answer.step] = {answer.step, cell.row, cell.col,

@@ -118,8 +118,8 @@ struct Said {
 // An expansion on one line after `label`, its softmax note the first time only.
 std::string working(const std::string& indent, const std::string& label, const CellExpansion& e,
                     Said& said) {
-  std::string out = wrapped(fmt::format("{}{}: {}\n", indent, label, expansion_text(e, 4)), 100,
-                            true);
+  std::string out =
+      wrapped(fmt::format("{}{}: {}\n", indent, label, expansion_text(e, 4)), 100, true);
   if (e.kind == ExpansionKind::softmax && !e.exps.empty() && !e.shifted && !said.softmax_note) {
     out += fmt::format("{}({})\n", indent, e.note);
     said.softmax_note = true;
@@ -148,7 +148,10 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
   const int decimals = c.given.decimals;
   out += fmt::format("{}given {} · expected {}", indent, given_text(c.given),
                      value_text(c.expected, decimals));
-  if (std::isfinite(c.given.value)) out += fmt::format(" (±{})", format_by_hand(c.tolerance, 6));
+  // A tolerance the answer gave in full; the default shown as the half unit it rounds to.
+  if (std::isfinite(c.given.value))
+    out +=
+        fmt::format(" (±{})", format_by_hand(c.tolerance, a.answer.tolerance ? 6 : decimals + 1));
   if (c.carried_expected && c.verdict != Verdict::ok)
     out += fmt::format(" · from your own values {}", value_text(*c.carried_expected, decimals));
   out += "\n";
