@@ -72,6 +72,20 @@ check(carried["carried_from"] == [{"step": "K", "cell": [1, 3], "wrong": True}],
       f"carried_from names K[1,3]: {carried['carried_from']}")
 check(entries[("head0.scores", (0, 2))]["diagnosis"] is None, "0.982 undiagnosed in json")
 
+# --- the softmax on paper: E / Σ with the exp and row_sum values, its note once ---
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "w.toml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('[[answer]]\nstep = "head0.weights"\nrow = 0\nvalues = ["0.3000", "0.2000", "0.2500", "0.2500"]\n')
+    r = run("verify", "river-bank", "--answers", path)
+    flat = " ".join(r.stdout.split())
+    check(r.returncode == 1, "wrong weights exit 1")
+    # E[river,river] / Σ[river], the numbers of the exp and row_sum steps (2.3149 / 9.8255)
+    check("= exp(0.8394) / (exp(0.8394) + exp(0.8378) + exp(0.9228) + exp(0.9871)) = 2.3149 / 9.8255"
+          in flat, f"softmax on paper as E / Σ: {flat[:600]}")
+    check(r.stdout.count("the factor exp(−max) cancels") == 1, "the stable-softmax note is said once")
+    check(all(len(line) <= 100 for line in r.stdout.splitlines()), "no line longer than 100")
+
 # --- all right: exit 0 --------------------------------------------------------
 r = run("verify", "river-bank", "--answers", fixture("all-right.toml"))
 check(r.returncode == 0, f"all right exits 0 (got {r.returncode}: {r.stdout[-300:]} {r.stderr})")

@@ -147,6 +147,16 @@ TEST_CASE("the mask mistakes on document 003 section 3.3's causal decoder") {
     for (const AnswerCell& c : a.cells)
       if (c.col == 2) CHECK(c.verdict == Verdict::ok);  // 0 there is right
   }
+  SUBCASE("mask_fill_zero: the belief 002 section 3.1 warns about, masked scores set to 0") {
+    const Marked masked("causal-decoder",
+                        row_answer("head0.masked", 1, {scaled(1, 0), scaled(1, 1), 0.0}));
+    CHECK(label_of(masked.report.answers.at(0)) == "mask_fill_zero");
+    CHECK(masked.report.answers.at(0).diagnosis->lesson == "fill-values-zero");
+    // Not written down: the weights of row The then give the masked key exp(0).
+    const Marked weights("causal-decoder", row_answer("head0.weights", 1,
+                                                      softmax({scaled(1, 0), scaled(1, 1), 0.0})));
+    CHECK(label_of(weights.report.answers.at(0)) == "mask_fill_zero");
+  }
   SUBCASE("wrong_mask_polarity: document 004 section 4.2 passes tril(...) == 0 as the keep mask") {
     // Inverted, query <s> may see only the keys after it: The and animal.
     const std::vector<double> later = softmax({scaled(0, 1), scaled(0, 2)});

@@ -218,4 +218,99 @@ TEST_CASE("carried: a row sum of the exponentials as written, rounded to 2 decim
   CHECK(r.answers[1].cells[0].carried_high >= sum);
 }
 
+TEST_CASE("imprecise: too few digits to show the value is never ok") {
+  RiverBank rb;
+  // scores row river is [1.6793, 1.6755, 1.8455, 1.9734]: whole numbers say nothing.
+  const VerifyReport whole =
+      rb.mark("[[answer]]\nstep = \"head0.scores\"\nrow = 0\nvalues = [2, 2, 2, 2]\n");
+  REQUIRE(whole.answers.size() == 1);
+  CHECK(whole.ok == 0);
+  CHECK(whole.imprecise == 4);
+  CHECK(whole.answers[0].cells[0].required_decimals == 1);
+  CHECK_FALSE(whole.passed());
+  // Weights of about 0.24 written as 0 are not a row that sums to 1.
+  const VerifyReport zeros =
+      rb.mark("[[answer]]\nstep = \"head0.weights\"\nrow = 2\nvalues = [0, 0, 0, 0]\n");
+  CHECK(zeros.ok == 0);
+  CHECK(zeros.imprecise == 4);
+  CHECK(zeros.answers[0].cells[0].required_decimals == 2);
+  // Enough digits, or a tolerance given on purpose, is marked on its value.
+  const VerifyReport enough = rb.mark(
+      "[[answer]]\nstep = \"head0.scores\"\nrow = 0\nvalues = [1.7, 1.7, 1.8, 2.0]\n"
+      "[[answer]]\nstep = \"head0.scores\"\ncell = [1, 1]\nvalue = 2\ntolerance = 0.5\n");
+  CHECK(enough.ok == 5);
+  CHECK(enough.imprecise == 0);
+}
+
+TEST_CASE("an exact value needs no decimals: a masked weight written 0, a lone key's 1") {
+  const Lesson lesson = find_lesson("causal-decoder");
+  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  const Trace truth = run_pipeline(lesson, *backend);
+  const VerifyReport r = verify_answers(
+      lesson, *backend,
+      parse_answers("[[answer]]\nstep = \"head0.weights\"\nrow = 0\nvalues = [1, 0, 0]\n", "t",
+                    truth));
+  CHECK(r.ok == 3);
+  CHECK(r.passed());
+}
+
+TEST_CASE("a masked score written -1e9 is the mask, with a note; 0 is not") {
+  const Lesson lesson = find_lesson("causal-decoder");
+  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  const Trace truth = run_pipeline(lesson, *backend);
+  const double kept = truth.at("head0.scaled").value(1, 0),
+               own = truth.at("head0.scaled").value(1, 1);
+  const VerifyReport r =
+      verify_answers(lesson, *backend,
+                     parse_answers(fmt::format("[[answer]]\nstep = \"head0.masked\"\nrow = 1\n"
+                                               "values = [\"{:.4f}\", \"{:.4f}\", -1e9]\n",
+                                               kept, own),
+                                   "t", truth));
+  REQUIRE(r.answers.size() == 1);
+  CHECK(r.ok == 3);
+  CHECK(r.answers[0].cells[2].note.find("-1e+09 is accepted as the mask") != std::string::npos);
+  const VerifyReport zero = verify_answers(
+      lesson, *backend,
+      parse_answers("[[answer]]\nstep = \"head0.masked\"\ncell = [1, 2]\nvalue = 0\n", "t", truth));
+  CHECK(zero.wrong == 1);
+}
+
+TEST_CASE("missing: a step the exercise asks that no answer gives") {
+  const Lesson lesson = parse_lesson(R"(
+[input]
+tokens = ["a", "b"]
+X = [[1.0, 0.0], [0.0, 1.0]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+[exercise]
+ask = ["head0.scores", "head0.weights"]
+answer_decimals = 3
+)",
+                                     "ex.toml");
+  CHECK(lesson.answer_decimals == 3);
+  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  const Trace truth = run_pipeline(lesson, *backend);
+  // scores = X·Xᵀ = I; written with the sheet's 3 decimals.
+  const VerifyReport r = verify_answers(
+      lesson, *backend,
+      parse_answers("[[answer]]\nstep = \"head0.scores\"\nvalues = [[\"1.000\", \"0.000\"], "
+                    "[\"0.000\", \"1.000\"]]\n",
+                    "t", truth));
+  CHECK(r.ok == 4);
+  REQUIRE(r.missing.size() == 1);
+  CHECK(r.missing[0] == "head0.weights");
+  CHECK_FALSE(r.passed());
+  // Fewer decimals than the sheet asks are imprecise, except for exact values.
+  const VerifyReport short_weights = verify_answers(
+      lesson, *backend,
+      parse_answers("[[answer]]\nstep = \"head0.scores\"\nvalues = [[1, 0], [0, 1]]\n"
+                    "[[answer]]\nstep = \"head0.weights\"\nrow = 0\nvalues = [0.67, 0.33]\n",
+                    "t", truth));
+  CHECK(short_weights.ok == 4);  // 1 and 0 are exact
+  // softmax([1, 0] / √2) = [0.6698, 0.3302]: right to 2 decimals, but the sheet asks 3.
+  CHECK(short_weights.imprecise == 2);
+}
+
 }  // namespace attn
