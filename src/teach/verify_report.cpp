@@ -38,7 +38,8 @@ std::string answer_title(const Trace& trace, const Answer& a) {
 }
 
 // "right given your K, which was wrong at K[1,3]" (and the learner's carried
-// values it also rests on: "and your head0.scores, built on it").
+// values it also rests on: "and your head0.scores, built on it"); when none of
+// those was wrong, right on the learner's numbers as written.
 std::string carried_sentence(const std::vector<CarriedSource>& sources) {
   std::vector<std::string> wrong_steps, wrong_cells, built;
   for (const CarriedSource& s : sources) {
@@ -49,6 +50,11 @@ std::string carried_sentence(const std::vector<CarriedSource>& sources) {
       built.push_back(s.step);
     }
   }
+  if (wrong_steps.empty())
+    return built.empty()
+               ? "right on your own earlier numbers as you wrote them"
+               : fmt::format("right on your own earlier numbers as you wrote them (your {})",
+                             fmt::join(built, " and "));
   std::string out =
       fmt::format("right given your {}, which {} wrong at {}", fmt::join(wrong_steps, " and "),
                   wrong_steps.size() == 1 ? "was" : "were", fmt::join(wrong_cells, ", "));
@@ -216,7 +222,9 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
       out += not_ok ? fmt::format(" ({} of {} values not ok)", not_ok, a.cells.size())
                     : fmt::format(" (all {} values)", a.cells.size());
     out += fmt::format("   [line {}]\n", a.answer.line);
-    if (!a.carried_from.empty()) out += "   " + carried_sentence(a.carried_from) + "\n";
+    if (std::any_of(a.cells.begin(), a.cells.end(),
+                    [](const AnswerCell& c) { return c.verdict == Verdict::carried; }))
+      out += "   " + carried_sentence(a.carried_from) + "\n";
     if (a.verdict == Verdict::rounded)
       out += "   right except that an earlier value was rounded too early: partial credit\n";
     if (a.diagnosis) {
