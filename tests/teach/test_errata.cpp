@@ -176,7 +176,8 @@ value = 0.5
       body + "[[claim]]\nstep = \"head3.scores\"\nvalue = 1\ncell = [0, 0]\n", "bad.toml");
   attn::CpuBackend cpu;
   const attn::Trace trace = attn::run_pipeline(bad, cpu);
-  CHECK_THROWS_WITH_AS(attn::check_claims(bad, trace), doctest::Contains("bad.toml:12"),
+  // Line 13 is the claim's `step = ...` line: errors name the key's own line, as answers do.
+  CHECK_THROWS_WITH_AS(attn::check_claims(bad, trace), doctest::Contains("bad.toml:13"),
                        attn::InputError);
   const attn::Lesson outside = attn::parse_lesson(
       body + "[[claim]]\nstep = \"Q\"\nrow = 5\nvalues = [1, 2]\n", "outside.toml");
