@@ -118,7 +118,7 @@ TEST_CASE("raw-similarity: the factors are right, the sums are not") {
   }
 }
 
-TEST_CASE("animal: (QKᵀ)₀₁ is 0.35, not 0.45; the other claims agree") {
+TEST_CASE("animal: (QKᵀ)₀₁ is 0.35, not 0.45 — the other claims agree") {
   const Checked c = check(attn::find_lesson("animal"));
   std::size_t agree = 0;
   for (const attn::ClaimVerdict& v : c.claims) agree += v.agrees();
@@ -155,7 +155,7 @@ TEST_CASE("written_terms reads products and factor pairs after 'written as'") {
   CHECK(attn::written_terms("Q(river)").empty());
 }
 
-TEST_CASE("a claim on a NaN cell disagrees and says why; a bad claim names its line") {
+TEST_CASE("a claim on a NaN cell disagrees and says why — a bad claim names its line") {
   const std::string body = R"([input]
 X = [[1, 0], [0, 1]]
 keep = [[1, 1], [0, 0]]
