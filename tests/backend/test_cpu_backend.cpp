@@ -1,11 +1,9 @@
-// The CPU backend against plain loops, and choosing a backend by name.
+// The CPU backend against plain loops.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "backend/backend.hpp"
 #include "backend/cpu_backend.hpp"
-#include "core/error.hpp"
 
 namespace {
 
@@ -59,11 +57,4 @@ TEST_CASE("cpu backend: row softmax is exp over the row sum — huge scores do n
   // Every key masked: 0/0, left to the pipeline's policy.
   CHECK(std::isnan(A(2, 0)));
   CHECK(std::isnan(A(2, 2)));
-}
-
-TEST_CASE("make_backend: cpu by name — cuda unavailable in this build — unknown names refused") {
-  CHECK(attn::make_backend("cpu")->name() == "cpu");
-  CHECK_THROWS_AS(attn::make_backend("cuda"), attn::BackendUnavailable);
-  CHECK_THROWS_WITH_AS(attn::make_backend("tpu"), "unknown backend 'tpu'; use cpu or cuda",
-                       attn::InputError);
 }
