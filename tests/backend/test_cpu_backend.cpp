@@ -1,11 +1,9 @@
-// The CPU backend against plain loops, and choosing a backend by name.
+// The CPU backend against plain loops.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "backend/backend.hpp"
 #include "backend/cpu_backend.hpp"
-#include "core/error.hpp"
 
 namespace {
 
@@ -44,7 +42,7 @@ TEST_CASE("cpu backend: A·B and A·Bᵀ equal the sums of products done by loop
   }
 }
 
-TEST_CASE("cpu backend: row softmax is exp over the row sum; huge scores do not overflow") {
+TEST_CASE("cpu backend: row softmax is exp over the row sum — huge scores do not overflow") {
   attn::CpuBackend cpu;
   const double inf = arma::datum::inf;
   const arma::mat S = {{1.0, 2.0, 3.0}, {800.0, 801.0, -inf}, {-inf, -inf, -inf}};
@@ -59,11 +57,4 @@ TEST_CASE("cpu backend: row softmax is exp over the row sum; huge scores do not 
   // Every key masked: 0/0, left to the pipeline's policy.
   CHECK(std::isnan(A(2, 0)));
   CHECK(std::isnan(A(2, 2)));
-}
-
-TEST_CASE("make_backend: cpu by name; cuda unavailable in this build; unknown names refused") {
-  CHECK(attn::make_backend("cpu")->name() == "cpu");
-  CHECK_THROWS_AS(attn::make_backend("cuda"), attn::BackendUnavailable);
-  CHECK_THROWS_WITH_AS(attn::make_backend("tpu"), "unknown backend 'tpu'; use cpu or cuda",
-                       attn::InputError);
 }

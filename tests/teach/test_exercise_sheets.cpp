@@ -6,6 +6,7 @@
 
 #include "render/numbers.hpp"
 #include "render/render.hpp"
+#include "support/sheet_fixture.hpp"
 #include "teach/exercise.hpp"
 #include "teach/exercise_sheets.hpp"
 
@@ -17,24 +18,7 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-struct Fixture {
-  attn::ExerciseSpec spec;
-  attn::Exercise exercise;
-  attn::SheetModel model;
-
-  explicit Fixture(const std::string& name, bool causal = false) {
-    spec.seed = 11;
-    spec.causal = causal;
-    spec.command = "attn-trace exercise --seed 11";
-    attn::normalise_spec(spec);
-    exercise = attn::generate_exercise(spec, {name, "slug"});
-    model = attn::make_sheet_model(spec, exercise);
-  }
-  // The key's text of a step's cell, as every renderer prints it.
-  std::string key_value(const char* step, std::size_t r, std::size_t c) const {
-    return attn::format_fixed(exercise.trace.at(step).value(r, c), spec.answer_decimals);
-  }
-};
+using Fixture = testsupport::SheetFixture;
 
 }  // namespace
 
@@ -61,7 +45,7 @@ TEST_CASE("the model: inputs given, asked steps blank, every step in the key") {
   CHECK(scale_stated);
 }
 
-TEST_CASE("Markdown: the sheet has blank grids and no answers; the key has every value") {
+TEST_CASE("Markdown: the sheet has blank grids and no answers — the key has every value") {
   const Fixture f("Ada");
   const std::string sheet = attn::render_sheet_markdown(f.model, false);
   const std::string key = attn::render_sheet_markdown(f.model, true);

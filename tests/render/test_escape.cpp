@@ -1,0 +1,39 @@
+// Escaping for LaTeX text mode and Markdown: each special character, the
+// trace's symbols, and characters the default LaTeX fonts cannot show.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "render/escape.hpp"
+
+TEST_CASE("tex_text: every LaTeX special character escaped") {
+  CHECK(attn::tex_text("a_b 50% x&y #1 $5 {z}") == "a\\_b 50\\% x\\&y \\#1 \\$5 \\{z\\}");
+  CHECK(attn::tex_text("C:\\dir") == "C:\\textbackslash{}dir");
+  CHECK(attn::tex_text("x^2 ~y") == "x\\^{}2 \\~{}y");
+  CHECK(attn::tex_text("<s> a|b") == "\\textless{}s\\textgreater{} a\\textbar{}b");
+  CHECK(attn::tex_text("plain words, 0.25 (ok).") == "plain words, 0.25 (ok).");
+}
+
+TEST_CASE("tex_text: the trace's symbols as math, Latin-1 letters kept, others named") {
+  CHECK(attn::tex_text("√4 ≈ 2") == "$\\surd$4 $\\approx$ 2");
+  CHECK(attn::tex_text("Q·Kᵀ → 4×4") == "Q$\\cdot$K$^\\top$ $\\to$ 4$\\times$4");
+  CHECK(attn::tex_text("Q₀₁") == "Q$_0$$_1$");
+  CHECK(attn::tex_text("a − b … c — d") == "a $-$ b \\ldots{} c --- d");
+  CHECK(attn::tex_text("“quoted”") == "``quoted''");
+  CHECK(attn::tex_text("José Ñuñez Müller") == "José Ñuñez Müller");
+  // × (U+00D7) and ÷ (U+00F7) sit in Latin-1 but are not letters.
+  CHECK(attn::tex_text("÷") == "[U+00F7]");
+  CHECK(attn::tex_text("李") == "[U+674E]");
+  CHECK(attn::tex_text("𝄞") == "[U+1D11E]");              // four bytes
+  CHECK(attn::tex_text("ok \xE2\x82") == "ok [U+FFFD]");  // cut off mid-character
+}
+
+TEST_CASE("md_text: Markdown's markup characters get a backslash, nothing else does") {
+  for (const char c : std::string("\\`*_{}[]<>#|!")) {
+    CAPTURE(c);
+    CHECK(attn::md_text(std::string(1, c)) == std::string("\\") + c);
+  }
+  CHECK(attn::md_text("a|b") == "a\\|b");
+  CHECK(attn::md_text("*Ada* <b>") == "\\*Ada\\* \\<b\\>");
+  CHECK(attn::md_text("0.5 - 1.2 + (x). 银行 √") == "0.5 - 1.2 + (x). 银行 √");
+}
