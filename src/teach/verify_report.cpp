@@ -182,14 +182,15 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
         fmt::format("{}also fits: {} — {}\n", indent, c.diagnoses[k].label, c.diagnoses[k].detail);
 }
 
-// "10 values in 4 answers: 7 ok · 1 carried · 2 wrong": the verdicts that occur
-// (ok and wrong always), each counting cells as the JSON summary does.
+// "10 values in 4 answers: 7 ok · 1 carried · 2 wrong": ok, carried and wrong
+// always, rounded, imprecise and missing when there are any; cells counted as
+// the JSON summary counts them.
 std::string summary_line(const VerifyReport& r) {
   std::size_t cells = 0;
   for (const AnswerVerdict& a : r.answers) cells += a.cells.size();
-  std::string counts = fmt::format("{} ok", r.ok);
-  const std::pair<std::size_t, const char*> others[] = {
-      {r.carried, "carried"}, {r.rounded, "rounded"}, {r.imprecise, "imprecise"}};
+  std::string counts = fmt::format("{} ok · {} carried", r.ok, r.carried);
+  const std::pair<std::size_t, const char*> others[] = {{r.rounded, "rounded"},
+                                                        {r.imprecise, "imprecise"}};
   for (const auto& [count, name] : others)
     if (count) counts += fmt::format(" · {} {}", count, name);
   counts += fmt::format(" · {} wrong", r.wrong);

@@ -89,7 +89,7 @@ with tempfile.TemporaryDirectory() as tmp:
 # --- all right: exit 0 --------------------------------------------------------
 r = run("verify", "river-bank", "--answers", fixture("all-right.toml"))
 check(r.returncode == 0, f"all right exits 0 (got {r.returncode}: {r.stdout[-300:]} {r.stderr})")
-check(" in 3 answers: " in r.stdout and " ok · 0 wrong · first wrong: none" in r.stdout,
+check(" in 3 answers: " in r.stdout and " ok · 0 carried · 0 wrong · first wrong: none" in r.stdout,
       "all-right summary")
 r = run("verify", "river-bank", "--answers", fixture("all-right.toml"), "--format", "json")
 check(json.loads(r.stdout)["first_wrong"] is None, "json: first_wrong null when all right")

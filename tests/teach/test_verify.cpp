@@ -254,7 +254,7 @@ TEST_CASE("an exact value needs no decimals: a masked weight written 0, a lone k
   CHECK(r.passed());
 }
 
-TEST_CASE("a masked score written -1e9 is the mask, with a note; 0 is not") {
+TEST_CASE("a masked score written -1e9 is the mask, with a note, but 0 is not") {
   const Lesson lesson = find_lesson("causal-decoder");
   const std::unique_ptr<Backend> backend = make_backend("cpu");
   const Trace truth = run_pipeline(lesson, *backend);

@@ -113,7 +113,8 @@ TEST_CASE("verify report: with one number per answer, the text's counts equal th
   const std::vector<int> lines = answer_lines(kCells);
   const char* statuses[] = {"wrong", "carried", "ok", "wrong", "ok"};
   const double given[] = {0.51, 1.727, 0.69, 0.982, 1.679};
-  const double tolerance[] = {0.005, 0.0005, 0.005, 0.0005, 0.0005};  // half the last decimal
+  // Half a unit in the last decimal, and half a unit two decimals further (double rounding).
+  const double tolerance[] = {0.00505, 0.000505, 0.00505, 0.000505, 0.000505};
   REQUIRE(m.json["answers"].size() == 5);
   for (std::size_t i = 0; i < 5; ++i) {
     const testjson::Value& a = m.json["answers"][i];
@@ -141,7 +142,7 @@ TEST_CASE("verify report: with one number per answer, the text's counts equal th
   CHECK(m.json["answers"][1]["carried_from"][0]["step"].text == "K");
 }
 
-TEST_CASE("verify report: a row answer is one answer in the text and one JSON entry per number") {
+TEST_CASE("verify report: a row answer is one answer, and counts one value per number") {
   const Marked m(R"([[answer]]
 step = "K"
 row = 1
@@ -151,9 +152,10 @@ step = "head0.scores"
 cell = [0, 1]
 value = 1.727
 )");
-  // The text counts answers: the row is wrong (one number is), the score carried.
-  CHECK(m.text_counts() == std::map<std::string, int>{{"ok", 0}, {"carried", 1}, {"wrong", 1}});
-  // The JSON counts numbers, and its summary is the tally of its own entries.
+  // Both count numbers: three right values of K, its wrong one, the carried score.
+  CHECK(m.text_counts() == std::map<std::string, int>{{"ok", 3}, {"carried", 1}, {"wrong", 1}});
+  CHECK(m.text.find("5 values in 2 answers") != std::string::npos);
+  // The JSON's summary is the tally of its own entries.
   REQUIRE(m.json["answers"].size() == 5);
   std::map<std::string, int> tally = {{"ok", 0}, {"carried", 0}, {"wrong", 0}};
   for (const testjson::Value& a : m.json["answers"].items) ++tally[a["status"].text];
