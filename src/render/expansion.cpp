@@ -34,7 +34,8 @@ std::string hand_number(double v, int precision, const Notation& n) {
   if (n.latex && std::isnan(v)) return "\\mathrm{NaN}";
   std::string s = format_fixed(v, precision);
   const std::size_t dot = s.find('.');
-  if (dot == std::string::npos) return s;
+  // Scientific notation (a huge fill) is left whole: its zeros are in the exponent.
+  if (dot == std::string::npos || s.find('e') != std::string::npos) return s;
   std::size_t keep = s.size();
   while (keep > dot + 3 && s[keep - 1] == '0') --keep;
   s.resize(keep);

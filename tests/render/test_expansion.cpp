@@ -188,7 +188,7 @@ TEST_CASE("format_by_hand: decimals as written by hand") {
 // BUG (src/render/expansion.cpp, hand_number): the trailing zeros of a number in
 // scientific notation are dropped from its exponent: 1e10 prints "1.0000e+1"
 // (ten). A lesson with mask_fill = -1e10 shows `= the fill = -1.0000e+1`.
-TEST_CASE("format_by_hand: a huge number keeps its exponent" * doctest::skip()) {
+TEST_CASE("format_by_hand: a huge number keeps its exponent") {
   for (const double v : {1e10, -1e10, 2e20}) {
     CAPTURE(v);
     CHECK(std::strtod(attn::format_by_hand(v, 4).c_str(), nullptr) == v);
