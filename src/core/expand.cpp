@@ -46,6 +46,17 @@ void expand_softmax(CellExpansion& e, const Lesson& lesson, const Trace& trace,
   if (exps.is_finite() && std::isfinite(sum) && sum > 0) {
     e.exps.assign(exps.begin(), exps.end());
     e.denominator = sum;
+    // Exponentials or a row sum that are not exp(x) and Σ exp(x) (a learner's,
+    // for carried credit) are divided as they are: E / Σ.
+    const double close = 1e-12;
+    const arma::rowvec on_paper = arma::exp(row);
+    e.given_exps = !arma::approx_equal(exps, on_paper, "reldiff", close) ||
+                   std::abs(arma::accu(exps) - sum) > close * sum;
+    if (e.given_exps) {
+      e.sources = {operand_ref(trace.input(weights, 1), e.row, e.col),
+                   operand_ref(trace.input(weights, 2), e.row, 0)};
+      e.source_values = {exps(e.col), sum};
+    }
     e.note =
         "the tool computes it stably, exp(x − max) / Σ exp(x_k − max): the factor exp(−max) "
         "cancels, so the weights are the same; it only keeps exp() from overflowing";

@@ -86,6 +86,7 @@ struct CellExpansion {
   double row_max = 0.0;            // softmax
   std::vector<double> exps;        // softmax: the exponentials divided
   bool shifted = false;            // softmax: exps are exp(x − row_max)
+  bool given_exps = false;         // softmax: E and Σ are given, not exp(x): sources = {E, Σ}
   double denominator = 0.0;        // softmax
   std::string note;                // softmax: a remark for people, or empty
 };

@@ -182,6 +182,9 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
     }
     case ExpansionKind::softmax: {
       if (e.exps.empty()) return words(e.note, n);
+      if (e.given_exps)
+        return fmt::format("{} / {} = {} / {}", ref_label(e.sources[0], n),
+                           ref_label(e.sources[1], n), num(e.exps.at(e.col)), num(e.denominator));
       const std::string max = num(e.row_max);
       auto exp_term = [&](double x) {
         return exp_of(e.shifted ? num(x) + n.minus + max : num(x), n);

@@ -107,9 +107,11 @@ void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenC
                        [&](const Diagnosis* x) { return x->label == d.label; }))
         candidates.push_back(&d);
   if (candidates.empty()) return;
+  // A label names the whole answer only if every cell not right on the
+  // learner's numbers has it (a wrong cell with no diagnosis keeps its own).
   auto explains_every_flagged_cell = [&](const std::string& label) {
     return std::all_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& c) {
-      return c.diagnoses.empty() ||
+      return c.verdict != Verdict::wrong ||
              std::any_of(c.diagnoses.begin(), c.diagnoses.end(),
                          [&](const Diagnosis& d) { return d.label == label; });
     });
@@ -231,11 +233,14 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
         cell.carried_high = bounds.at(answer.step).hi(cell.row, cell.col);
         const double g = cell.given.value;
         const bool masked_cell = step.made.op == Op::mask && truth.mask(cell.row, cell.col) != 0u;
-        if (masked_cell && mask_like_fill && g <= kMaskLike && g != cell.expected) {
+        // A row with a key left open: there any fill this low weighs exactly 0.
+        const bool row_open = arma::any(truth.mask.row(cell.row) == 0u);
+        if (masked_cell && row_open && mask_like_fill && g <= kMaskLike && g != cell.expected) {
           cell.verdict = Verdict::ok;
           cell.note = fmt::format(
-              "{} is accepted as the mask: any fill at or below -10000 gives the masked key "
-              "weight 0 in double precision, exactly as -inf does",
+              "{} is accepted as the mask: with a key of the row left open, exp() of any fill at "
+              "or below -10000 underflows to 0 in double precision, so the masked key gets "
+              "weight 0, as with -inf",
               short_number(g));
         } else if (matches_written(cell.expected, g, cell.tolerance)) {
           cell.verdict = Verdict::ok;

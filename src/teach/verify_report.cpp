@@ -126,7 +126,8 @@ std::string working(const std::string& indent, const std::string& label, const C
                     Said& said) {
   std::string out =
       wrapped(fmt::format("{}{}: {}\n", indent, label, expansion_text(e, 4)), 100, true);
-  if (e.kind == ExpansionKind::softmax && !e.exps.empty() && !e.shifted && !said.softmax_note) {
+  if (e.kind == ExpansionKind::softmax && !e.exps.empty() && !e.shifted && !e.given_exps &&
+      !said.softmax_note) {
     out += fmt::format("{}({})\n", indent, e.note);
     said.softmax_note = true;
   }
@@ -155,7 +156,7 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
   out += fmt::format("{}given {} · expected {}", indent, given_text(c.given),
                      value_text(c.expected, decimals));
   // A tolerance the answer gave in full; the default shown as the half unit it rounds to.
-  if (std::isfinite(c.given.value))
+  if (std::isfinite(c.given.value) && c.note.empty())
     out +=
         fmt::format(" (±{})", format_by_hand(c.tolerance, a.answer.tolerance ? 6 : decimals + 1));
   if (c.carried_expected && c.verdict != Verdict::ok)
@@ -231,11 +232,11 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
     if (a.diagnosis) {
       out += mistake("   ", *a.diagnosis, "mistake");
       if (!a.also_fits.empty())
-        out += fmt::format("   also fits: {} (fewer of your values fit them)\n",
-                           fmt::join(a.also_fits, ", "));
+        out += fmt::format("   also fits: {}\n", fmt::join(a.also_fits, ", "));
     }
     for (const AnswerCell& c : a.cells)
-      if (single || c.verdict != Verdict::ok) write_cell(out, lesson, truth, a, c, single, said);
+      if (single || c.verdict != Verdict::ok || !c.note.empty())
+        write_cell(out, lesson, truth, a, c, single, said);
   }
   return wrapped(out, 100);
 }

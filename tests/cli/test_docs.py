@@ -10,7 +10,9 @@
   and standard error.
 - Every relative link of README.md and docs/*.md points to a file that exists.
 
-Usage: test_docs.py BIN
+Usage: test_docs.py BIN [--update]
+--update rewrites each transcript's output with what the tool prints now;
+review the diff of docs/ before committing.
 """
 import os
 import re
@@ -20,6 +22,7 @@ import sys
 import tempfile
 
 BIN = os.path.abspath(sys.argv[1])
+UPDATE = "--update" in sys.argv[2:]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = os.path.join(ROOT, "docs")
 failures = []
@@ -70,18 +73,28 @@ for page in pages:
         for name, body in files.items():
             with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
                 f.write(body)
+        updated = text
         for kind, body, _ in blocks(text):
             if kind != "console":
                 continue
+            fresh = ""
             for words, expected in transcript(body):
                 check(words and words[0] == "attn-trace", f"{page}: a console line runs attn-trace: {words}")
                 r = subprocess.run([BIN, *words[1:]], cwd=tmp, capture_output=True, text=True,
                                    env={**os.environ, "NO_COLOR": "1"})
                 commands += 1
                 got = r.stdout + r.stderr
-                check(got == expected,
-                      f"{page}: `{' '.join(words)}` prints what the page shows\n--- page\n{expected}"
-                      f"--- tool\n{got}")
+                fresh += "$ " + shlex.join(words) + "\n" + got
+                if not UPDATE:
+                    check(got == expected,
+                          f"{page}: `{' '.join(words)}` prints what the page shows\n--- page\n{expected}"
+                          f"--- tool\n{got}")
+            if UPDATE and fresh != body:
+                updated = updated.replace("```console\n" + body + "```", "```console\n" + fresh + "```", 1)
+        if UPDATE and updated != text:
+            with open(os.path.join(DOCS, page), "w", encoding="utf-8") as f:
+                f.write(updated)
+            print(f"updated {page}")
 
 # Relative links ([text](path), [text](path#anchor), [text](#anchor)) point to
 # existing files and headings (anchors as GitHub makes them from a heading).
