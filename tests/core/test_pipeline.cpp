@@ -167,7 +167,7 @@ W_V = "identity"
   }
 }
 
-TEST_CASE("masking replaces the value by the fill; it does not add to it") {
+TEST_CASE("masking replaces the value by the fill, it does not add to it") {
   const arma::mat scaled = {{1.5, -2.0}, {0.25, 4.0}};
   const arma::umat mask = {{0, 1}, {1, 0}};
   const arma::mat masked = attn::apply_mask(scaled, mask, -1e9);

@@ -118,7 +118,7 @@ TEST_CASE("raw-similarity: the factors are right, the sums are not") {
   }
 }
 
-TEST_CASE("animal: (QKᵀ)₀₁ is 0.35, not 0.45; the other claims agree") {
+TEST_CASE("animal: (QKᵀ)₀₁ is 0.35, not 0.45, the other claims agree") {
   const Checked c = check(attn::find_lesson("animal"));
   std::size_t agree = 0;
   for (const attn::ClaimVerdict& v : c.claims) agree += v.agrees();
@@ -155,7 +155,7 @@ TEST_CASE("written_terms reads products and factor pairs after 'written as'") {
   CHECK(attn::written_terms("Q(river)").empty());
 }
 
-TEST_CASE("a claim on a NaN cell disagrees and says why; a bad claim names its line") {
+TEST_CASE("a claim on a NaN cell disagrees and says why, a bad claim names its line") {
   const std::string body = R"([input]
 X = [[1, 0], [0, 1]]
 keep = [[1, 1], [0, 0]]
@@ -176,7 +176,7 @@ value = 0.5
       body + "[[claim]]\nstep = \"head3.scores\"\nvalue = 1\ncell = [0, 0]\n", "bad.toml");
   attn::CpuBackend cpu;
   const attn::Trace trace = attn::run_pipeline(bad, cpu);
-  CHECK_THROWS_WITH_AS(attn::check_claims(bad, trace), doctest::Contains("bad.toml:12"),
+  CHECK_THROWS_WITH_AS(attn::check_claims(bad, trace), doctest::Contains("bad.toml:13"),
                        attn::InputError);
   const attn::Lesson outside = attn::parse_lesson(
       body + "[[claim]]\nstep = \"Q\"\nrow = 5\nvalues = [1, 2]\n", "outside.toml");

@@ -61,7 +61,7 @@ TEST_CASE("the model: inputs given, asked steps blank, every step in the key") {
   CHECK(scale_stated);
 }
 
-TEST_CASE("Markdown: the sheet has blank grids and no answers; the key has every value") {
+TEST_CASE("Markdown: the sheet has blank grids and no answers, the key has every value") {
   const Fixture f("Ada");
   const std::string sheet = attn::render_sheet_markdown(f.model, false);
   const std::string key = attn::render_sheet_markdown(f.model, true);

@@ -86,7 +86,7 @@ TEST_CASE("expand: scale, mask decision, exp, row sum and softmax, checked by pl
   CHECK(ctx.sum->terms.at(3).right_ref.label == "head0.V[by,d2]");
 }
 
-TEST_CASE("expand: the causal mask decision names its reason; a masked-out row is not a softmax") {
+TEST_CASE("expand: the causal mask decision names its reason, a masked-out row is not a softmax") {
   Traced cd("causal-decoder");
   const CellExpansion masked = expand_cell(cd.lesson, cd.trace, "head0.masked", 0, 2);
   CHECK(masked.mask_reasons == static_cast<unsigned>(mask_causal));
@@ -119,7 +119,7 @@ TEST_CASE("expand: head slices, concat and positional encodings say where a valu
   CHECK(p.value == doctest::Approx(std::cos(1.0)).epsilon(1e-12));
 }
 
-TEST_CASE("expand_all: the cell at every step that has it; none has it is an input error") {
+TEST_CASE("expand_all: the cell at every step that has it, none has it is an input error") {
   Traced rb("river-bank");
   const std::vector<CellExpansion> all = expand_all(rb.lesson, rb.trace, 0, 1);
   CHECK(all.size() == rb.trace.steps.size());
