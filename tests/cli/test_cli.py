@@ -2,7 +2,10 @@
 """Command-line tests of `attn-trace run` and `lessons`: every embedded lesson
 in every format, the JSON against an independent plain-Python computation,
 colour and NO_COLOR, summaries, and every bad input of issue 2 (exit 2 with a
-message naming the file, key, shapes and fix)."""
+message naming the file, key, shapes and fix).
+
+Usage: test_cli.py PATH/TO/attn-trace [latex]
+  latex: the LaTeX output compiles with pdflatex (exit 77 = skipped without it)."""
 import json
 import math
 import os
@@ -13,6 +16,8 @@ import tempfile
 import tomllib
 
 BIN = sys.argv[1]
+MODE = sys.argv[2] if len(sys.argv) > 2 else "main"
+SKIP = 77  # CTest's SKIP_RETURN_CODE for these tests
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 failures = []
 
@@ -30,6 +35,48 @@ def check(cond, what):
         failures.append(what)
         print("FAIL:", what)
 
+
+# A lesson whose title and tokens hold Unicode symbols, CJK and LaTeX specials.
+UNICODE_LESSON = ('[lesson]\ntitle = "√d_k · Q×Kᵀ → weights ≈ 1 — 银行 & co_#%"\n[model]\ncausal = true\n'
+                  '[input]\ntokens = ["银行", "river_1", "a^b", "<s>"]\nX = [[1, 0], [0, 1], [1, 1], [0.5, 0.5]]\n'
+                  '[weights]\nW_Q = "identity"\nW_K = "identity"\nW_V = "identity"\n')
+
+
+def pdflatex(tmp, body, preamble=""):
+    """Compiles a LaTeX fragment of `run` in a minimal document; the finished process."""
+    with open(os.path.join(tmp, "t.tex"), "w") as f:
+        f.write("\\documentclass{article}\\usepackage{amsmath}" + preamble + "\\begin{document}\n" + body
+                + "\\end{document}\n")
+    return subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                          cwd=tmp, capture_output=True, text=True)
+
+
+def latex_compiles():
+    """Every lesson's LaTeX, Unicode tokens and --expand compile; skipped without pdflatex."""
+    if shutil.which("pdflatex") is None:
+        print("SKIPPED: pdflatex is not installed (apt-get install texlive-latex-base)")
+        return SKIP
+    ids = [line.split()[0] for line in run("lessons").stdout.splitlines() if line.strip()]
+    check("river-bank" in ids, "lessons lists river-bank")
+    with tempfile.TemporaryDirectory() as tmp:
+        for lesson in ids:
+            body = run("run", lesson, "--format", "latex").stdout
+            r = pdflatex(tmp, body, preamble="\\setcounter{MaxMatrixCols}{40}")
+            check(r.returncode == 0, f"latex of {lesson} compiles: {r.stdout[-400:]}")
+        with open(os.path.join(tmp, "u.toml"), "w", encoding="utf-8") as f:
+            f.write(UNICODE_LESSON)
+        r = pdflatex(tmp, run("run", os.path.join(tmp, "u.toml"), "--format", "latex", "--expand", "1,0").stdout)
+        check(r.returncode == 0, f"latex with Unicode tokens compiles: {r.stdout[-400:]}")
+        # The arithmetic of --expand breaks across lines instead of running off the page.
+        r = pdflatex(tmp, run("run", "two-heads", "--format", "latex", "--expand", "1,1").stdout)
+        check(r.returncode == 0 and "Overfull" not in r.stdout,
+              f"latex --expand compiles with nothing running off the page: {r.stdout[-400:]}")
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if MODE == "latex":
+    sys.exit(latex_compiles())
 
 # --- every embedded lesson, every format ------------------------------------
 lessons = run("lessons")
@@ -192,6 +239,11 @@ try:
           "unknown lesson name lists the known ones")
     r = run("run", "a" * 5000)
     check(r.returncode == 2 and "unknown lesson" in r.stderr, "a name too long for a path is exit 2")
+    # Unicode in titles and tokens: symbols become LaTeX, CJK a [U+XXXX] placeholder.
+    with open(os.path.join(tmp, "u.toml"), "w", encoding="utf-8") as f:
+        f.write(UNICODE_LESSON)
+    body = run("run", os.path.join(tmp, "u.toml"), "--format", "latex", "--expand", "1,0").stdout
+    check("$\\surd$d\\_k" in body and "[U+94F6][U+884C]" in body, "latex maps Unicode symbols")
     r = run("run", "--expand", "0,99")
     check(r.returncode == 2 and "no step of lesson river-bank has that cell" in r.stderr,
           "--expand with a column no step has is exit 2")
@@ -204,43 +256,6 @@ try:
     check(run("--help").returncode == 0, "--help exits 0")
 finally:
     shutil.rmtree(tmp)
-
-# LaTeX compiles as a fragment when pdflatex is here.
-if shutil.which("pdflatex"):
-    tmp = tempfile.mkdtemp()
-    try:
-        for lesson in ids:
-            body = run("run", lesson, "--format", "latex").stdout
-            with open(os.path.join(tmp, "t.tex"), "w") as f:
-                f.write("\\documentclass{article}\\usepackage{amsmath}\\setcounter{MaxMatrixCols}{40}"
-                        "\\begin{document}\n" + body + "\\end{document}\n")
-            r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-                               cwd=tmp, capture_output=True, text=True)
-            check(r.returncode == 0, f"latex of {lesson} compiles: {r.stdout[-400:]}")
-        # Unicode in titles and tokens: symbols become LaTeX, CJK a [U+XXXX] placeholder.
-        with open(os.path.join(tmp, "u.toml"), "w", encoding="utf-8") as f:
-            f.write('[lesson]\ntitle = "√d_k · Q×Kᵀ → weights ≈ 1 — 银行 & co_#%"\n[model]\ncausal = true\n'
-                    '[input]\ntokens = ["银行", "river_1", "a^b", "<s>"]\nX = [[1, 0], [0, 1], [1, 1], [0.5, 0.5]]\n'
-                    '[weights]\nW_Q = "identity"\nW_K = "identity"\nW_V = "identity"\n')
-        body = run("run", os.path.join(tmp, "u.toml"), "--format", "latex", "--expand", "1,0").stdout
-        check("$\\surd$d\\_k" in body and "[U+94F6][U+884C]" in body, "latex maps Unicode symbols")
-        with open(os.path.join(tmp, "t.tex"), "w") as f:
-            f.write("\\documentclass{article}\\usepackage{amsmath}\\begin{document}\n" + body + "\\end{document}\n")
-        r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-                           cwd=tmp, capture_output=True, text=True)
-        check(r.returncode == 0, f"latex with Unicode tokens compiles: {r.stdout[-400:]}")
-        # The arithmetic of --expand breaks across lines instead of running off the page.
-        body = run("run", "two-heads", "--format", "latex", "--expand", "1,1").stdout
-        with open(os.path.join(tmp, "t.tex"), "w") as f:
-            f.write("\\documentclass{article}\\usepackage{amsmath}\\begin{document}\n" + body + "\\end{document}\n")
-        r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-                           cwd=tmp, capture_output=True, text=True)
-        check(r.returncode == 0 and "Overfull" not in r.stdout,
-              f"latex --expand compiles with nothing running off the page: {r.stdout[-400:]}")
-    finally:
-        shutil.rmtree(tmp)
-else:
-    print("pdflatex not installed: LaTeX compilation not checked here")
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
