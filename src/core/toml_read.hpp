@@ -61,13 +61,29 @@ class TomlReader {
   StepValues step_values(const toml::node& item, const std::string& where) const;
 
  private:
+  // number() (or stated_number() with `stated`) without the key: when `node`
+  // is not such a number, `error` is set to the message for fail(). Callers
+  // build the key only then, not once per number of a matrix.
+  WrittenNumber read_number(const toml::node& node, bool stated, std::string& error) const;
+
   // The literal text of a value as written in the file ("1.70").
-  std::string literal_text(const toml::node& node) const;
+  std::string_view literal_text(const toml::node& node) const;
+  // The byte where toml++'s (line, column) starts; columns count code points.
+  // O(1) on an ASCII line; on others, a cursor continues from the last number
+  // of the same line, so reading a line left to right walks it once.
+  std::size_t byte_of(std::size_t line, std::size_t column) const;
 
   std::string text_;
   std::string origin_;
   toml::table root_;
   std::vector<std::size_t> line_starts_;
+  std::vector<bool> ascii_line_;  // per line: no byte >= 0x80 (byte = start + column - 1)
+  struct Cursor {
+    std::size_t line = 0, column = 0, byte = 0;
+  };
+  // The last position byte_of() found on a non-ASCII line (so a TomlReader is
+  // not for use by two threads at once).
+  mutable Cursor cursor_;
 };
 
 // Decimals written in a number literal: "1.70" -> 2, "2" -> 0, "1e-3" -> 3.
