@@ -57,16 +57,35 @@ const char* type_name(const toml::node& node) {
 }  // namespace
 
 int decimals_written(std::string_view literal) {
-  std::string digits;
-  for (char c : literal)
-    if (c != '_') digits += c;
-  const std::size_t exp_pos = digits.find_first_of("eE");
-  const std::string mantissa = digits.substr(0, exp_pos);
-  int decimals = 0;
-  if (const std::size_t dot = mantissa.find('.'); dot != std::string::npos)
-    decimals = static_cast<int>(mantissa.size() - dot - 1);
-  if (exp_pos != std::string::npos) decimals -= std::atoi(digits.c_str() + exp_pos + 1);
-  return std::max(decimals, 0);
+  // Characters after the first '.' of the mantissa; '_' separates digits.
+  long long decimals = 0;
+  bool after_dot = false;
+  std::size_t i = 0;
+  for (; i < literal.size() && literal[i] != 'e' && literal[i] != 'E'; ++i) {
+    if (literal[i] == '_') continue;
+    if (after_dot)
+      ++decimals;
+    else if (literal[i] == '.')
+      after_dot = true;
+  }
+  // The exponent, as atoi reads it (sign, then digits), saturated at 2^40 (more
+  // than any literal has characters) so that no number of digits overflows.
+  constexpr long long kExponentCap = 1LL << 40;
+  long long exponent = 0;
+  bool negative = false, signed_yet = false;
+  for (++i; i < literal.size(); ++i) {
+    const char c = literal[i];
+    if (c == '_') continue;
+    if (!signed_yet && (c == '+' || c == '-')) {
+      negative = c == '-', signed_yet = true;
+      continue;
+    }
+    signed_yet = true;
+    if (c < '0' || c > '9') break;
+    exponent = std::min(exponent * 10 + (c - '0'), kExponentCap);
+  }
+  decimals += negative ? exponent : -exponent;
+  return static_cast<int>(std::clamp(decimals, 0LL, static_cast<long long>(kMaxWrittenDecimals)));
 }
 
 double half_unit(int decimals) {

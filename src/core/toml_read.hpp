@@ -86,7 +86,12 @@ class TomlReader {
   mutable Cursor cursor_;
 };
 
-// Decimals written in a number literal: "1.70" -> 2, "2" -> 0, "1e-3" -> 3.
+// Written decimals beyond this carry no meaning: the smallest double
+// (4.9e-324) shows all its 17 significant digits within 340 decimals.
+inline constexpr int kMaxWrittenDecimals = 340;
+
+// Decimals written in a number literal: "1.70" -> 2, "2" -> 0, "1e-3" -> 3;
+// at most kMaxWrittenDecimals ("1e-2147483648" -> 340).
 int decimals_written(std::string_view literal);
 
 // Converts a matrix of written numbers to values.

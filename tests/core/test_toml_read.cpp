@@ -37,6 +37,33 @@ TEST_CASE("decimals as written") {
   CHECK(attn::half_unit(2) == doctest::Approx(0.005));
 }
 
+TEST_CASE("decimals: exponents of any length are bounded, never overflow") {
+  CHECK(attn::decimals_written("1e-340") == 340);
+  CHECK(attn::decimals_written("1e-339") == 339);
+  CHECK(attn::decimals_written("1e-400") == attn::kMaxWrittenDecimals);
+  CHECK(attn::decimals_written("1e-2147483648") == attn::kMaxWrittenDecimals);
+  CHECK(attn::decimals_written("1.5e-99999999999999999999999") == attn::kMaxWrittenDecimals);
+  CHECK(attn::decimals_written("1e2147483648") == 0);
+  CHECK(attn::decimals_written("1.5e99999999999999999999999") == 0);
+  CHECK(attn::decimals_written("0." + std::string(500, '1')) == attn::kMaxWrittenDecimals);
+  // 500 decimals moved 300 places left still leave 200.
+  CHECK(attn::decimals_written("0." + std::string(500, '1') + "e300") == 200);
+  CHECK(attn::half_unit(attn::kMaxWrittenDecimals) == 0.0);
+
+  SUBCASE("read from a file") {
+    const attn::TomlReader toml(
+        "a = 1e-2147483648\nb = \"1e-99999999999\"\nc = \"2.5e+2147483648\"\n", "t.toml");
+    const attn::WrittenNumber a = toml.number(*toml.root().get("a"), "a");
+    CHECK(a.value == 0.0);
+    CHECK(a.decimals == attn::kMaxWrittenDecimals);
+    const attn::WrittenNumber b = toml.number(*toml.root().get("b"), "b");
+    CHECK(b.value == 0.0);
+    CHECK(b.decimals == attn::kMaxWrittenDecimals);
+    CHECK(error_of([&] { toml.number(*toml.root().get("c"), "c"); }) ==
+          "t.toml:3: key 'c': infinity is not allowed here; every input must be a finite number");
+  }
+}
+
 TEST_CASE("a matrix on one long line: every value and its decimals") {
   // 40 rows of 100 numbers on one line of about 30 kB, decimals 0 to 5, some in
   // exponent form (1.25e-3 has 5 decimals).
