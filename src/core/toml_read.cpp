@@ -211,21 +211,21 @@ std::string_view TomlReader::literal_text(const toml::node& node) const {
 
 WrittenNumber TomlReader::number(const toml::node& node, std::string_view key) const {
   std::string error;
-  const WrittenNumber out = read_number(node, false, error);
+  const WrittenNumber out = read_number(node, {.stated = false}, error);
   if (!error.empty()) fail(&node, key, error);
   return out;
 }
 
 WrittenNumber TomlReader::stated_number(const toml::node& node, std::string_view key) const {
   std::string error;
-  const WrittenNumber out = read_number(node, true, error);
+  const WrittenNumber out = read_number(node, {.stated = true}, error);
   if (!error.empty()) fail(&node, key, error);
   return out;
 }
 
-WrittenNumber TomlReader::read_number(const toml::node& node, bool stated,
+WrittenNumber TomlReader::read_number(const toml::node& node, NumberRules rules,
                                       std::string& error) const {
-  if (stated) {
+  if (rules.stated) {
     if (node.is_floating_point() && !std::isfinite(node.as_floating_point()->get()))
       return {node.as_floating_point()->get(), 0};
     if (node.is_string()) {
@@ -243,7 +243,7 @@ WrittenNumber TomlReader::read_number(const toml::node& node, bool stated,
   }
   if (node.is_floating_point()) {
     out.value = node.as_floating_point()->get();
-    out.decimals = decimals_written(literal_text(node));
+    if (rules.decimals) out.decimals = decimals_written(literal_text(node));
   } else if (node.is_string()) {
     const std::string& s = node.as_string()->get();
     const char* begin = s.c_str();
@@ -254,10 +254,12 @@ WrittenNumber TomlReader::read_number(const toml::node& node, bool stated,
       error = fmt::format("\"{}\" is not a number; write a number such as 1.70 or \"1.70\"", s);
       return out;
     }
-    std::string_view trimmed(s);
-    while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
-    while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
-    out.decimals = decimals_written(trimmed);
+    if (rules.decimals) {
+      std::string_view trimmed(s);
+      while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
+      while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
+      out.decimals = decimals_written(trimmed);
+    }
   } else {
     error = fmt::format("expected a number, found {}", type_name(node));
     return out;
@@ -270,6 +272,17 @@ WrittenNumber TomlReader::read_number(const toml::node& node, bool stated,
 
 std::vector<WrittenNumber> TomlReader::number_row(const toml::node& node, std::string_view key,
                                                   bool stated) const {
+  return read_row(node, key, {.stated = stated});
+}
+
+std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::node& node,
+                                                                  std::string_view key,
+                                                                  bool stated) const {
+  return read_matrix(node, key, {.stated = stated});
+}
+
+std::vector<WrittenNumber> TomlReader::read_row(const toml::node& node, std::string_view key,
+                                                NumberRules rules) const {
   if (!node.is_array())
     fail(&node, key, fmt::format("expected an array of numbers, found {}", type_name(node)));
   const toml::array& array = *node.as_array();
@@ -277,16 +290,16 @@ std::vector<WrittenNumber> TomlReader::number_row(const toml::node& node, std::s
   out.reserve(array.size());
   std::string error;
   for (const toml::node& item : array) {
-    out.push_back(read_number(item, stated, error));
+    out.push_back(read_number(item, rules, error));
     if (!error.empty()) fail(&item, fmt::format("{}[{}]", key, out.size() - 1), error);
   }
   if (out.empty()) fail(&node, key, "the array is empty; give at least one number");
   return out;
 }
 
-std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::node& node,
-                                                                  std::string_view key,
-                                                                  bool stated) const {
+std::vector<std::vector<WrittenNumber>> TomlReader::read_matrix(const toml::node& node,
+                                                                std::string_view key,
+                                                                NumberRules rules) const {
   if (!node.is_array() || node.as_array()->empty() || !node.as_array()->get(0)->is_array())
     fail(&node, key,
          "expected a matrix: an array of rows, e.g. [[1, 0], [0, 1]]" +
@@ -297,7 +310,7 @@ std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::no
   for (const toml::node& item : *node.as_array()) {
     if (!item.is_array())
       fail(&item, key, fmt::format("row {} is {}, not an array of numbers", r, type_name(item)));
-    rows.push_back(number_row(item, fmt::format("{}[{}]", key, r), stated));
+    rows.push_back(read_row(item, fmt::format("{}[{}]", key, r), rules));
     if (rows.back().size() != rows.front().size())
       fail(&item, key,
            fmt::format("ragged matrix: row {} has {} numbers but row 0 has {}; every row must "
@@ -309,11 +322,11 @@ std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::no
 }
 
 arma::mat TomlReader::matrix(const toml::node& node, std::string_view key) const {
-  return to_matrix(number_matrix(node, key));
+  return to_matrix(read_matrix(node, key, {.decimals = false}));
 }
 
 arma::rowvec TomlReader::row(const toml::node& node, std::string_view key) const {
-  const std::vector<WrittenNumber> numbers = number_row(node, key);
+  const std::vector<WrittenNumber> numbers = read_row(node, key, {.decimals = false});
   arma::rowvec v(numbers.size());
   for (std::size_t i = 0; i < numbers.size(); ++i) v(i) = numbers[i].value;
   return v;

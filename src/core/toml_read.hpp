@@ -61,10 +61,21 @@ class TomlReader {
   StepValues step_values(const toml::node& item, const std::string& where) const;
 
  private:
-  // number() (or stated_number() with `stated`) without the key: when `node`
-  // is not such a number, `error` is set to the message for fail(). Callers
-  // build the key only then, not once per number of a matrix.
-  WrittenNumber read_number(const toml::node& node, bool stated, std::string& error) const;
+  // What the readers below read: non-finite values too (as stated_number()),
+  // and the decimals as written (matrix() and row() need the values only).
+  struct NumberRules {
+    bool stated = false;
+    bool decimals = true;
+  };
+  // number() or stated_number() without the key: when `node` is not such a
+  // number, `error` is set to the message for fail(). Callers build the key
+  // only then, not once per number of a matrix.
+  WrittenNumber read_number(const toml::node& node, NumberRules rules, std::string& error) const;
+  // number_row() and number_matrix() by `rules`.
+  std::vector<WrittenNumber> read_row(const toml::node& node, std::string_view key,
+                                      NumberRules rules) const;
+  std::vector<std::vector<WrittenNumber>> read_matrix(const toml::node& node, std::string_view key,
+                                                      NumberRules rules) const;
 
   // The literal text of a value as written in the file ("1.70").
   std::string_view literal_text(const toml::node& node) const;
