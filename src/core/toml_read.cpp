@@ -58,16 +58,35 @@ const char* type_name(const toml::node& node) {
 }  // namespace
 
 int decimals_written(std::string_view literal) {
-  std::string digits;
-  for (char c : literal)
-    if (c != '_') digits += c;
-  const std::size_t exp_pos = digits.find_first_of("eE");
-  const std::string mantissa = digits.substr(0, exp_pos);
-  int decimals = 0;
-  if (const std::size_t dot = mantissa.find('.'); dot != std::string::npos)
-    decimals = static_cast<int>(mantissa.size() - dot - 1);
-  if (exp_pos != std::string::npos) decimals -= std::atoi(digits.c_str() + exp_pos + 1);
-  return std::max(decimals, 0);
+  // Characters after the first '.' of the mantissa; '_' separates digits.
+  long long decimals = 0;
+  bool after_dot = false;
+  std::size_t i = 0;
+  for (; i < literal.size() && literal[i] != 'e' && literal[i] != 'E'; ++i) {
+    if (literal[i] == '_') continue;
+    if (after_dot)
+      ++decimals;
+    else if (literal[i] == '.')
+      after_dot = true;
+  }
+  // The exponent, as atoi reads it (sign, then digits), saturated at 2^40 (more
+  // than any literal has characters) so that no number of digits overflows.
+  constexpr long long kExponentCap = 1LL << 40;
+  long long exponent = 0;
+  bool negative = false, signed_yet = false;
+  for (++i; i < literal.size(); ++i) {
+    const char c = literal[i];
+    if (c == '_') continue;
+    if (!signed_yet && (c == '+' || c == '-')) {
+      negative = c == '-', signed_yet = true;
+      continue;
+    }
+    signed_yet = true;
+    if (c < '0' || c > '9') break;
+    exponent = std::min(exponent * 10 + (c - '0'), kExponentCap);
+  }
+  decimals += negative ? exponent : -exponent;
+  return static_cast<int>(std::clamp(decimals, 0LL, static_cast<long long>(kMaxWrittenDecimals)));
 }
 
 double half_unit(int decimals) {
@@ -84,8 +103,17 @@ arma::mat to_matrix(const std::vector<std::vector<WrittenNumber>>& numbers) {
 TomlReader::TomlReader(std::string_view text, std::string origin)
     : text_(text), origin_(std::move(origin)) {
   line_starts_.push_back(0);
-  for (std::size_t i = 0; i < text_.size(); ++i)
-    if (text_[i] == '\n') line_starts_.push_back(i + 1);
+  bool ascii = true;
+  for (std::size_t i = 0; i < text_.size(); ++i) {
+    if (text_[i] == '\n') {
+      line_starts_.push_back(i + 1);
+      ascii_line_.push_back(ascii);
+      ascii = true;
+    } else if (static_cast<unsigned char>(text_[i]) >= 0x80) {
+      ascii = false;
+    }
+  }
+  ascii_line_.push_back(ascii);
   try {
     root_ = toml::parse(text_, origin_);
   } catch (const toml::parse_error& e) {
@@ -153,23 +181,61 @@ long long TomlReader::integer(const toml::node& node, std::string_view key) cons
   return node.as_integer()->get();
 }
 
-std::string TomlReader::literal_text(const toml::node& node) const {
+std::size_t TomlReader::byte_of(std::size_t line, std::size_t column) const {
+  const std::size_t start = line_starts_[line - 1];
+  if (ascii_line_[line - 1]) return std::min(start + column - 1, text_.size());
+  // Walk the line's UTF-8 (from the cursor when it is on this line, not past
+  // `column`), one code point per column.
+  Cursor at = cursor_.line == line && cursor_.column <= column ? cursor_ : Cursor{line, 1, start};
+  for (; at.column < column && at.byte < text_.size(); ++at.column) {
+    ++at.byte;
+    while (at.byte < text_.size() && (static_cast<unsigned char>(text_[at.byte]) & 0xC0) == 0x80)
+      ++at.byte;
+  }
+  at.column = column;
+  cursor_ = at;
+  return at.byte;
+}
+
+std::string_view TomlReader::literal_text(const toml::node& node) const {
   const auto& begin = node.source().begin;
   if (begin.line == 0 || begin.line > line_starts_.size()) return {};
-  // toml++ counts columns in code points; walk the line's UTF-8 to find the byte.
-  std::size_t pos = line_starts_[begin.line - 1];
-  for (std::size_t col = 1; col < begin.column && pos < text_.size(); ++col) {
-    ++pos;
-    while (pos < text_.size() && (static_cast<unsigned char>(text_[pos]) & 0xC0) == 0x80) ++pos;
-  }
+  const std::size_t pos = byte_of(begin.line, begin.column);
+  auto in_literal = [](char c) {
+    return (c >= '0' && c <= '9') ||
+           std::string_view("+-._eEinfa").find(c) != std::string_view::npos;
+  };
   std::size_t end = pos;
-  while (end < text_.size() &&
-         std::string_view("0123456789+-._eEinfa").find(text_[end]) != std::string_view::npos)
-    ++end;
-  return text_.substr(pos, end - pos);
+  while (end < text_.size() && in_literal(text_[end])) ++end;
+  return std::string_view(text_).substr(pos, end - pos);
 }
 
 WrittenNumber TomlReader::number(const toml::node& node, std::string_view key) const {
+  std::string error;
+  const WrittenNumber out = read_number(node, {.stated = false}, error);
+  if (!error.empty()) fail(&node, key, error);
+  return out;
+}
+
+WrittenNumber TomlReader::stated_number(const toml::node& node, std::string_view key) const {
+  std::string error;
+  const WrittenNumber out = read_number(node, {.stated = true}, error);
+  if (!error.empty()) fail(&node, key, error);
+  return out;
+}
+
+WrittenNumber TomlReader::read_number(const toml::node& node, NumberRules rules,
+                                      std::string& error) const {
+  if (rules.stated) {
+    if (node.is_floating_point() && !std::isfinite(node.as_floating_point()->get()))
+      return {node.as_floating_point()->get(), 0};
+    if (node.is_string()) {
+      const std::string& s = node.as_string()->get();
+      if (s == "-inf") return {-arma::datum::inf, 0};
+      if (s == "inf") return {arma::datum::inf, 0};
+      if (s == "nan") return {arma::datum::nan, 0};
+    }
+  }
   WrittenNumber out;
   if (node.is_integer()) {
     out.value = static_cast<double>(node.as_integer()->get());
@@ -178,68 +244,74 @@ WrittenNumber TomlReader::number(const toml::node& node, std::string_view key) c
   }
   if (node.is_floating_point()) {
     out.value = node.as_floating_point()->get();
-    out.decimals = decimals_written(literal_text(node));
+    if (rules.decimals) out.decimals = decimals_written(literal_text(node));
   } else if (node.is_string()) {
     const std::string& s = node.as_string()->get();
     const char* begin = s.c_str();
     char* end = nullptr;
     out.value = std::strtod(begin, &end);
     while (end && *end == ' ') ++end;
-    if (end == begin || *end != '\0')
-      fail(&node, key,
-           fmt::format("\"{}\" is not a number; write a number such as 1.70 or \"1.70\"", s));
-    std::string_view trimmed(s);
-    while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
-    while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
-    out.decimals = decimals_written(trimmed);
+    if (end == begin || *end != '\0') {
+      error = fmt::format("\"{}\" is not a number; write a number such as 1.70 or \"1.70\"", s);
+      return out;
+    }
+    if (rules.decimals) {
+      std::string_view trimmed(s);
+      while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
+      while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
+      out.decimals = decimals_written(trimmed);
+    }
   } else {
-    fail(&node, key, fmt::format("expected a number, found {}", type_name(node)));
+    error = fmt::format("expected a number, found {}", type_name(node));
+    return out;
   }
   if (!std::isfinite(out.value))
-    fail(&node, key,
-         fmt::format("{} is not allowed here; every input must be a finite number",
-                     std::isnan(out.value) ? "NaN" : "infinity"));
+    error = fmt::format("{} is not allowed here; every input must be a finite number",
+                        std::isnan(out.value) ? "NaN" : "infinity");
   return out;
-}
-
-WrittenNumber TomlReader::stated_number(const toml::node& node, std::string_view key) const {
-  if (node.is_floating_point() && !std::isfinite(node.as_floating_point()->get()))
-    return {node.as_floating_point()->get(), 0};
-  if (node.is_string()) {
-    const std::string& s = node.as_string()->get();
-    if (s == "-inf") return {-arma::datum::inf, 0};
-    if (s == "inf") return {arma::datum::inf, 0};
-    if (s == "nan") return {arma::datum::nan, 0};
-  }
-  return number(node, key);
 }
 
 std::vector<WrittenNumber> TomlReader::number_row(const toml::node& node, std::string_view key,
                                                   bool stated) const {
-  if (!node.is_array())
-    fail(&node, key, fmt::format("expected an array of numbers, found {}", type_name(node)));
-  std::vector<WrittenNumber> out;
-  std::size_t i = 0;
-  for (const toml::node& item : *node.as_array())
-    out.push_back(stated ? stated_number(item, fmt::format("{}[{}]", key, i++))
-                         : number(item, fmt::format("{}[{}]", key, i++)));
-  if (out.empty()) fail(&node, key, "the array is empty; give at least one number");
-  return out;
+  return read_row(node, key, {.stated = stated});
 }
 
 std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::node& node,
                                                                   std::string_view key,
                                                                   bool stated) const {
+  return read_matrix(node, key, {.stated = stated});
+}
+
+std::vector<WrittenNumber> TomlReader::read_row(const toml::node& node, std::string_view key,
+                                                NumberRules rules) const {
+  if (!node.is_array())
+    fail(&node, key, fmt::format("expected an array of numbers, found {}", type_name(node)));
+  const toml::array& array = *node.as_array();
+  std::vector<WrittenNumber> out;
+  out.reserve(array.size());
+  std::string error;
+  for (const toml::node& item : array) {
+    out.push_back(read_number(item, rules, error));
+    if (!error.empty()) fail(&item, fmt::format("{}[{}]", key, out.size() - 1), error);
+  }
+  if (out.empty()) fail(&node, key, "the array is empty; give at least one number");
+  return out;
+}
+
+std::vector<std::vector<WrittenNumber>> TomlReader::read_matrix(const toml::node& node,
+                                                                std::string_view key,
+                                                                NumberRules rules) const {
   if (!node.is_array() || node.as_array()->empty() || !node.as_array()->get(0)->is_array())
     fail(&node, key,
          "expected a matrix: an array of rows, e.g. [[1, 0], [0, 1]]" +
              std::string(node.is_string() ? " (or the string \"identity\" for weights)" : ""));
   std::vector<std::vector<WrittenNumber>> rows;
+  rows.reserve(node.as_array()->size());
   std::size_t r = 0;
   for (const toml::node& item : *node.as_array()) {
     if (!item.is_array())
       fail(&item, key, fmt::format("row {} is {}, not an array of numbers", r, type_name(item)));
-    rows.push_back(number_row(item, fmt::format("{}[{}]", key, r), stated));
+    rows.push_back(read_row(item, fmt::format("{}[{}]", key, r), rules));
     if (rows.back().size() != rows.front().size())
       fail(&item, key,
            fmt::format("ragged matrix: row {} has {} numbers but row 0 has {}; every row must "
@@ -251,11 +323,11 @@ std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::no
 }
 
 arma::mat TomlReader::matrix(const toml::node& node, std::string_view key) const {
-  return to_matrix(number_matrix(node, key));
+  return to_matrix(read_matrix(node, key, {.decimals = false}));
 }
 
 arma::rowvec TomlReader::row(const toml::node& node, std::string_view key) const {
-  const std::vector<WrittenNumber> numbers = number_row(node, key);
+  const std::vector<WrittenNumber> numbers = read_row(node, key, {.decimals = false});
   arma::rowvec v(numbers.size());
   for (std::size_t i = 0; i < numbers.size(); ++i) v(i) = numbers[i].value;
   return v;

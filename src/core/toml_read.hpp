@@ -61,16 +61,48 @@ class TomlReader {
   StepValues step_values(const toml::node& item, const std::string& where) const;
 
  private:
+  // What the readers below read: non-finite values too (as stated_number()),
+  // and the decimals as written (matrix() and row() need the values only).
+  struct NumberRules {
+    bool stated = false;
+    bool decimals = true;
+  };
+  // number() or stated_number() without the key: when `node` is not such a
+  // number, `error` is set to the message for fail(). Callers build the key
+  // only then, not once per number of a matrix.
+  WrittenNumber read_number(const toml::node& node, NumberRules rules, std::string& error) const;
+  // number_row() and number_matrix() by `rules`.
+  std::vector<WrittenNumber> read_row(const toml::node& node, std::string_view key,
+                                      NumberRules rules) const;
+  std::vector<std::vector<WrittenNumber>> read_matrix(const toml::node& node, std::string_view key,
+                                                      NumberRules rules) const;
+
   // The literal text of a value as written in the file ("1.70").
-  std::string literal_text(const toml::node& node) const;
+  std::string_view literal_text(const toml::node& node) const;
+  // The byte where toml++'s (line, column) starts; columns count code points.
+  // O(1) on an ASCII line; on others, a cursor continues from the last number
+  // of the same line, so reading a line left to right walks it once.
+  std::size_t byte_of(std::size_t line, std::size_t column) const;
 
   std::string text_;
   std::string origin_;
   toml::table root_;
   std::vector<std::size_t> line_starts_;
+  std::vector<bool> ascii_line_;  // per line: no byte >= 0x80 (byte = start + column - 1)
+  struct Cursor {
+    std::size_t line = 0, column = 0, byte = 0;
+  };
+  // The last position byte_of() found on a non-ASCII line (so a TomlReader is
+  // not for use by two threads at once).
+  mutable Cursor cursor_;
 };
 
-// Decimals written in a number literal: "1.70" -> 2, "2" -> 0, "1e-3" -> 3.
+// Written decimals beyond this carry no meaning: the smallest double
+// (4.9e-324) shows all its 17 significant digits within 340 decimals.
+inline constexpr int kMaxWrittenDecimals = 340;
+
+// Decimals written in a number literal: "1.70" -> 2, "2" -> 0, "1e-3" -> 3;
+// at most kMaxWrittenDecimals ("1e-2147483648" -> 340).
 int decimals_written(std::string_view literal);
 
 // Converts a matrix of written numbers to values.

@@ -7,7 +7,6 @@
 
 #include "core/error.hpp"
 #include "core/lesson.hpp"
-#include "core/toml_read.hpp"
 
 namespace {
 
@@ -122,15 +121,6 @@ TEST_CASE("defaults: t0.. tokens, one head, sqrt_dk, -inf fill, nan policy") {
   CHECK(L.scale_divisor() == doctest::Approx(std::sqrt(2.0)));
   CHECK(std::isinf(L.mask_fill));
   CHECK(L.masked_row == attn::MaskedRowPolicy::nan);
-}
-
-TEST_CASE("decimals as written") {
-  CHECK(attn::decimals_written("1.70") == 2);
-  CHECK(attn::decimals_written("2") == 0);
-  CHECK(attn::decimals_written("-0.8635") == 4);
-  CHECK(attn::decimals_written("1e-3") == 3);
-  CHECK(attn::decimals_written("1.5e2") == 0);
-  CHECK(attn::half_unit(2) == doctest::Approx(0.005));
 }
 
 TEST_CASE("bad lessons: one clear message each") {
