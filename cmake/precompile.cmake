@@ -15,7 +15,7 @@
 # instead of a silently slow build.
 # ATTN_PRECOMPILE_HEADERS=OFF turns the function into a no-op.
 
-set(ATTN_PCH_LIBRARIES armadillo_dep fmt::fmt tomlplusplus::tomlplusplus)
+set(ATTN_PCH_LIBRARIES armadillo_dep fmt::fmt attn_toml)
 set(ATTN_PCH_HEADERS
     <armadillo>
     <fmt/format.h>

@@ -1,6 +1,8 @@
 // CPU backend: the three matrix operations of attention with Armadillo.
 #include "backend/cpu_backend.hpp"
 
+#include <cmath>
+
 namespace attn {
 
 // A:(n,k) B:(k,p) -> (n,p)
@@ -17,7 +19,7 @@ arma::mat CpuBackend::matmul_transposed(const arma::mat& A, const arma::mat& B) 
 arma::mat CpuBackend::row_softmax(const arma::mat& S) {
   arma::mat E = S;
   E.each_col() -= arma::max(S, 1);
-  E = arma::exp(E);
+  E.transform([](double x) { return std::exp(x); });
   E.each_col() /= arma::sum(E, 1);
   return E;
 }

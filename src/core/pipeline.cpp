@@ -86,8 +86,9 @@ arma::mat attention_weights(Backend& backend, const arma::mat& masked, MaskedRow
                             const std::vector<std::string>& row_tokens, int head,
                             std::vector<std::string>& warnings) {
   arma::mat weights = backend.row_softmax(masked);
+  const arma::vec row_max = arma::max(masked, 1);  // by columns: contiguous in memory
   for (std::size_t i = 0; i < masked.n_rows; ++i) {
-    if (masked.row(i).max() != -arma::datum::inf) continue;  // at least one key is open
+    if (row_max(i) != -arma::datum::inf) continue;  // at least one key is open
     const std::string where = fmt::format("head{}.weights row {} ({})", head, i, row_tokens.at(i));
     switch (policy) {
       case MaskedRowPolicy::nan:
@@ -119,16 +120,16 @@ arma::mat weighted_sum(Backend& backend, const arma::mat& weights, const arma::m
 }
 
 // h × (n,m) -> (n,m)
-arma::mat mean_over_heads(const std::vector<arma::mat>& weights) {
+arma::mat mean_over_heads(const MatrixRefs& weights) {
   arma::mat sum = weights.at(0);
-  for (std::size_t h = 1; h < weights.size(); ++h) sum += weights[h];
+  for (std::size_t h = 1; h < weights.size(); ++h) sum += weights[h].get();
   return sum / static_cast<double>(weights.size());
 }
 
 // h × (n,m) -> (n,m)
-arma::mat max_over_heads(const std::vector<arma::mat>& weights) {
+arma::mat max_over_heads(const MatrixRefs& weights) {
   arma::mat out = weights.at(0);
-  for (std::size_t h = 1; h < weights.size(); ++h) out = arma::max(out, weights[h]);
+  for (std::size_t h = 1; h < weights.size(); ++h) out = arma::max(out, weights[h].get());
   return out;
 }
 
@@ -152,6 +153,9 @@ class Forward {
     trace_.backend = std::string(backend.name());
     trace_.scale = lesson.scale_divisor();
     trace_.mask = mask_reasons(lesson);
+    // Every step's place at once: a growing vector would copy every matrix
+    // already recorded (Armadillo's move is not noexcept).
+    trace_.steps.reserve(16 + 10 * lesson.heads);
   }
 
   Trace finish() { return std::move(trace_); }
@@ -271,10 +275,10 @@ class Forward {
   // heads.mean, heads.max:(n,m): the weights of every head, cell by cell.
   void head_summaries() {
     std::vector<std::string> ids;
-    std::vector<arma::mat> weights;
+    MatrixRefs weights;
     for (std::size_t h = 0; h < lesson_.heads; ++h) {
       ids.push_back(head_step_id(h, HeadStep::weights));
-      weights.push_back(value(ids.back()));
+      weights.push_back(std::cref(value(ids.back())));
     }
     record("heads.mean", "Mean of the weights over heads", StepKind::head_summary, {Op::mean, ids},
            mean_over_heads(weights), lesson_.tokens, lesson_.key_tokens());
@@ -343,16 +347,27 @@ class Forward {
   // overflowing score, or uniform because a finite fill masked every key.
   void warn_about_rows(std::size_t h, const arma::mat& masked, const arma::mat& weights) {
     const std::vector<std::string>& tokens = lesson_.tokens;
-    for (std::size_t i = 0; i < weights.n_rows; ++i)
-      if (masked.row(i).max() != -arma::datum::inf && !weights.row(i).is_finite())
-        trace_.warnings.push_back(fmt::format(
-            "head{}.weights row {} ({}): not a number — a score of this row is infinite or NaN "
-            "(head{}.scores overflowed double precision); use smaller inputs",
-            h, i, tokens.at(i), h));
+    if (!weights.is_finite()) {
+      const arma::vec row_max = arma::max(masked, 1);
+      const arma::uvec bad = arma::find_nonfinite(weights);
+      std::vector<bool> reported(weights.n_rows, false);
+      for (const arma::uword cell : bad) {
+        const std::size_t i = cell % weights.n_rows;
+        if (reported[i] || row_max(i) == -arma::datum::inf) continue;
+        reported[i] = true;
+      }
+      for (std::size_t i = 0; i < weights.n_rows; ++i)
+        if (reported[i])
+          trace_.warnings.push_back(fmt::format(
+              "head{}.weights row {} ({}): not a number — a score of this row is infinite or NaN "
+              "(head{}.scores overflowed double precision); use smaller inputs",
+              h, i, tokens.at(i), h));
+    }
     if (!std::isfinite(lesson_.mask_fill)) return;
     const std::string fill = fmt::format("{:g}", lesson_.mask_fill);
+    const arma::uvec open_keys = arma::sum(arma::umat(trace_.mask == 0u), 1);
     for (std::size_t i = 0; i < trace_.mask.n_rows; ++i)
-      if (arma::all(trace_.mask.row(i) != 0u))
+      if (open_keys(i) == 0)
         trace_.warnings.push_back(fmt::format(
             "head{}.weights row {} ({}): every key is masked, but the fill {} is finite, so the "
             "softmax is defined and the row comes out uniform (masked_row is not used). On paper "

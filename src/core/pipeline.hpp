@@ -63,8 +63,9 @@ arma::mat attention_weights(Backend& backend, const arma::mat& masked, MaskedRow
 arma::mat weighted_sum(Backend& backend, const arma::mat& weights, const arma::mat& V);
 
 // weights: h × (n,m) -> the cell-by-cell mean / max over heads:(n,m)
-arma::mat mean_over_heads(const std::vector<arma::mat>& weights);
-arma::mat max_over_heads(const std::vector<arma::mat>& weights);
+using MatrixRefs = std::vector<std::reference_wrapper<const arma::mat>>;
+arma::mat mean_over_heads(const MatrixRefs& weights);
+arma::mat max_over_heads(const MatrixRefs& weights);
 
 // contexts: h × (n,d_v) -> concat:(n,h·d_v)
 arma::mat concat_heads(const std::vector<arma::mat>& contexts);
