@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <functional>
 
 #include "core/error.hpp"
 #include "core/number_text.hpp"
+#include "core/parallel.hpp"
 
 namespace attn {
 
@@ -145,6 +147,13 @@ namespace {
 // One forward pass being recorded: one member function per step id (or family
 // of ids), each computing its step from the steps it names as inputs and
 // recording how. Values replace computed cells where the caller overrides them.
+// One head's steps and warnings while they are computed.
+struct Head {
+  std::size_t h = 0;
+  std::vector<Step> steps;
+  std::vector<std::string> warnings;
+};
+
 class Forward {
  public:
   Forward(const Lesson& lesson, Backend& backend, const Overrides& overrides)
@@ -199,77 +208,102 @@ class Forward {
   }
 
   // head{h}.Q:(n,d_k), .K:(m,d_k), .V:(m,d_v): head h's column block of Q, K, V.
-  void split(std::size_t h, HeadStep part, const std::string& of, std::size_t width,
+  void split(Head& head, HeadStep part, const std::string& of, std::size_t width,
              const std::vector<std::string>& rows) {
-    record_head(h, part, fmt::format("Head {} {}", h, of), StepKind::head_slice,
-                {Op::slice, {of}, h * width}, split_head(value(of), h, width), rows);
+    const std::size_t h = head.h;
+    record_head(head, part, fmt::format("Head {} {}", h, of), StepKind::head_slice,
+                {Op::slice, {of}, h * width}, split_head(value(head, of), h, width), rows);
   }
 
   // head{h}.scores:(n,m) = Q_h·K_hᵀ
-  void scores(std::size_t h) {
+  void scores(Head& head) {
+    const std::size_t h = head.h;
     const std::string Q = head_step_id(h, HeadStep::Q), K = head_step_id(h, HeadStep::K);
-    record_head(h, HeadStep::scores, "Scores", StepKind::scores, {Op::matmul_t, {Q, K}},
-                attention_scores(backend_, value(Q), value(K)), lesson_.tokens,
+    record_head(head, HeadStep::scores, "Scores", StepKind::scores, {Op::matmul_t, {Q, K}},
+                attention_scores(backend_, value(head, Q), value(head, K)), lesson_.tokens,
                 lesson_.key_tokens());
   }
 
   // head{h}.scaled:(n,m) = scores / s
-  void scaled(std::size_t h) {
+  void scaled(Head& head) {
+    const std::size_t h = head.h;
     const std::string scores = head_step_id(h, HeadStep::scores);
     Operation made{Op::divide, {scores}};
     made.divisor = trace_.scale;
-    record_head(h, HeadStep::scaled, "Scaled scores", StepKind::scaled, made,
-                scale_scores(value(scores), trace_.scale), lesson_.tokens, lesson_.key_tokens());
+    record_head(head, HeadStep::scaled, "Scaled scores", StepKind::scaled, made,
+                scale_scores(value(head, scores), trace_.scale), lesson_.tokens,
+                lesson_.key_tokens());
   }
 
   // head{h}.masked:(n,m) = scaled with the masked cells replaced by the fill
-  void masked(std::size_t h) {
+  void masked(Head& head) {
+    const std::size_t h = head.h;
     const std::string scaled = head_step_id(h, HeadStep::scaled);
     Operation made{Op::mask, {scaled}};
     made.fill = lesson_.mask_fill;
-    record_head(h, HeadStep::masked, "Masked scores", StepKind::masked, made,
-                apply_mask(value(scaled), trace_.mask, lesson_.mask_fill), lesson_.tokens,
+    record_head(head, HeadStep::masked, "Masked scores", StepKind::masked, made,
+                apply_mask(value(head, scaled), trace_.mask, lesson_.mask_fill), lesson_.tokens,
                 lesson_.key_tokens());
   }
 
   // head{h}.exp:(n,m) = exp(masked), as on paper
-  void exp(std::size_t h) {
+  void exp(Head& head) {
+    const std::size_t h = head.h;
     const std::string masked = head_step_id(h, HeadStep::masked);
-    record_head(h, HeadStep::exp, "Exponentials", StepKind::exp, {Op::exp, {masked}},
-                arma::exp(value(masked)), lesson_.tokens, lesson_.key_tokens());
+    record_head(head, HeadStep::exp, "Exponentials", StepKind::exp, {Op::exp, {masked}},
+                arma::exp(value(head, masked)), lesson_.tokens, lesson_.key_tokens());
   }
 
   // head{h}.row_sum:(n,1) = Σ_j exp[i,j]
-  void row_sum(std::size_t h) {
+  void row_sum(Head& head) {
+    const std::size_t h = head.h;
     const std::string exp = head_step_id(h, HeadStep::exp);
-    record_head(h, HeadStep::row_sum, "Row sums", StepKind::row_sum, {Op::row_sum, {exp}},
-                arma::sum(value(exp), 1), lesson_.tokens, {"sum"});
+    record_head(head, HeadStep::row_sum, "Row sums", StepKind::row_sum, {Op::row_sum, {exp}},
+                arma::sum(value(head, exp), 1), lesson_.tokens, {"sum"});
   }
 
   // head{h}.weights:(n,m) = softmax(masked) row by row, computed stably; given
   // exponentials or row sums (a learner's, for carried credit) are divided as
   // on paper, exp / row_sum.
-  void weights(std::size_t h) {
+  void weights(Head& head) {
+    const std::size_t h = head.h;
     const std::string masked = head_step_id(h, HeadStep::masked);
     const std::string exp = head_step_id(h, HeadStep::exp);
     const std::string row_sum = head_step_id(h, HeadStep::row_sum);
-    arma::mat A = attention_weights(backend_, value(masked), lesson_.masked_row, lesson_.tokens,
-                                    static_cast<int>(h), trace_.warnings);
+    arma::mat A = attention_weights(backend_, value(head, masked), lesson_.masked_row,
+                                    lesson_.tokens, static_cast<int>(h), head.warnings);
     if (overrides_.contains(exp) || overrides_.contains(row_sum)) {
-      A = value(exp);
-      A.each_col() /= value(row_sum);
+      A = value(head, exp);
+      A.each_col() /= value(head, row_sum);
     }
-    const arma::mat& weights = record_head(h, HeadStep::weights, "Attention weights",
+    const arma::mat& weights = record_head(head, HeadStep::weights, "Attention weights",
                                            StepKind::weights, {Op::softmax, {masked, exp, row_sum}},
                                            std::move(A), lesson_.tokens, lesson_.key_tokens());
-    warn_about_rows(h, value(masked), weights);
+    warn_about_rows(head, value(head, masked), weights);
   }
 
   // head{h}.context:(n,d_v) = weights·V_h
-  void context(std::size_t h) {
+  void context(Head& head) {
+    const std::size_t h = head.h;
     const std::string A = head_step_id(h, HeadStep::weights), V = head_step_id(h, HeadStep::V);
-    record_head(h, HeadStep::context, "Context", StepKind::context, {Op::matmul, {A, V}},
-                weighted_sum(backend_, value(A), value(V)), lesson_.tokens);
+    record_head(head, HeadStep::context, "Context", StepKind::context, {Op::matmul, {A, V}},
+                weighted_sum(backend_, value(head, A), value(head, V)), lesson_.tokens);
+  }
+
+  // Runs `attend` for every head, side by side on the machine's cores (a head
+  // reads only Q, K and V), then records the heads' steps and warnings in
+  // head order, so the trace is the same however the work was shared.
+  void each_head(const std::function<void(Head&)>& attend) {
+    std::vector<Head> heads(lesson_.heads);
+    parallel_for(heads.size(), [&](std::size_t h) {
+      heads[h].h = h;
+      heads[h].steps.reserve(10);
+      attend(heads[h]);
+    });
+    for (Head& head : heads) {
+      for (Step& step : head.steps) trace_.steps.push_back(std::move(step));
+      trace_.warnings.insert(trace_.warnings.end(), head.warnings.begin(), head.warnings.end());
+    }
   }
 
   // heads.mean, heads.max:(n,m): the weights of every head, cell by cell.
@@ -303,30 +337,38 @@ class Forward {
 
   const arma::mat& value(const std::string& id) const { return trace_.at(id).value; }
 
+  // A step of head `head` so far, or a step recorded before the heads.
+  const arma::mat& value(const Head& head, const std::string& id) const {
+    for (const Step& step : head.steps)
+      if (step.id == id) return step.value;
+    return value(id);
+  }
+
   // Records step `id`. A computed step's cells are replaced where the caller
   // overrides them (a given step is the lesson's, never replaced).
   const arma::mat& record(std::string id, std::string name, StepKind kind, Operation made,
                           arma::mat value, std::vector<std::string> rows,
-                          std::vector<std::string> cols = {}, int head = -1) {
+                          std::vector<std::string> cols = {}, Head* head = nullptr) {
     if (made.op != Op::given) value = overridden(id, std::move(value));
     Step step;
     step.id = std::move(id);
     step.name = std::move(name);
     step.kind = kind;
-    step.head = head;
+    step.head = head ? static_cast<int>(head->h) : -1;
     step.made = std::move(made);
     step.value = std::move(value);
     step.rows = std::move(rows);
     step.cols = cols.empty() ? feature_labels(step.value.n_cols) : std::move(cols);
-    trace_.steps.push_back(std::move(step));
-    return trace_.steps.back().value;
+    std::vector<Step>& into = head ? head->steps : trace_.steps;
+    into.push_back(std::move(step));
+    return into.back().value;
   }
 
-  const arma::mat& record_head(std::size_t h, HeadStep part, std::string name, StepKind kind,
+  const arma::mat& record_head(Head& head, HeadStep part, std::string name, StepKind kind,
                                Operation made, arma::mat value, std::vector<std::string> rows,
                                std::vector<std::string> cols = {}) {
-    return record(head_step_id(h, part), std::move(name), kind, std::move(made), std::move(value),
-                  std::move(rows), std::move(cols), static_cast<int>(h));
+    return record(head_step_id(head.h, part), std::move(name), kind, std::move(made),
+                  std::move(value), std::move(rows), std::move(cols), &head);
   }
 
   // `computed`, with the cells the caller overrides for step `id` replaced.
@@ -345,7 +387,9 @@ class Forward {
 
   // Rows of head h's weights that are not what they seem: NaN from an
   // overflowing score, or uniform because a finite fill masked every key.
-  void warn_about_rows(std::size_t h, const arma::mat& masked, const arma::mat& weights) {
+  void warn_about_rows(Head& head, const arma::mat& masked, const arma::mat& weights) {
+    const std::size_t h = head.h;
+    std::vector<std::string>& warnings = head.warnings;
     const std::vector<std::string>& tokens = lesson_.tokens;
     if (!weights.is_finite()) {
       const arma::vec row_max = arma::max(masked, 1);
@@ -358,7 +402,7 @@ class Forward {
       }
       for (std::size_t i = 0; i < weights.n_rows; ++i)
         if (reported[i])
-          trace_.warnings.push_back(fmt::format(
+          warnings.push_back(fmt::format(
               "head{}.weights row {} ({}): not a number — a score of this row is infinite or NaN "
               "(head{}.scores overflowed double precision); use smaller inputs",
               h, i, tokens.at(i), h));
@@ -368,7 +412,7 @@ class Forward {
     const arma::uvec open_keys = arma::sum(arma::umat(trace_.mask == 0u), 1);
     for (std::size_t i = 0; i < trace_.mask.n_rows; ++i)
       if (open_keys(i) == 0)
-        trace_.warnings.push_back(fmt::format(
+        warnings.push_back(fmt::format(
             "head{}.weights row {} ({}): every key is masked, but the fill {} is finite, so the "
             "softmax is defined and the row comes out uniform (masked_row is not used). On paper "
             "exp({}) underflows to 0, so head{}.exp and head{}.row_sum show 0 and E/Σ would be "
@@ -399,19 +443,19 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   pass.projection("K", "Keys", StepKind::projection, source, "W_K", lesson.W_K, lesson.b_K, keys);
   pass.projection("V", "Values", StepKind::projection, source, "W_V", lesson.W_V, lesson.b_V, keys);
 
-  // 3. Attention, head by head.
-  for (std::size_t h = 0; h < lesson.heads; ++h) {
-    pass.split(h, HeadStep::Q, "Q", lesson.d_k, queries);  // head{h}.Q:(n,d_k)
-    pass.split(h, HeadStep::K, "K", lesson.d_k, keys);     // head{h}.K:(m,d_k)
-    pass.split(h, HeadStep::V, "V", lesson.d_v, keys);     // head{h}.V:(m,d_v)
-    pass.scores(h);                                        // (n,m) = Q_h·K_hᵀ
-    pass.scaled(h);                                        // (n,m) = scores / s
-    pass.masked(h);                                        // (n,m): masked cells := fill
-    pass.exp(h);                                           // (n,m) = exp(masked)
-    pass.row_sum(h);                                       // (n,1) = Σ_j exp
-    pass.weights(h);                                       // (n,m) = softmax(masked)
-    pass.context(h);                                       // (n,d_v) = weights·V_h
-  }
+  // 3. Attention, head by head (the heads are independent: computed side by side).
+  pass.each_head([&](Head& head) {
+    pass.split(head, HeadStep::Q, "Q", lesson.d_k, queries);  // head{h}.Q:(n,d_k)
+    pass.split(head, HeadStep::K, "K", lesson.d_k, keys);     // head{h}.K:(m,d_k)
+    pass.split(head, HeadStep::V, "V", lesson.d_v, keys);     // head{h}.V:(m,d_v)
+    pass.scores(head);                                        // (n,m) = Q_h·K_hᵀ
+    pass.scaled(head);                                        // (n,m) = scores / s
+    pass.masked(head);                                        // (n,m): masked cells := fill
+    pass.exp(head);                                           // (n,m) = exp(masked)
+    pass.row_sum(head);                                       // (n,1) = Σ_j exp
+    pass.weights(head);                                       // (n,m) = softmax(masked)
+    pass.context(head);                                       // (n,d_v) = weights·V_h
+  });
 
   // 4. How the heads compare (004 section 5.3): heads.mean, heads.max:(n,m).
   if (lesson.heads > 1) pass.head_summaries();

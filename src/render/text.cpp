@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/number_text.hpp"
+#include "core/parallel.hpp"
 #include "core/pipeline.hpp"
 #include "render/formula.hpp"
 #include "render/numbers.hpp"
@@ -104,27 +105,33 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
   if (!lesson.story.empty() && options.steps.empty())
     out += "\n" + lesson.story + (lesson.story.ends_with('\n') ? "" : "\n");
 
-  bool explained_softmax = false;
-  for (const Step* step : steps) {
+  // Each step's block on its own (the summaries of big matrices are most of
+  // the work), side by side, then in trace order. The first weights step says
+  // why the softmax subtracts the row max.
+  const auto first_weights = std::find_if(
+      steps.begin(), steps.end(), [](const Step* step) { return step->kind == StepKind::weights; });
+  std::vector<std::string> blocks(steps.size());
+  parallel_for(steps.size(), [&](std::size_t k) {
+    const Step* step = steps[k];
+    std::string& block = blocks[k];
     const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
     const std::string title = fmt::format("Step {} · {} · {}", number, step->id, step->name);
     std::string rule;
     for (std::size_t i = display_width(title); i < 72; ++i) rule += "─";
-    out += fmt::format("\n── {} {}\n", title, rule);
+    block += fmt::format("\n── {} {}\n", title, rule);
     const StepFormula f = step_formula(lesson, trace, *step);
-    out += fmt::format("  {}\n  shapes: {}\n", f.text, f.shapes);
-    if (step->kind == StepKind::weights && !explained_softmax) {
-      out +=
+    block += fmt::format("  {}\n  shapes: {}\n", f.text, f.shapes);
+    if (first_weights != steps.end() && *first_weights == step)
+      block +=
           "  (subtracting the row max changes nothing: the factor exp(-max) cancels between\n"
           "   numerator and denominator; it only keeps exp() from overflowing)\n";
-      explained_softmax = true;
-    }
-    write_matrix(out, *step, options);
+    write_matrix(block, *step, options);
     if (const CellExpansion* e = expansion_for(options, step->id))
-      out += "  " + expansion_text(*e, options.precision) + "\n";
+      block += "  " + expansion_text(*e, options.precision) + "\n";
     for (const std::string& w : trace.warnings)
-      if (w.starts_with(step->id + " ")) out += "  warning: " + w + "\n";
-  }
+      if (w.starts_with(step->id + " ")) block += "  warning: " + w + "\n";
+  });
+  for (const std::string& block : blocks) out += block;
   if (!trace.warnings.empty()) {
     out += "\nwarnings:\n";
     for (const std::string& w : trace.warnings) out += "  " + w + "\n";

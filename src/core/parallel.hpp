@@ -1,0 +1,15 @@
+// Independent pieces of work, shared among the machine's cores.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace attn {
+
+// Calls work(i) for every i in [0, count), on up to as many threads as the
+// machine has cores (the calling thread is one of them). Each i runs once; the
+// order is not fixed, so work(i) must write only what belongs to i. After all
+// have run, the exception of the lowest i that threw, if any, is rethrown.
+void parallel_for(std::size_t count, const std::function<void(std::size_t)>& work);
+
+}  // namespace attn
