@@ -28,17 +28,13 @@ std::size_t step_index(const Trace& trace, const std::string& id) {
   return trace.steps.size();
 }
 
-double half_unit_of(int decimals) {
-  return 0.5 * std::pow(10.0, -decimals);
-}
-
 // What a number written with d decimals stands for, unless the answer gives a
 // tolerance: half a unit in its last decimal, plus half a unit two decimals
 // further, because a learner who keeps 5 decimals and rounds what they write
 // rounds twice (0.433497 kept as 0.43350, written 0.434).
 double tolerance_of(const Answer& answer, const WrittenNumber& n) {
   if (answer.tolerance) return *answer.tolerance;
-  return half_unit_of(n.decimals) + half_unit_of(n.decimals + 2);
+  return half_unit(n.decimals) + half_unit(n.decimals + 2);
 }
 
 // The decimals a written value needs to show `value`: the exercise's answer
@@ -80,7 +76,7 @@ void add_learner_values(Overrides& overrides, BoundsMap& ranges, const AnswerVer
     it->second.given(cell.row, cell.col) = 1;
     // An imprecise number is taken at the precision it should have had.
     const double radius =
-        cell.verdict == Verdict::imprecise ? half_unit_of(cell.required_decimals) : cell.tolerance;
+        cell.verdict == Verdict::imprecise ? half_unit(cell.required_decimals) : cell.tolerance;
     r->second.lo(cell.row, cell.col) = cell.given.value - radius;
     r->second.hi(cell.row, cell.col) = cell.given.value + radius;
   }
