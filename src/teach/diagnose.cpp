@@ -104,14 +104,15 @@ void explain(Diagnosis& d) {
 }
 
 Diagnoser::Diagnoser(const Lesson& lesson, Backend& backend, Overrides learner_values,
-                     BoundsMap learner_bounds, std::map<std::string, int> decimals_by_step)
+                     BoundsMap learner_bounds, const Trace& base, const BoundsMap& base_bounds,
+                     std::map<std::string, int> decimals_by_step)
     : lesson_(lesson),
       backend_(backend),
       learner_(std::move(learner_values)),
       learner_bounds_(std::move(learner_bounds)),
       decimals_by_step_(std::move(decimals_by_step)),
-      base_(run_pipeline(lesson, backend, learner_)),
-      base_bounds_(trace_bounds(base_, learner_, learner_bounds_)) {}
+      base_(base),
+      base_bounds_(base_bounds) {}
 
 void Diagnoser::build_method_mistakes() {
   method_.emplace();

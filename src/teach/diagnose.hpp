@@ -61,9 +61,12 @@ class Diagnoser {
   // mistakes are recognised on top of them, as the learner worked from them.
   // `decimals_by_step` are the decimals the learner wrote for each step they
   // answered (used by `rounding`).
-  // `learner_bounds` are the ranges the learner's written values stand for.
+  // `learner_bounds` are the ranges the learner's written values stand for;
+  // `base` and `base_bounds` are the trace run with `learner_values` and its
+  // bounds, which the caller has computed already (they must outlive this).
   Diagnoser(const Lesson& lesson, Backend& backend, Overrides learner_values,
-            BoundsMap learner_bounds, std::map<std::string, int> decimals_by_step);
+            BoundsMap learner_bounds, const Trace& base, const BoundsMap& base_bounds,
+            std::map<std::string, int> decimals_by_step);
 
   // Every diagnosis that explains `written` at step[row, col] within
   // `tolerance`, in precedence order; empty for a right or an unrelated value.
@@ -100,8 +103,8 @@ class Diagnoser {
   Overrides learner_;
   BoundsMap learner_bounds_;
   std::map<std::string, int> decimals_by_step_;
-  Trace base_;
-  BoundsMap base_bounds_;
+  const Trace& base_;
+  const BoundsMap& base_bounds_;
   std::optional<std::vector<Mistaken>> method_;                            // built on first use
   std::map<std::tuple<std::string, int, std::string>, Mistaken> rounded_;  // (step, d, only)
 };

@@ -245,7 +245,8 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
         } else {
           cell.verdict = Verdict::wrong;
           if (!diagnoser)
-            diagnoser.emplace(lesson, backend, earlier, earlier_ranges, decimals_by_step);
+            diagnoser.emplace(lesson, backend, earlier, earlier_ranges, carried, bounds,
+                              decimals_by_step);
           cell.diagnoses = diagnoser->diagnose(answer.step, cell.row, cell.col, g, cell.tolerance,
                                                cell.given.decimals, this_answer);
         }
