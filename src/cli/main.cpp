@@ -5,10 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "backend/blas_setup.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 
 int main(int argc, char** argv) {
+  attn::tune_blas(argv);  // may start the program again with the right BLAS kernel
+
   CLI::App app{"attn-trace: the Transformer attention computation, step by step", "attn-trace"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "attn-trace 0.1");

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""How attn-trace runs OpenBLAS (src/backend/blas_setup.hpp): on a CPU with
+AVX2 or AVX-512 it never computes with OpenBLAS's generic Prescott kernels,
+restarting itself once when OpenBLAS has fallen back to them; a kernel the
+user chose (OPENBLAS_CORETYPE) is kept; the restarted program gets the same
+arguments and input, and its numbers equal those of the generic kernels to
+1e-12. OPENBLAS_VERBOSE=2 makes OpenBLAS print "Core: NAME" each time it loads.
+Skipped (exit 77) when the BLAS under the binary is not OpenBLAS.
+
+Usage: test_blas.py PATH/TO/attn-trace
+"""
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+BIN = sys.argv[1]
+SRC = pathlib.Path(__file__).resolve().parent.parent.parent
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args, env_extra=None, stdin=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "GOTO_", "OMP_"))}
+    env["OPENBLAS_VERBOSE"] = "2"
+    env.update(env_extra or {})
+    result = subprocess.run([BIN, *args], capture_output=True, text=True, env=env, input=stdin)
+    cores = re.findall(r"^Core: (\S+)", result.stderr, re.M)
+    return result, cores
+
+
+def cpu_flags():
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    line = re.search(r"^flags\s*:(.*)$", text, re.M)
+    return set(line.group(1).split()) if line else set()
+
+
+def numbers(value, out):
+    """Every number of a JSON document, in order."""
+    if isinstance(value, bool) or value is None:
+        return out
+    if isinstance(value, (int, float)):
+        out.append(float(value))
+    elif isinstance(value, dict):
+        for v in value.values():
+            numbers(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            numbers(v, out)
+    return out
+
+
+_, cores = run("--version")
+if not cores:
+    print("SKIP: the BLAS under attn-trace is not OpenBLAS (no 'Core:' line with OPENBLAS_VERBOSE=2)")
+    sys.exit(77)
+
+flags = cpu_flags()
+avx512 = {"avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512cd"} <= flags
+avx2 = {"avx2", "fma"} <= flags
+expected = "SkylakeX" if avx512 else "Haswell" if avx2 else None
+print(f"OpenBLAS loads with core {cores[0]}; CPU has AVX-512: {avx512}, AVX2+FMA: {avx2}")
+
+# 1. The kernel the program computes with.
+result, cores = run("run", "river-bank", "--format", "json")
+check(result.returncode == 0, f"run river-bank exits 0, got {result.returncode}: {result.stderr}")
+if expected:
+    check(cores[-1] != "Prescott", f"computes with {cores[-1]} on a CPU with {expected}'s features")
+if cores[0] == "Prescott" and expected:
+    check(cores == ["Prescott", expected],
+          f"restarts exactly once, with {expected}: OpenBLAS loaded as {cores}")
+else:
+    check(len(cores) == 1, f"no restart when OpenBLAS's own kernel stands: loaded as {cores}")
+
+# 2. The user's kernel is kept: one load, no restart.
+generic, cores_user = run("run", "river-bank", "--format", "json",
+                          env_extra={"OPENBLAS_CORETYPE": "Prescott"})
+check(cores_user == ["Prescott"], f"OPENBLAS_CORETYPE=Prescott is kept: loaded as {cores_user}")
+
+# 3. Same arguments, same numbers: every number of the trace within 1e-12.
+a, b = numbers(json.loads(result.stdout), []), numbers(json.loads(generic.stdout), [])
+check(len(a) == len(b) and len(a) > 100, f"both traces have the same numbers ({len(a)} vs {len(b)})")
+worst = max((abs(x - y) / max(1.0, abs(y)) for x, y in zip(a, b) if x != y), default=0.0)
+check(worst <= 1e-12, f"the kernels agree to 1e-12 (worst relative difference {worst:.3g})")
+print(f"{len(a)} numbers, worst difference between kernels {worst:.3g}")
+
+# 4. Input on stdin reaches the restarted program untouched.
+lesson = (SRC / "lessons" / "river-bank.toml").read_text(encoding="utf-8")
+piped, _ = run("run", "/dev/stdin", "--format", "json", stdin=lesson)
+check(piped.returncode == 0 and numbers(json.loads(piped.stdout), []) == a,
+      f"a lesson on stdin gives the same trace as by name: exit {piped.returncode} {piped.stderr}")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("ok")
