@@ -7,7 +7,8 @@
 namespace attn {
 
 // What a command reports back to main(): its exit code when it does not
-// throw (0 success, 1 a check or verify found a mismatch).
+// throw (0 success, 1 a check or verify found a mismatch, or mark could not
+// mark every student).
 struct CommandContext {
   int exit_code = 0;
 };
@@ -18,6 +19,7 @@ void setup_verify(CLI::App& app, CommandContext& context);
 void setup_exercise(CLI::App& app, CommandContext& context);
 void setup_check(CLI::App& app, CommandContext& context);
 void setup_golden(CLI::App& app, CommandContext& context);
+void setup_mark(CLI::App& app, CommandContext& context);
 
 // Writes `text` to standard output in one piece.
 void write_stdout(const std::string& text);

@@ -13,6 +13,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "render/escape.hpp"
+#include "teach/answer_template.hpp"
 #include "teach/exercise.hpp"
 #include "teach/exercise_sheets.hpp"
 
@@ -68,7 +69,8 @@ std::string index_markdown(const ExerciseOptions& o, const std::vector<Exercise>
   }
   out += "| Student | Variant | Draws | Files |\n|---|---|---:|---|\n";
   for (const Exercise& e : exercises) {
-    std::string files = fmt::format("[lesson]({}/lesson.toml)", e.student.slug);
+    std::string files =
+        fmt::format("[lesson]({0}/lesson.toml) [answers]({0}/answers.toml)", e.student.slug);
     const std::pair<const char*, const char*> kinds[] = {
         {"markdown", "md"}, {"latex", "tex"}, {"html", "html"}};
     for (const auto& [format, ext] : kinds)
@@ -88,6 +90,7 @@ std::vector<OutputFile> exercise_files(const ExerciseOptions& o,
     const std::string dir = e.student.slug;
     const SheetModel model = make_sheet_model(o.spec, e);
     files.emplace_back(dir + "/lesson.toml", e.lesson_toml);
+    files.emplace_back(dir + "/answers.toml", answers_template(model));
     if (wants(o, "markdown")) {
       files.emplace_back(dir + "/sheet.md", render_sheet_markdown(model, false));
       files.emplace_back(dir + "/key.md", render_sheet_markdown(model, true));

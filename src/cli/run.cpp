@@ -61,7 +61,7 @@ void run_command(const RunOptions& o) {
   render.precision = o.precision;
   render.color = use_color(o.color);
   render.summary = o.summary;
-  render.steps = o.steps;
+  for (const std::string& step : o.steps) render.steps.push_back(trace.id_of(step));
   if (o.head >= 0) render.head = static_cast<std::size_t>(o.head);
   if (!o.expand.empty()) {
     const auto [row, col] = parse_expand(o.expand);
@@ -99,7 +99,8 @@ void setup_run(CLI::App& app, CommandContext& /*context*/) {
       ->check(CLI::IsMember({"text", "json", "markdown", "latex"}));
   run->add_option("--backend", options->backend, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  run->add_option("--step", options->steps, "Show only these step ids (e.g. head0.weights)");
+  run->add_option("--step", options->steps,
+                  "Show only these step ids (e.g. head0.weights, or weights for head 0)");
   run->add_option("--head", options->head, "Show only this head's per-head steps")
       ->check(CLI::Range(0, 1 << 20));
   run->add_option("--precision", options->precision, "Decimals shown (default 4)")

@@ -26,7 +26,7 @@ void verify_command(const VerifyOptions& o, CommandContext& context) {
   const Lesson lesson = find_lesson(o.lesson);
   const std::unique_ptr<Backend> backend = make_backend("cpu");
   const Trace truth = run_pipeline(lesson, *backend);
-  const std::vector<Answer> answers = load_answers_file(o.answers, truth);
+  const std::vector<Answer> answers = load_answers_file(o.answers, lesson, truth);
   const VerifyReport report = verify_answers(lesson, *backend, answers);
   write_stdout(o.format == "json" ? verify_report_json(lesson, report)
                                   : verify_report_text(lesson, truth, report, o.answers));

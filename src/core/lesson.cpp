@@ -290,7 +290,11 @@ class LessonParser {
   void read_exercise(const toml::table& root) {
     const toml::table* t = toml_.table(root, "exercise");
     if (!t) return;
-    toml_.require_known_keys(*t, "exercise", {"ask", "answer_decimals"});
+    toml_.require_known_keys(*t, "exercise", {"ask", "answer_decimals", "student", "variant"});
+    if (const toml::node* n = t->get("student"))
+      lesson_.student = toml_.string(*n, "exercise.student");
+    if (const toml::node* n = t->get("variant"))
+      lesson_.variant = toml_.string(*n, "exercise.variant");
     if (const toml::node* n = t->get("ask")) lesson_.asked = toml_.strings(*n, "exercise.ask");
     if (const toml::node* n = t->get("answer_decimals")) {
       const long long d = toml_.integer(*n, "exercise.answer_decimals");

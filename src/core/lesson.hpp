@@ -19,6 +19,7 @@ enum class PositionalEncoding { none, sinusoidal };
 struct WrittenNumber {
   double value = 0.0;
   int decimals = 0;
+  bool blank = false;  // "" in an answers file: not answered (value is NaN)
 };
 
 // Half a unit in the last written decimal: 1.68 -> 0.005, 2 -> 0.5.
@@ -97,9 +98,11 @@ struct Lesson {
   std::optional<arma::rowvec> b_Q, b_K, b_V, b_O;
 
   // [exercise] (a lesson written by `exercise`): the steps its sheet asks for,
-  // and the decimals answers are to be written with.
+  // the decimals answers are to be written with, and whose variant it is.
   std::vector<std::string> asked;
   std::optional<int> answer_decimals;
+  std::string student;  // "" when not an exercise
+  std::string variant;  // the student's stream, 16 hex digits
 
   std::vector<Claim> claims;
 

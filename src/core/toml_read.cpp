@@ -226,6 +226,9 @@ WrittenNumber TomlReader::stated_number(const toml::node& node, std::string_view
 
 WrittenNumber TomlReader::read_number(const toml::node& node, NumberRules rules,
                                       std::string& error) const {
+  if (rules.blank && node.is_string() &&
+      node.as_string()->get().find_first_not_of(' ') == std::string::npos)
+    return {arma::datum::nan, 0, true};
   if (rules.stated) {
     if (node.is_floating_point() && !std::isfinite(node.as_floating_point()->get()))
       return {node.as_floating_point()->get(), 0};
@@ -352,7 +355,9 @@ std::pair<std::size_t, std::size_t> TomlReader::cell(const toml::node& node,
   return {static_cast<std::size_t>(r), static_cast<std::size_t>(c)};
 }
 
-StepValues TomlReader::step_values(const toml::node& item, const std::string& where) const {
+StepValues TomlReader::step_values(const toml::node& item, const std::string& where,
+                                   bool blanks) const {
+  const NumberRules rules{.stated = true, .blank = blanks};
   const toml::table& t = *item.as_table();
   StepValues out;
   out.key = where;
@@ -379,21 +384,23 @@ StepValues TomlReader::step_values(const toml::node& item, const std::string& wh
       fail(&item, where + ".value",
            values ? "a single cell takes value = <number>, not values"
                   : "a single cell needs value = <number>");
-    out.values = {{stated_number(*value, where + ".value")}};
+    std::string error;
+    out.values = {{read_number(*value, rules, error)}};
+    if (!error.empty()) fail(value, where + ".value", error);
   } else if (row) {
     const long long r = integer(*row, where + ".row");
     if (r < 0) fail(row, where + ".row", "rows are counted from 0");
     out.where = {CellSelector::Kind::row, static_cast<std::size_t>(r), 0};
     out.where_line = line_of(row);
     if (!values) fail(&item, where + ".values", "a row needs values = [...]");
-    out.values = {number_row(*values, where + ".values", true)};
+    out.values = {read_row(*values, where + ".values", rules)};
   } else {
     if (!values)
       fail(&item, where + ".values",
            value ? "a single value needs cell = [r, c] (or give row = r, or the whole matrix "
                    "with values = [[...]])"
                  : "a whole matrix needs values = [[...]]");
-    out.values = number_matrix(*values, where + ".values", true);
+    out.values = read_matrix(*values, where + ".values", rules);
   }
   return out;
 }

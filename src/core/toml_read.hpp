@@ -57,8 +57,10 @@ class TomlReader {
 
   // The step, cell/row/matrix, value(s) and tolerance of a [[claim]] or
   // [[answer]] table named `where` (e.g. "answer[2]"); other keys are the
-  // caller's to check. Values may be non-finite (stated_number).
-  StepValues step_values(const toml::node& item, const std::string& where) const;
+  // caller's to check. Values may be non-finite (stated_number); with
+  // `blanks`, a value may be "" (a cell left blank: WrittenNumber::blank).
+  StepValues step_values(const toml::node& item, const std::string& where,
+                         bool blanks = false) const;
 
  private:
   // What the readers below read: non-finite values too (as stated_number()),
@@ -66,6 +68,7 @@ class TomlReader {
   struct NumberRules {
     bool stated = false;
     bool decimals = true;
+    bool blank = false;  // "" (or spaces) is a blank cell
   };
   // number() or stated_number() without the key: when `node` is not such a
   // number, `error` is set to the message for fail(). Callers build the key

@@ -3,20 +3,37 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "core/error.hpp"
 
 namespace attn {
 
-std::string head_step_id(std::size_t head, HeadStep step) {
-  static constexpr const char* names[] = {"Q",      "K",   "V",       "scores",  "scaled",
+namespace {
+
+constexpr const char* kHeadStepNames[] = {"Q",      "K",   "V",       "scores",  "scaled",
                                           "masked", "exp", "row_sum", "weights", "context"};
-  return fmt::format("head{}.{}", head, names[static_cast<int>(step)]);
+
+}  // namespace
+
+std::string head_step_id(std::size_t head, HeadStep step) {
+  return fmt::format("head{}.{}", head, kHeadStepNames[static_cast<int>(step)]);
 }
 
 const Step* Trace::find(std::string_view id) const {
   for (const Step& step : steps)
     if (step.id == id) return &step;
   return nullptr;
+}
+
+std::string Trace::id_of(std::string_view name) const {
+  if (find(name)) return std::string(name);
+  for (int k = 0; k < static_cast<int>(std::size(kHeadStepNames)); ++k)
+    if (name == kHeadStepNames[k]) {
+      const std::string id = head_step_id(0, static_cast<HeadStep>(k));
+      if (find(id)) return id;
+    }
+  return std::string(name);
 }
 
 const Step& Trace::at(std::string_view id) const {

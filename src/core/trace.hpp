@@ -87,6 +87,10 @@ struct Trace {
   double scale = 1.0;                 // the divisor of head{h}.scaled
 
   const Step* find(std::string_view id) const;
+  // The step id a person means by `name`: an id as it is, or a per-head
+  // step's short name for head 0 ("weights" -> "head0.weights", as exercise
+  // sheets write them). `name` itself when no step has it.
+  std::string id_of(std::string_view name) const;
   // The step `step` read as its input number `i` (Operation::inputs).
   const Step& input(const Step& step, std::size_t i) const { return at(step.made.inputs.at(i)); }
   // Throws InputError listing the valid ids when `id` is not a step.

@@ -30,11 +30,28 @@ struct Answer : StepValues {
 // Parses the answers and checks each against the trace's steps. Throws
 // InputError naming `origin`, the line and key, and the fix: an unknown step
 // (listing the valid ids), a cell or row outside the step (giving its shape),
-// a row or matrix of the wrong shape, a value that is not a number.
+// a row or matrix of the wrong shape, a value that is not a number. A step may
+// be named by its short name for head 0 ("weights": head0.weights); the
+// answers hold the full id. A value "" is a blank cell: not answered.
 std::vector<Answer> parse_answers(std::string_view toml_text, const std::string& origin,
                                   const Trace& trace);
 
-// Reads and parses an answers file.
-std::vector<Answer> load_answers_file(const std::string& path, const Trace& trace);
+// Whose answers a file holds, when it says (the answers.toml templates that
+// `exercise` writes do, with top-level keys student and variant).
+struct AnswersFile {
+  std::string student;
+  std::string variant;
+  std::vector<Answer> answers;
+};
+
+AnswersFile parse_answers_file(std::string_view toml_text, const std::string& origin,
+                               const Trace& trace);
+
+// Reads the answers file at `path` for `lesson`. Throws InputError when the
+// file names a variant other than the lesson's (an exercise's [exercise]
+// variant), naming both students: one student's answers are never marked
+// against another's numbers.
+std::vector<Answer> load_answers_file(const std::string& path, const Lesson& lesson,
+                                      const Trace& trace);
 
 }  // namespace attn

@@ -279,9 +279,10 @@ std::string exercise_lesson_toml(const ExerciseSpec& spec, const Student& studen
   }
   out += "\n[weights]\n" + toml_matrix("W_Q", draw.W_Q, spec.decimals) +
          toml_matrix("W_K", draw.W_K, spec.decimals) + toml_matrix("W_V", draw.W_V, spec.decimals);
-  // What verify needs to mark the sheet: the steps asked, the answers' decimals.
-  out += fmt::format("\n[exercise]\nask = {}\nanswer_decimals = {}\n", json_strings(spec.ask),
-                     spec.answer_decimals);
+  // What verify and mark need: the steps asked, the answers' decimals, whose variant.
+  out += fmt::format(
+      "\n[exercise]\nask = {}\nanswer_decimals = {}\nstudent = {}\nvariant = \"{:016x}\"\n",
+      json_strings(spec.ask), spec.answer_decimals, json_string(student.name), stream);
   return out;
 }
 

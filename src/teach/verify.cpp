@@ -141,9 +141,10 @@ void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser) {
   for (AnswerCell& cell : a.cells)
     std::erase_if(cell.diagnoses, [&](const Diagnosis& d) {
       return !std::all_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& other) {
-        return diagnoser
-            .fits(d, a.answer.step, other.row, other.col, other.given.value, other.tolerance)
-            .value_or(true);
+        return other.given.blank ||
+               diagnoser
+                   .fits(d, a.answer.step, other.row, other.col, other.given.value, other.tolerance)
+                   .value_or(true);
       });
     });
 }
@@ -169,8 +170,16 @@ std::string_view verdict_name(Verdict verdict) {
 }
 
 VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
-                            const std::vector<Answer>& answers) {
+                            const std::vector<Answer>& all_answers) {
   VerifyReport report;
+  // An answer left wholly blank is no answer (its step may then be missing).
+  std::vector<Answer> answers;
+  for (const Answer& a : all_answers)
+    if (std::any_of(a.values.begin(), a.values.end(), [](const auto& row) {
+          return std::any_of(row.begin(), row.end(),
+                             [](const WrittenNumber& n) { return !n.blank; });
+        }))
+      answers.push_back(a);
   report.lesson_id = lesson.id;
   const Trace truth = run_pipeline(lesson, backend);
 
@@ -180,6 +189,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     for (std::size_t r = 0; r < a.values.size(); ++r)
       for (std::size_t c = 0; c < a.values[r].size(); ++c) {
         const WrittenNumber& n = a.values[r][c];
+        if (n.blank) continue;
         decimals_by_step[a.step] = std::max(decimals_by_step[a.step], n.decimals);
         given_by_step[a.step].push_back(
             {a.step_row(r), a.step_col(c), n.value, tolerance_of(a, n)});
@@ -213,8 +223,9 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     std::vector<WrittenCell> this_answer;
     for (std::size_t r = 0; r < answer.values.size(); ++r)
       for (std::size_t c = 0; c < answer.values[r].size(); ++c)
-        this_answer.push_back({answer.step_row(r), answer.step_col(c), answer.values[r][c].value,
-                               tolerance_of(answer, answer.values[r][c])});
+        if (!answer.values[r][c].blank)
+          this_answer.push_back({answer.step_row(r), answer.step_col(c), answer.values[r][c].value,
+                                 tolerance_of(answer, answer.values[r][c])});
     for (std::size_t r = 0; r < answer.values.size(); ++r)
       for (std::size_t c = 0; c < answer.values[r].size(); ++c) {
         AnswerCell cell;
@@ -223,6 +234,11 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
         cell.given = answer.values[r][c];
         cell.tolerance = tolerance_of(answer, cell.given);
         cell.expected = step.value(cell.row, cell.col);
+        if (cell.given.blank) {  // not answered
+          cell.verdict = Verdict::missing;
+          a.cells.push_back(std::move(cell));
+          continue;
+        }
         const double mid = carried.at(answer.step).value(cell.row, cell.col);
         if (!matches_written(mid, cell.expected, 0.0)) cell.carried_expected = mid;
         cell.carried_low = bounds.at(answer.step).lo(cell.row, cell.col);
@@ -268,6 +284,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
       best_fit(a, *diagnoser, given_by_step[answer.step]);
     }
     for (const AnswerCell& cell : a.cells) {
+      if (cell.verdict == Verdict::missing) continue;  // the answer is what was written
       a.verdict = std::max(a.verdict, cell.verdict);
       if (cell.verdict != Verdict::wrong) continue;
       const CarriedSource here{answer.step, cell.row, cell.col};
@@ -297,12 +314,14 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
 
     add_learner_values(as_given, ranges, a, truth);
     for (const AnswerCell& cell : a.cells)
-      if (cell.verdict != Verdict::ok && !first_differs.contains(answer.step))
+      if (cell.verdict != Verdict::ok && cell.verdict != Verdict::missing &&
+          !first_differs.contains(answer.step))
         first_differs[answer.step] = {answer.step, cell.row, cell.col,
                                       cell.verdict == Verdict::wrong};
   }
 
-  for (const std::string& asked : lesson.asked) {
+  for (const std::string& short_or_id : lesson.asked) {
+    const std::string asked = truth.id_of(short_or_id);
     if (!truth.find(asked))
       throw InputError(fmt::format("{}: key 'exercise.ask': unknown step id '{}'; valid ids: {}",
                                    lesson.origin, asked, fmt::join(truth.ids(), ", ")));
@@ -317,6 +336,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
       report.rounded += c.verdict == Verdict::rounded;
       report.imprecise += c.verdict == Verdict::imprecise;
       report.wrong += c.verdict == Verdict::wrong;
+      report.blank += c.verdict == Verdict::missing;
     }
     report.answers.push_back(std::move(a));
   }

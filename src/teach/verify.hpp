@@ -59,7 +59,9 @@ struct CarriedSource {
 
 struct AnswerVerdict {
   Answer answer;
-  Verdict verdict = Verdict::ok;            // wrong if any cell is, else carried if any is, else ok
+  // The worst verdict of its answered cells (a blank cell is `missing`, and
+  // an answer with no answered cell is dropped: its step is missing).
+  Verdict verdict = Verdict::ok;
   std::vector<AnswerCell> cells;            // one per number given, row by row
   std::vector<CarriedSource> carried_from;  // carried answers: the learner's earlier values used
   std::optional<Diagnosis> diagnosis;       // a label that explains every wrong cell of the answer
@@ -73,7 +75,8 @@ struct VerifyReport {
   std::optional<CarriedSource> first_wrong;  // earliest wrong cell, in trace order
   // Cells of each verdict (missing: steps), the same in the text and the JSON.
   std::size_t ok = 0, carried = 0, rounded = 0, imprecise = 0, wrong = 0;
-  bool passed() const { return wrong == 0 && imprecise == 0 && missing.empty(); }
+  std::size_t blank = 0;  // cells left blank ("") in the answers that were given
+  bool passed() const { return wrong == 0 && imprecise == 0 && missing.empty() && blank == 0; }
 };
 
 VerifyReport verify_answers(const Lesson& lesson, Backend& backend,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/expand.hpp"
 #include "core/number_text.hpp"
@@ -184,8 +185,8 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
 }
 
 // "10 values in 4 answers: 7 ok · 1 carried · 2 wrong": ok, carried and wrong
-// always, rounded, imprecise and missing when there are any; cells counted as
-// the JSON summary counts them.
+// always, rounded, imprecise, blank and missing when there are any; cells
+// counted as the JSON summary counts them.
 std::string summary_line(const VerifyReport& r) {
   std::size_t cells = 0;
   for (const AnswerVerdict& a : r.answers) cells += a.cells.size();
@@ -195,6 +196,7 @@ std::string summary_line(const VerifyReport& r) {
   for (const auto& [count, name] : others)
     if (count) counts += fmt::format(" · {} {}", count, name);
   counts += fmt::format(" · {} wrong", r.wrong);
+  if (r.blank) counts += fmt::format(" · {} blank", r.blank);
   if (!r.missing.empty()) counts += fmt::format(" · {} missing", r.missing.size());
   return fmt::format("{} value{} in {} answer{}: {}", cells, cells == 1 ? "" : "s",
                      r.answers.size(), r.answers.size() == 1 ? "" : "s", counts);
@@ -217,16 +219,24 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
     const AnswerVerdict& a = r.answers[i];
     const bool single = a.cells.size() == 1;
     std::size_t not_ok = 0;
-    for (const AnswerCell& c : a.cells) not_ok += c.verdict != Verdict::ok;
+    std::vector<std::string> blank;
+    for (const AnswerCell& c : a.cells) {
+      not_ok += c.verdict != Verdict::ok && !c.given.blank;
+      if (c.given.blank) blank.push_back(fmt::format("[{},{}]", c.row, c.col));
+    }
+    const std::size_t answered = a.cells.size() - blank.size();
     out +=
         fmt::format("\n{}. {} — {}", i + 1, answer_title(truth, a.answer), verdict_name(a.verdict));
     if (!single)
-      out += not_ok ? fmt::format(" ({} of {} values not ok)", not_ok, a.cells.size())
-                    : fmt::format(" (all {} values)", a.cells.size());
+      out += not_ok ? fmt::format(" ({} of {} values not ok)", not_ok, answered)
+                    : fmt::format(" (all {} values)", answered);
     out += fmt::format("   [line {}]\n", a.answer.line);
     if (std::any_of(a.cells.begin(), a.cells.end(),
                     [](const AnswerCell& c) { return c.verdict == Verdict::carried; }))
       out += "   " + carried_sentence(a.carried_from) + "\n";
+    if (!blank.empty())
+      out += fmt::format("   left blank ({} of {}): {}\n", blank.size(), a.cells.size(),
+                         fmt::join(blank, " "));
     if (a.verdict == Verdict::rounded)
       out += "   right except that an earlier value was rounded too early: partial credit\n";
     if (a.diagnosis) {
@@ -235,7 +245,7 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
         out += fmt::format("   also fits: {}\n", fmt::join(a.also_fits, ", "));
     }
     for (const AnswerCell& c : a.cells)
-      if (single || c.verdict != Verdict::ok || !c.note.empty())
+      if (!c.given.blank && (single || c.verdict != Verdict::ok || !c.note.empty()))
         write_cell(out, lesson, truth, a, c, single, said);
   }
   return wrapped(out, 100);
@@ -265,18 +275,19 @@ std::string verify_report_json(const Lesson& lesson, const VerifyReport& r) {
           "[{}], "
           "\"carried_expected\": {}, \"carried_range\": {}, \"carried_from\": [{}], \"note\": {}, "
           "\"required_decimals\": {}, \"answer\": {}, \"line\": {}, \"tolerance\": {}}}",
-          json_string(a.answer.step), c.row, c.col, json_number(c.given.value),
-          json_number(c.expected), json_string(verdict_name(c.verdict)),
-          d ? json_string(d->label) : "null", d ? json_string(d->detail) : "null",
-          d ? json_string(d->why) : "null", d ? json_string(d->lesson) : "null",
-          fmt::join(also, ", "), c.carried_expected ? json_number(*c.carried_expected) : "null",
+          json_string(a.answer.step), c.row, c.col,
+          c.given.blank ? "null" : json_number(c.given.value), json_number(c.expected),
+          json_string(verdict_name(c.verdict)), d ? json_string(d->label) : "null",
+          d ? json_string(d->detail) : "null", d ? json_string(d->why) : "null",
+          d ? json_string(d->lesson) : "null", fmt::join(also, ", "),
+          c.carried_expected ? json_number(*c.carried_expected) : "null",
           c.carried_expected
               ? fmt::format("[{}, {}]", json_number(c.carried_low), json_number(c.carried_high))
               : "null",
           c.verdict == Verdict::carried ? fmt::format("{}", fmt::join(carried_from, ", ")) : "",
           c.note.empty() ? "null" : json_string(c.note),
           c.verdict == Verdict::imprecise ? std::to_string(c.required_decimals) : "null", i + 1,
-          a.answer.line, json_number(c.tolerance)));
+          a.answer.line, c.given.blank ? "null" : json_number(c.tolerance)));
     }
   }
   for (const std::string& step : r.missing)
@@ -288,9 +299,9 @@ std::string verify_report_json(const Lesson& lesson, const VerifyReport& r) {
                                           : "null";
   return fmt::format(
       "{{\"lesson\": {},\n \"first_wrong\": {},\n \"summary\": {{\"ok\": {}, \"carried\": {}, "
-      "\"rounded\": {}, \"imprecise\": {}, \"wrong\": {}, \"missing\": {}}},\n \"answers\": [\n  "
-      "{}\n ]}}\n",
-      json_string(lesson.id), first, r.ok, r.carried, r.rounded, r.imprecise, r.wrong,
+      "\"rounded\": {}, \"imprecise\": {}, \"wrong\": {}, \"blank\": {}, \"missing\": {}}},\n "
+      "\"answers\": [\n  {}\n ]}}\n",
+      json_string(lesson.id), first, r.ok, r.carried, r.rounded, r.imprecise, r.wrong, r.blank,
       r.missing.size(), fmt::join(entries, ",\n  "));
 }
 

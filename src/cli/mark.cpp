@@ -1,0 +1,78 @@
+// `attn-trace mark DIR`: every student folder of an exercise marked in one
+// run; writes DIR/marks.csv, DIR/summary.md and a feedback.md per student.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "teach/mark.hpp"
+
+namespace attn {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct MarkOptions {
+  std::string dir;
+  std::string points;
+  bool force = false;
+};
+
+void mark_command(const MarkOptions& o, CommandContext& context) {
+  const auto start = std::chrono::steady_clock::now();
+  const fs::path dir(o.dir);
+  const MarkScheme scheme = o.points.empty() ? MarkScheme{} : read_mark_scheme(o.points);
+  const std::vector<StudentMark> marks = mark_class(dir, scheme, o.points);
+
+  std::vector<std::pair<fs::path, std::string>> files = {
+      {dir / "marks.csv", marks_csv(marks)}, {dir / "summary.md", class_summary(marks)}};
+  for (const StudentMark& m : marks) files.emplace_back(dir / m.folder / "feedback.md", m.feedback);
+  if (!o.force)
+    for (const auto& [path, content] : files)
+      if (std::error_code ec; fs::exists(path, ec))
+        throw InputError(fmt::format(
+            "{} exists (from an earlier mark?); add --force to replace marks.csv, summary.md and "
+            "the feedback.md files, or move it away",
+            path.string()));
+  for (const auto& [path, content] : files) write_file_atomically(path.string(), content);
+
+  std::size_t marked = 0;
+  for (const StudentMark& m : marks) marked += m.problem.empty();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string out = fmt::format(
+      "marked {} of {} student(s) in {:.1f} s; wrote {}, {} and {} "
+      "feedback.md\n",
+      marked, marks.size(), seconds, (dir / "marks.csv").string(), (dir / "summary.md").string(),
+      marks.size());
+  for (const StudentMark& m : marks)
+    if (!m.problem.empty()) out += fmt::format("not marked: {}: {}\n", m.folder, m.problem);
+  write_stdout(out);
+  context.exit_code = marked == marks.size() ? 0 : 1;
+}
+
+}  // namespace
+
+void setup_mark(CLI::App& app, CommandContext& context) {
+  auto options = std::make_shared<MarkOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "mark", "Mark a class: every student folder of an exercise, into marks.csv and feedback");
+  cmd->add_option("dir", options->dir, "The folder that attn-trace exercise --out wrote")
+      ->required();
+  cmd->add_option("--points", options->points,
+                  "TOML file: points per asked step, and what carried, rounded and imprecise "
+                  "values earn (docs/marking.md)");
+  cmd->add_flag("--force", options->force,
+                "Replace marks.csv, summary.md and feedback.md from an earlier mark");
+  cmd->callback([options, &context] { mark_command(*options, context); });
+}
+
+}  // namespace attn

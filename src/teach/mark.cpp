@@ -1,0 +1,454 @@
+// Marking a class: each student folder verified and scored, then the
+// gradebook, the feedback files and the class summary written from the marks.
+#include "teach/mark.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "backend/backend.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/parallel.hpp"
+#include "core/pipeline.hpp"
+#include "core/toml_read.hpp"
+#include "render/numbers.hpp"
+#include "teach/answers.hpp"
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kLessonFile = "lesson.toml";
+constexpr const char* kAnswersFile = "answers.toml";
+
+// Points as people write them: "2", "1.5", "0.33" (two decimals at most).
+std::string points_text(double points) {
+  std::string s = fmt::format("{:.2f}", points);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s == "-0" ? "0" : s;
+}
+
+// "head0.scores[1,2] (cat, sat)"
+std::string cell_text(const Trace& truth, const std::string& step, std::size_t row,
+                      std::size_t col) {
+  const Step& s = truth.at(step);
+  return fmt::format("{}[{},{}] ({}, {})", step, row, col, s.rows.at(row), s.cols.at(col));
+}
+
+// The diagnosis that names the mistake of a wrong cell: the cell's own first
+// one, else the one its whole answer has.
+const Diagnosis* cell_diagnosis(const AnswerVerdict& a, const AnswerCell& c) {
+  if (!c.diagnoses.empty()) return &c.diagnoses.front();
+  return a.diagnosis ? &*a.diagnosis : nullptr;
+}
+
+// The answer and the cell of `report` at the first wrong value, if it has one.
+std::pair<const AnswerVerdict*, const AnswerCell*> first_wrong_cell(const VerifyReport& report) {
+  if (!report.first_wrong) return {nullptr, nullptr};
+  const CarriedSource& w = *report.first_wrong;
+  for (const AnswerVerdict& a : report.answers)
+    for (const AnswerCell& c : a.cells)
+      if (a.answer.step == w.step && c.row == w.row && c.col == w.col &&
+          c.verdict == Verdict::wrong)
+        return {&a, &c};
+  return {nullptr, nullptr};
+}
+
+// The counts of a step's cells as a phrase: "6 right, 3 right on your own numbers".
+std::string cells_phrase(const StepMark& s) {
+  const std::pair<std::size_t, const char*> parts[] = {
+      {s.ok, "right"},
+      {s.carried, "right on your own earlier numbers"},
+      {s.rounded, "off only by rounding too early"},
+      {s.imprecise, "right but with too few decimals"},
+      {s.wrong, "wrong"},
+      {s.blank, "not answered"}};
+  std::vector<std::string> out;
+  for (const auto& [count, words] : parts)
+    if (count) out.push_back(fmt::format("{} {}", count, words));
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
+// The asked steps' marks: each cell earns its share of the step's points times
+// the credit of its verdict; a cell no answer gives earns nothing (blank).
+std::vector<StepMark> step_marks(const Lesson& lesson, const Trace& truth,
+                                 const VerifyReport* report, const MarkScheme& scheme) {
+  std::vector<std::string> asked;
+  for (const std::string& name : lesson.asked) asked.push_back(truth.id_of(name));
+  if (asked.empty() && report)  // not an exercise: the steps answered
+    for (const AnswerVerdict& a : report->answers)
+      if (std::find(asked.begin(), asked.end(), a.answer.step) == asked.end())
+        asked.push_back(a.answer.step);
+  std::vector<StepMark> out;
+  for (const std::string& id : asked) {
+    StepMark s;
+    s.step = id;
+    s.out_of = scheme.points_for(truth, id);
+    const arma::mat& value = truth.at(id).value;
+    // Each cell once, with its best verdict if it was answered twice.
+    std::map<std::pair<std::size_t, std::size_t>, Verdict> cells;
+    if (report)
+      for (const AnswerVerdict& a : report->answers)
+        if (a.answer.step == id)
+          for (const AnswerCell& c : a.cells) {
+            const auto [it, fresh] = cells.try_emplace({c.row, c.col}, c.verdict);
+            if (!fresh) it->second = std::min(it->second, c.verdict);
+          }
+    double earned = 0;
+    for (std::size_t r = 0; r < value.n_rows; ++r)
+      for (std::size_t c = 0; c < value.n_cols; ++c) {
+        const auto it = cells.find({r, c});
+        const Verdict v = it == cells.end() ? Verdict::missing : it->second;
+        earned += scheme.credit(v);
+        s.ok += v == Verdict::ok;
+        s.carried += v == Verdict::carried;
+        s.rounded += v == Verdict::rounded;
+        s.imprecise += v == Verdict::imprecise;
+        s.wrong += v == Verdict::wrong;
+        s.blank += v == Verdict::missing;
+      }
+    s.points = s.out_of * earned / static_cast<double>(value.n_elem);
+    out.push_back(s);
+  }
+  return out;
+}
+
+// The keys of the scheme's points that name one of `steps`.
+std::set<std::string> keys_used(const MarkScheme& scheme, const Trace& truth,
+                                const std::vector<StepMark>& steps) {
+  std::set<std::string> out;
+  for (const auto& [name, value] : scheme.points)
+    for (const StepMark& s : steps)
+      if (truth.id_of(name) == s.step) out.insert(name);
+  return out;
+}
+
+std::string feedback_markdown(const StudentMark& m, const Trace& truth, const VerifyReport& report,
+                              const std::string& folder) {
+  std::string out = fmt::format(
+      "# Feedback: {}\n\nVariant {} · marked from {}/{} · **{} of {} "
+      "points**\n\n| Step | Points | Your values |\n|---|---:|---|\n",
+      m.name, m.variant, folder, kAnswersFile, points_text(m.total), points_text(m.out_of));
+  for (const StepMark& s : m.steps)
+    out += fmt::format("| {} | {} of {} | {} |\n", s.step, points_text(s.points),
+                       points_text(s.out_of), cells_phrase(s));
+  if (const auto [a, c] = first_wrong_cell(report); c) {
+    out += fmt::format("\n- **First mistake:** {}: you wrote {}; the value is {}.\n",
+                       cell_text(truth, a->answer.step, c->row, c->col),
+                       format_fixed(c->given.value, c->given.decimals),
+                       format_fixed(c->expected, std::max(c->given.decimals, 1) + 1));
+    if (const Diagnosis* d = cell_diagnosis(*a, *c)) {
+      out += fmt::format("- **What went wrong:** {} — {}\n", d->label, d->detail);
+      if (!d->why.empty())
+        out += fmt::format("- **Why:** {} See lesson {} (`attn-trace run {}`).\n", d->why,
+                           d->lesson, d->lesson);
+    } else {
+      out +=
+          "- **What went wrong:** none of the common mistakes gives this value; redo the "
+          "cell's arithmetic step by step.\n";
+    }
+  } else if (m.total >= m.out_of) {
+    out += "\nEvery asked value is right.\n";
+  }
+  std::vector<std::string> carried;
+  for (const StepMark& s : m.steps)
+    if (s.carried) carried.push_back(s.step);
+  if (!carried.empty())
+    out += fmt::format(
+        "\n**Carried credit:** your {} {} right on your own earlier numbers, so a mistake is "
+        "counted once, where it was made.\n",
+        fmt::join(carried, " and "), carried.size() == 1 ? "is" : "are");
+  out += fmt::format("\nEvery value, cell by cell: `attn-trace verify {0}/{1} --answers {0}/{2}`\n",
+                     folder, kLessonFile, kAnswersFile);
+  return out;
+}
+
+// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_row(const std::vector<std::string>& fields) {
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csv_field(fields[i]);
+  return out + "\r\n";
+}
+
+// Markdown table cell: no pipe or line break.
+std::string md_cell(std::string text) {
+  for (char& c : text)
+    if (c == '|' || c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+}  // namespace
+
+double MarkScheme::points_for(const Trace& trace, const std::string& step) const {
+  for (const auto& [name, value] : points)
+    if (trace.id_of(name) == step) return value;
+  return default_points;
+}
+
+double MarkScheme::credit(Verdict verdict) const {
+  switch (verdict) {
+    case Verdict::ok:
+      return ok;
+    case Verdict::carried:
+      return carried;
+    case Verdict::rounded:
+      return rounded;
+    case Verdict::imprecise:
+      return imprecise;
+    case Verdict::wrong:
+    case Verdict::missing:
+      return 0;
+  }
+  return 0;
+}
+
+MarkScheme read_mark_scheme(const std::string& path) {
+  TomlReader toml(read_file(path), path);
+  toml.require_known_keys(toml.root(), "", {"points", "credit"});
+  MarkScheme scheme;
+  auto non_negative = [&](const toml::node& n, const std::string& key) {
+    const double v = toml.number(n, key).value;
+    if (v < 0) toml.fail(&n, key, "points cannot be negative");
+    return v;
+  };
+  if (const toml::table* t = toml.table(toml.root(), "points"))
+    for (const auto& [key, node] : *t) {
+      const std::string name(key.str());
+      if (name == "default")
+        scheme.default_points = non_negative(node, "points.default");
+      else
+        scheme.points[name] = non_negative(node, "points." + name);
+    }
+  if (const toml::table* t = toml.table(toml.root(), "credit")) {
+    toml.require_known_keys(*t, "credit", {"carried", "rounded", "imprecise"});
+    const std::pair<const char*, double*> fractions[] = {{"carried", &scheme.carried},
+                                                         {"rounded", &scheme.rounded},
+                                                         {"imprecise", &scheme.imprecise}};
+    for (const auto& [key, into] : fractions)
+      if (const toml::node* n = t->get(key)) {
+        const std::string where = fmt::format("credit.{}", key);
+        *into = toml.number(*n, where).value;
+        if (*into < 0 || *into > 1)
+          toml.fail(n, where, "a credit is the fraction of the points a value earns: 0 to 1");
+      }
+  }
+  return scheme;
+}
+
+StudentMark mark_student(const fs::path& class_dir, const std::string& folder,
+                         const MarkScheme& scheme) {
+  StudentMark m;
+  m.folder = folder;
+  m.name = folder;
+  const fs::path dir = class_dir / folder;
+  try {
+    const Lesson lesson = load_lesson_file((dir / kLessonFile).string());
+    if (!lesson.student.empty()) m.name = lesson.student;
+    m.variant = lesson.variant;
+    const std::unique_ptr<Backend> backend = make_backend("cpu");
+    const Trace truth = run_pipeline(lesson, *backend);
+    const fs::path answers_path = dir / kAnswersFile;
+    std::error_code ec;
+    if (!fs::exists(answers_path, ec)) {
+      m.steps = step_marks(lesson, truth, nullptr, scheme);
+      m.point_keys_used = keys_used(scheme, truth, m.steps);
+      for (const StepMark& s : m.steps) m.out_of += s.out_of;
+      m.problem = fmt::format("no {} in {}", kAnswersFile, folder);
+    } else {
+      const std::vector<Answer> answers = load_answers_file(answers_path.string(), lesson, truth);
+      const VerifyReport report = verify_answers(lesson, *backend, answers);
+      m.steps = step_marks(lesson, truth, &report, scheme);
+      m.point_keys_used = keys_used(scheme, truth, m.steps);
+      for (const StepMark& s : m.steps) {
+        m.total += s.points;
+        m.out_of += s.out_of;
+      }
+      if (const auto [a, c] = first_wrong_cell(report); c) {
+        m.first_wrong = fmt::format("{}[{},{}]", a->answer.step, c->row, c->col);
+        if (const Diagnosis* d = cell_diagnosis(*a, *c)) m.mistake = d->label;
+      }
+      m.feedback = feedback_markdown(m, truth, report, folder);
+    }
+  } catch (const InputError& e) {
+    m.problem = e.what();
+  }
+  if (!m.problem.empty())
+    m.feedback = fmt::format("# Feedback: {}\n\nNot marked: {}\n", m.name, m.problem);
+  return m;
+}
+
+std::vector<std::string> student_folders(const fs::path& class_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(class_dir, ec))
+    throw InputError(
+        fmt::format("{}: not a folder; give the folder that attn-trace exercise "
+                    "--out wrote",
+                    class_dir.string()));
+  std::vector<std::string> folders;
+  for (const fs::directory_entry& entry : fs::directory_iterator(class_dir, ec))
+    if (entry.is_directory() && fs::exists(entry.path() / kLessonFile))
+      folders.push_back(entry.path().filename().string());
+  if (ec)
+    throw InputError(
+        fmt::format("{}: cannot list the folder: {}", class_dir.string(), ec.message()));
+  std::sort(folders.begin(), folders.end());
+  if (folders.empty())
+    throw InputError(fmt::format(
+        "{}: no student folders (sub-folders with a {}); give the folder that attn-trace "
+        "exercise --out wrote",
+        class_dir.string(), kLessonFile));
+  return folders;
+}
+
+std::vector<StudentMark> mark_class(const fs::path& class_dir, const MarkScheme& scheme,
+                                    const std::string& points_file) {
+  const std::vector<std::string> folders = student_folders(class_dir);
+  std::vector<StudentMark> marks(folders.size());
+  parallel_for(folders.size(),
+               [&](std::size_t i) { marks[i] = mark_student(class_dir, folders[i], scheme); });
+  std::vector<std::string> asked;
+  for (const StudentMark& m : marks)
+    for (const StepMark& s : m.steps)
+      if (std::find(asked.begin(), asked.end(), s.step) == asked.end()) asked.push_back(s.step);
+  for (const auto& [name, value] : scheme.points)
+    if (std::none_of(marks.begin(), marks.end(),
+                     [&](const StudentMark& m) { return m.point_keys_used.contains(name); }))
+      throw InputError(fmt::format(
+          "{}: key 'points.{}': no student was asked for this step; the asked steps are {} "
+          "(a short name such as 'weights' means head 0)",
+          points_file, name, fmt::join(asked, ", ")));
+  return marks;
+}
+
+std::string marks_csv(const std::vector<StudentMark>& marks) {
+  // The columns of the steps: every asked step, in order of first appearance.
+  std::vector<std::pair<std::string, double>> steps;
+  for (const StudentMark& m : marks)
+    for (const StepMark& s : m.steps)
+      if (std::none_of(steps.begin(), steps.end(),
+                       [&](const auto& x) { return x.first == s.step; }))
+        steps.emplace_back(s.step, s.out_of);
+  std::vector<std::string> header = {"name", "folder", "variant"};
+  for (const auto& [step, out_of] : steps)
+    header.push_back(fmt::format("{} ({})", step, points_text(out_of)));
+  for (const char* column : {"total", "out of", "first wrong", "mistake", "problem"})
+    header.push_back(column);
+  std::string out = "\xEF\xBB\xBF" + csv_row(header);
+  for (const StudentMark& m : marks) {
+    std::vector<std::string> row = {m.name, m.folder, m.variant};
+    for (const auto& [step, out_of] : steps) {
+      const auto it = std::find_if(m.steps.begin(), m.steps.end(),
+                                   [&](const StepMark& s) { return s.step == step; });
+      row.push_back(it == m.steps.end() ? "" : points_text(it->points));
+    }
+    row.push_back(points_text(m.total));
+    row.push_back(points_text(m.out_of));
+    row.push_back(m.first_wrong);
+    row.push_back(m.mistake);
+    row.push_back(m.problem);
+    out += csv_row(row);
+  }
+  return out;
+}
+
+std::string class_summary(const std::vector<StudentMark>& marks) {
+  std::size_t marked = 0;
+  double total = 0, out_of = 0;
+  for (const StudentMark& m : marks)
+    if (m.problem.empty()) {
+      ++marked;
+      total += m.total;
+      out_of = std::max(out_of, m.out_of);
+    }
+  std::string out = fmt::format("# Class summary\n\n{} student{} · {} marked", marks.size(),
+                                marks.size() == 1 ? "" : "s", marked);
+  if (marked < marks.size()) out += fmt::format(" · {} not marked (below)", marks.size() - marked);
+  if (marked)
+    out += fmt::format(" · mean {} of {} points", points_text(total / static_cast<double>(marked)),
+                       points_text(out_of));
+  out += "\n";
+
+  // The first mistake of each student, grouped: what to re-teach first.
+  std::map<std::string, std::vector<std::string>> by_mistake;
+  std::size_t unexplained = 0;
+  for (const StudentMark& m : marks) {
+    if (m.first_wrong.empty()) continue;
+    if (m.mistake.empty())
+      ++unexplained;
+    else
+      by_mistake[m.mistake].push_back(m.name);
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> ranked(by_mistake.begin(),
+                                                                       by_mistake.end());
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& x, const auto& y) { return x.second.size() > y.second.size(); });
+  out += "\n## What to re-teach\n\nThe mistake behind each student's first wrong value.\n\n";
+  if (ranked.empty() && unexplained == 0) {
+    out += "No student made a mistake.\n";
+  } else {
+    out += "| Mistake | Students | Who | See lesson |\n|---|---:|---|---|\n";
+    for (const auto& [label, names] : ranked) {
+      Diagnosis d;
+      d.label = label;
+      explain(d);
+      out += fmt::format("| {} | {} | {} | {} |\n", label, names.size(),
+                         md_cell(fmt::format("{}", fmt::join(names, ", "))),
+                         d.lesson.empty() ? "" : d.lesson);
+    }
+    if (unexplained)
+      out += fmt::format("| none of the common mistakes (arithmetic) | {} | | |\n", unexplained);
+  }
+
+  // Each step across the class.
+  std::vector<std::string> steps;
+  for (const StudentMark& m : marks)
+    for (const StepMark& s : m.steps)
+      if (std::find(steps.begin(), steps.end(), s.step) == steps.end()) steps.push_back(s.step);
+  out +=
+      "\n## Steps\n\n| Step | Mean points | Full marks | Some wrong | Some blank |\n"
+      "|---|---:|---:|---:|---:|\n";
+  for (const std::string& step : steps) {
+    double sum = 0, of = 0;
+    std::size_t n = 0, full = 0, wrong = 0, blank = 0;
+    for (const StudentMark& m : marks) {
+      if (!m.problem.empty()) continue;
+      for (const StepMark& s : m.steps) {
+        if (s.step != step) continue;
+        ++n;
+        sum += s.points;
+        of = s.out_of;
+        full += s.points >= s.out_of;
+        wrong += s.wrong > 0;
+        blank += s.blank > 0;
+      }
+    }
+    out += fmt::format("| {} | {} of {} | {} | {} | {} |\n", step,
+                       n ? points_text(sum / static_cast<double>(n)) : "-", points_text(of), full,
+                       wrong, blank);
+  }
+
+  if (marked < marks.size()) {
+    out += "\n## Not marked\n\n| Student | Folder | Problem |\n|---|---|---|\n";
+    for (const StudentMark& m : marks)
+      if (!m.problem.empty())
+        out += fmt::format("| {} | {} | {} |\n", md_cell(m.name), md_cell(m.folder),
+                           md_cell(m.problem));
+  }
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,84 @@
+// Marking a class (docs/marking.md): every student folder that `exercise`
+// wrote, its answers.toml verified against its own lesson.toml, scored with
+// points, and written up as a gradebook (marks.csv), a short feedback file per
+// student and a class summary of the mistakes made.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "teach/verify.hpp"
+
+namespace attn {
+
+// What each asked step is worth and what fraction of a cell's share each
+// status earns. A step's points are shared equally among its cells.
+struct MarkScheme {
+  std::map<std::string, double> points;                        // step id or short name -> points
+  double default_points = 1;                                   // a step not in `points`
+  double ok = 1, carried = 1, rounded = 0.5, imprecise = 0.5;  // wrong, blank: 0
+
+  double points_for(const Trace& trace, const std::string& step) const;
+  double credit(Verdict verdict) const;
+};
+
+// Reads a points file (TOML):
+//   [points]          # per asked step, by id or short name; others default
+//   scores = 2
+//   "head0.weights" = 3
+//   default = 1
+//   [credit]          # the fraction of a cell's points, 0 to 1
+//   carried = 1
+//   rounded = 0.5
+//   imprecise = 0.5
+// Throws InputError naming the file, key and line for anything else.
+MarkScheme read_mark_scheme(const std::string& path);
+
+struct StepMark {
+  std::string step;  // the asked step's id
+  double points = 0, out_of = 0;
+  std::size_t ok = 0, carried = 0, rounded = 0, imprecise = 0, wrong = 0, blank = 0;
+};
+
+struct StudentMark {
+  std::string folder;  // the student's folder, relative to the class folder
+  std::string name, variant;
+  std::vector<StepMark> steps;  // the asked steps, in the lesson's order
+  double total = 0, out_of = 0;
+  std::string first_wrong;  // "head0.scores[1,2]", or "" when nothing is wrong
+  std::string mistake;      // the diagnosis of the first wrong value, "" when none is named
+  std::string problem;      // why the folder could not be marked ("" when it was)
+  std::string feedback;     // feedback.md for the student
+  std::set<std::string> point_keys_used;  // keys of MarkScheme::points naming an asked step
+};
+
+// Marks one student folder (lesson.toml and answers.toml). A problem with the
+// folder's files (missing, unreadable, another student's answers) is recorded
+// in `problem`, never thrown: one student's file does not stop the class.
+StudentMark mark_student(const std::filesystem::path& class_dir, const std::string& folder,
+                         const MarkScheme& scheme);
+
+// The student folders of `class_dir`: the order of roster.csv when there is
+// one, else every sub-folder holding a lesson.toml, by name. Throws
+// InputError when there are none.
+std::vector<std::string> student_folders(const std::filesystem::path& class_dir);
+
+// Every student folder, marked side by side on the machine's cores. Throws
+// InputError naming `points_file` when a key of scheme.points names a step no
+// student was asked for (a typo would otherwise silently score 1 point).
+std::vector<StudentMark> mark_class(const std::filesystem::path& class_dir,
+                                    const MarkScheme& scheme, const std::string& points_file);
+
+// marks.csv: UTF-8 with a byte-order mark (so that spreadsheet programs read
+// the names right), RFC 4180 quoting, one row per student.
+std::string marks_csv(const std::vector<StudentMark>& marks);
+
+// summary.md: the class at a glance and what to re-teach: how many students
+// made each mistake, and each step's mean score.
+std::string class_summary(const std::vector<StudentMark>& marks);
+
+}  // namespace attn
