@@ -62,9 +62,8 @@ struct StudentMark {
 StudentMark mark_student(const std::filesystem::path& class_dir, const std::string& folder,
                          const MarkScheme& scheme);
 
-// The student folders of `class_dir`: the order of roster.csv when there is
-// one, else every sub-folder holding a lesson.toml, by name. Throws
-// InputError when there are none.
+// The student folders of `class_dir`: every sub-folder holding a lesson.toml,
+// sorted by name (byte order). Throws InputError when there are none.
 std::vector<std::string> student_folders(const std::filesystem::path& class_dir);
 
 // Every student folder, marked side by side on the machine's cores. Throws

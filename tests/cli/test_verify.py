@@ -52,7 +52,7 @@ r = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--fo
 check(r.returncode == 1, "json: exit 1")
 doc = json.loads(r.stdout)
 check(doc["first_wrong"] == {"step": "K", "cell": [1, 3]}, f"json first_wrong: {doc['first_wrong']}")
-check(doc["summary"] == {"ok": 7, "carried": 1, "rounded": 0, "imprecise": 0, "wrong": 2, "missing": 0},
+check(doc["summary"] == {"ok": 7, "carried": 1, "rounded": 0, "imprecise": 0, "wrong": 2, "blank": 0, "missing": 0},
       f"json summary counts cells, as the text does: {doc['summary']}")
 entries = {(a["step"], tuple(a["cell"])): a for a in doc["answers"]}
 for a in doc["answers"]:

@@ -3,8 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <memory>
 #include <set>
 
+#include "backend/backend.hpp"
 #include "backend/cpu_backend.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
@@ -27,6 +29,18 @@ TEST_CASE("head_step_id spells the per-head ids") {
   CHECK(attn::head_step_id(1, attn::HeadStep::row_sum) == "head1.row_sum");
   CHECK(attn::head_step_id(12, attn::HeadStep::Q) == "head12.Q");
   CHECK(attn::head_step_id(3, attn::HeadStep::context) == "head3.context");
+}
+
+TEST_CASE("id_of: an id as it is, a head-0 step by its short name, anything else unchanged") {
+  const std::unique_ptr<attn::Backend> cpu = attn::make_backend("cpu");
+  const attn::Trace two = attn::run_pipeline(attn::find_lesson("two-heads"), *cpu);
+  CHECK(two.id_of("weights") == "head0.weights");
+  CHECK(two.id_of("row_sum") == "head0.row_sum");
+  CHECK(two.id_of("Q") == "Q");  // the projection, not head0.Q
+  CHECK(two.id_of("head1.scores") == "head1.scores");
+  CHECK(two.id_of("concat") == "concat");
+  CHECK(two.id_of("weight") == "weight");  // unknown: at() then lists the ids
+  CHECK(two.find(two.id_of("context")) == two.find("head0.context"));
 }
 
 TEST_CASE("every step reads only earlier steps, and its operation fits its inputs") {

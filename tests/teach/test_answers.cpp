@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
 
 #include "backend/backend.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
@@ -110,6 +112,71 @@ TEST_CASE("answers: every bad answer is an error naming the file, line, key and 
     CHECK(error_of("[[answer]]\nstep = \"Q\"\nvalue = 1\n").find("needs cell = [r, c]") !=
           std::string::npos);
   }
+}
+
+}  // namespace attn
+
+namespace attn {
+
+TEST_CASE("answers: a blank cell \"\" is not answered, and a short name means head 0") {
+  const AnswersFile file = parse_answers_file(R"(
+student = "Ada"
+variant = "00000000000000ff"
+[[answer]]
+step = "scores"
+row = 1
+values = ["", "1.5", " ", "2"]
+)",
+                                              "mine.toml", river_bank());
+  CHECK(file.student == "Ada");
+  CHECK(file.variant == "00000000000000ff");
+  REQUIRE(file.answers.size() == 1);
+  const Answer& a = file.answers[0];
+  CHECK(a.step == "head0.scores");
+  REQUIRE(a.values.size() == 1);
+  REQUIRE(a.values[0].size() == 4);
+  CHECK(a.values[0][0].blank);
+  CHECK(std::isnan(a.values[0][0].value));
+  CHECK_FALSE(a.values[0][1].blank);
+  CHECK(a.values[0][1].value == 1.5);
+  CHECK(a.values[0][1].decimals == 1);
+  CHECK(a.values[0][2].blank);
+  CHECK(a.values[0][3].value == 2);
+}
+
+TEST_CASE("answers: another student's variant is refused, naming both students") {
+  Lesson lesson = find_lesson("river-bank");
+  lesson.student = "Bo";
+  lesson.variant = "0000000000000001";
+  const std::unique_ptr<Backend> cpu = make_backend("cpu");
+  const Trace truth = run_pipeline(lesson, *cpu);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "attn-test-answers-identity.toml").string();
+  write_file_atomically(path,
+                        "student = \"Ada\"\nvariant = \"00000000000000ff\"\n[[answer]]\nstep = "
+                        "\"head0.scores\"\ncell = [0, 0]\nvalue = \"\"\n");
+  std::string message;
+  try {
+    load_answers_file(path, lesson, truth);
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  std::filesystem::remove(path);
+  CHECK(message.find("the answers of Ada (variant 00000000000000ff)") != std::string::npos);
+  CHECK(message.find("the exercise of Bo (variant 0000000000000001)") != std::string::npos);
+  lesson.variant = "00000000000000ff";  // the same variant: read
+  write_file_atomically(path,
+                        "variant = \"00000000000000ff\"\n[[answer]]\nstep = "
+                        "\"head0.scores\"\ncell = [0, 0]\nvalue = \"1.5\"\n");
+  const std::vector<Answer> mine = load_answers_file(path, lesson, truth);
+  std::filesystem::remove(path);
+  REQUIRE(mine.size() == 1);
+  CHECK(mine[0].values[0][0].value == 1.5);
+}
+
+TEST_CASE("answers: a blank claim value is still an error (blanks are for answers only)") {
+  CHECK(error_of("[[answer]]\nstep = \"head0.scores\"\ncell = [0, 0]\nvalue = \"x\"\n")
+            .find("\"x\" is not a number") != std::string::npos);
 }
 
 }  // namespace attn

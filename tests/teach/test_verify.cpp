@@ -275,6 +275,53 @@ TEST_CASE("a masked score written -1e9 is the mask, with a note, but 0 is not") 
   CHECK(zero.wrong == 1);
 }
 
+TEST_CASE("blank cells: not answered, never ok — a wholly blank answer is a missing step") {
+  const Lesson lesson = parse_lesson(R"(
+[input]
+tokens = ["a", "b"]
+X = [[1.0, 0.0], [0.0, 1.0]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+[exercise]
+ask = ["scores", "weights"]
+answer_decimals = 3
+)",
+                                     "ex.toml");
+  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  const Trace truth = run_pipeline(lesson, *backend);
+  const VerifyReport r = verify_answers(
+      lesson, *backend,
+      parse_answers("[[answer]]\nstep = \"scores\"\nvalues = [[\"1.000\", \"\"], "
+                    "[\"0.500\", \"1.000\"]]\n"
+                    "[[answer]]\nstep = \"weights\"\nvalues = [[\"\", \"\"], [\"\", \"\"]]\n",
+                    "t", truth));
+  CHECK(r.ok == 2);
+  CHECK(r.wrong == 1);  // 0.500 for 0
+  CHECK(r.blank == 1);
+  REQUIRE(r.answers.size() == 1);  // the blank weights are no answer
+  CHECK(r.answers[0].verdict == Verdict::wrong);
+  REQUIRE(r.answers[0].cells.size() == 4);
+  CHECK(r.answers[0].cells[1].verdict == Verdict::missing);  // [0,1], row by row
+  CHECK(r.answers[0].cells[1].given.blank);
+  REQUIRE(r.missing.size() == 1);
+  CHECK(r.missing[0] == "head0.weights");  // [exercise] ask by short name
+  CHECK_FALSE(r.passed());
+  // Only blanks left: everything else right still does not pass.
+  const VerifyReport almost = verify_answers(
+      lesson, *backend,
+      parse_answers("[[answer]]\nstep = \"head0.scores\"\nvalues = [[\"1.000\", \"\"], "
+                    "[\"0.000\", \"1.000\"]]\n[[answer]]\nstep = \"head0.weights\"\n"
+                    "values = [[\"0.670\", \"0.330\"], [\"0.330\", \"0.670\"]]\n",
+                    "t", truth));
+  CHECK(almost.ok == 7);
+  CHECK(almost.blank == 1);
+  CHECK(almost.wrong == 0);
+  CHECK(almost.answers[0].verdict == Verdict::ok);
+  CHECK_FALSE(almost.passed());
+}
+
 TEST_CASE("missing: a step the exercise asks that no answer gives") {
   const Lesson lesson = parse_lesson(R"(
 [input]

@@ -1,0 +1,40 @@
+// The answers template: it reads back as an answers file, says whose it is,
+// and leaves every asked cell blank (verify then marks every step missing).
+#include <doctest/doctest.h>
+
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "support/sheet_fixture.hpp"
+#include "teach/answer_template.hpp"
+#include "teach/answers.hpp"
+#include "teach/verify.hpp"
+
+TEST_CASE("answers template: every asked cell blank, with the student and variant") {
+  const testsupport::SheetFixture f("José Núñez");
+  const std::string text = attn::answers_template(f.model);
+  const attn::AnswersFile file = attn::parse_answers_file(text, "answers.toml", f.exercise.trace);
+  CHECK(file.student == "José Núñez");
+  CHECK(file.variant == f.model.variant);
+  CHECK(file.variant == f.exercise.lesson.variant);
+  REQUIRE(file.answers.size() == f.model.asked.size());
+  for (std::size_t i = 0; i < file.answers.size(); ++i) {
+    const attn::Answer& a = file.answers[i];
+    CHECK(a.step == f.model.asked[i].id);
+    const arma::mat& value = f.exercise.trace.at(a.step).value;
+    REQUIRE(a.values.size() == value.n_rows);
+    for (const auto& row : a.values) {
+      REQUIRE(row.size() == value.n_cols);
+      for (const attn::WrittenNumber& n : row) CHECK(n.blank);
+    }
+  }
+  // The tokens label the rows, in comments.
+  CHECK(text.find("],  # the\n") != std::string::npos);
+  CHECK(text.find("],  # sat\n") != std::string::npos);
+  const std::unique_ptr<attn::Backend> cpu = attn::make_backend("cpu");
+  const attn::VerifyReport r = attn::verify_answers(f.exercise.lesson, *cpu, file.answers);
+  CHECK(r.answers.empty());
+  CHECK(r.missing == f.exercise.asked);
+  CHECK(r.ok + r.carried + r.wrong + r.blank == 0);
+  CHECK_FALSE(r.passed());
+}
