@@ -48,7 +48,7 @@ TEST_CASE("moodle_category: names the seed, the shape, the decimals and the aske
         "decimal · answers 3 decimals · head0.scores head0.scaled head0.weights head0.context");
 }
 
-TEST_CASE("Moodle XML: a token and a command with < & ]]> } # are escaped; names stay out") {
+TEST_CASE("Moodle XML: odd tokens and file names escaped for XML, CDATA and cloze — no names") {
   testsupport::SheetFixture plain("Ann <&]]>}# Lee"), causal("Bob", true);
   const std::string token = "a<b&]]>}#{1:NUMERICAL:=9}";
   const std::string escaped = "a&lt;b&amp;]]&gt;&#125;&#35;&#123;1:NUMERICAL:=9&#125;";
@@ -63,7 +63,8 @@ TEST_CASE("Moodle XML: a token and a command with < & ]]> } # are escaped; names
   CHECK(count(xml, "<question type=\"cloze\">") == 2);
   // Every CDATA section ends where it should: one "]]>" per "<![CDATA[".
   CHECK(count(xml, "<![CDATA[") == count(xml, "]]>"));
-  CHECK(count(xml, escaped) == 2);  // in the inputs' and the asked table's labels
+  // The inputs' table, the asked table, and that table again in the feedback's key.
+  CHECK(count(xml, escaped) == 3);
   CHECK(xml.find("a<b") == std::string::npos);
   CHECK(xml.find("x]]&gt;&amp;&lt;y.txt") != std::string::npos);
   // No student's name: a random question gives a student any variant.
