@@ -7,8 +7,9 @@ For a few classes (the default shape; two heads with a causal mask, key padding
 and the masked scores asked; a roster of awkward names) moodle.xml must be:
 UTF-8 with an XML declaration, well-formed (xml.etree), shaped as Moodle's
 importer reads it (root <quiz>, one category question first, one cloze question
-per student, question text in CDATA with format html, no student names), and
-every sub-question must agree with an independent recomputation: each
+per student, question text in CDATA with format html, no student names; the
+sub-questions read with Moodle's own Cloze regexes), and every sub-question
+must agree with an independent recomputation: each
 student's lesson.toml recomputed with numpy (tests/crosscheck.py), every asked
 cell rounded to the answer decimals, the tolerance verify gives a number
 written with that many decimals. Exit 77 (skipped) without numpy.
@@ -28,9 +29,38 @@ import crosscheck  # noqa: E402  (exits 77 when numpy is missing)
 BIN = os.path.abspath(sys.argv[1])
 failures = []
 
-# A sub-question: {N:TYPE:alternatives}, ended by a } with no backslash before it.
-SUBQUESTION = re.compile(r"\{(\d*):([A-Z_]+):(.*?)(?<!\\)\}", re.S)
-NUMERICAL = re.compile(r"=(-?[0-9]+\.[0-9]+):([0-9]+\.[0-9]+)")
+# Moodle's own Cloze parser (question/type/multianswer/questiontype.php,
+# qtype_multianswer_extract_question), its regexes in Python's syntax: the
+# variable-width look-behind (?<!\\|&|&amp;) written as three.
+FRACTION = r"=|%(-?[0-9]+(?:[.,][0-9]*)?)%"
+ANSWER = r".+?(?<!\\)(?<!&)(?<!&amp;)(?=[~#}]|$)"
+FEEDBACK = r".*?(?<!\\)(?=[~}]|$)"
+ALTERNATIVE = f"({FRACTION})?({ANSWER})(#({FEEDBACK}))?"
+TYPES = ("(NUMERICAL|NM)|(MULTICHOICE|MC)|(MULTICHOICE_V|MCV)|(MULTICHOICE_H|MCH)|"
+         "(SHORTANSWER|SA|MW)|(SHORTANSWER_C|SAC|MWC)|"
+         "(MULTICHOICE_S|MCS)|(MULTICHOICE_VS|MCVS)|(MULTICHOICE_HS|MCHS)|"
+         "(MULTIRESPONSE|MR)|(MULTIRESPONSE_H|MRH)|(MULTIRESPONSE_S|MRS)|(MULTIRESPONSE_HS|MRHS)")
+SUBQUESTION = re.compile(r"\{([0-9]*):(" + TYPES + f"):({ALTERNATIVE}(~{ALTERNATIVE})*)\\}}", re.S)
+NUMBER = r"-?(([0-9]+[.,]?[0-9]*|[.,][0-9]+)([eE][-+]?[0-9]+)?)"
+NUMERICAL_ALTERNATIVE = re.compile(f"^({NUMBER})(:{NUMBER})?$", re.S)
+PLAIN_DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")
+
+
+def cloze_subquestions(text):
+    """[(mark, type, [(fraction, answer, tolerance or None)])] as Moodle reads them."""
+    found = []
+    while (m := SUBQUESTION.search(text)) is not None:
+        kind = "NUMERICAL" if m.group(3) else "SHORTANSWER" if m.group(7) else m.group(2)
+        alternatives, rest = [], m.group(16)
+        while rest and (alt := re.match("~?" + ALTERNATIVE, rest, re.S)) is not None:
+            answer, tol = alt.group(3), None
+            if kind == "NUMERICAL" and (num := NUMERICAL_ALTERNATIVE.match(answer)):
+                answer, tol = num.group(1), num.group(6)
+            alternatives.append((alt.group(1), answer, tol))
+            rest = rest[alt.end():]
+        found.append((m.group(1), kind, alternatives))
+        text = text[:m.start()] + f"{{#{len(found)}}}" + text[m.end():]
+    return found
 
 
 def check(condition, what):
@@ -80,19 +110,22 @@ def check_cells(label, subs, lesson):
              for r in range(steps[step].shape[0]) for c in range(steps[step].shape[1])]
     check(len(subs) == len(cells),
           f"{label}: {len(subs)} sub-questions for {len(cells)} asked cells")
-    for (step, r, c, x), (norm, kind, body) in zip(cells, subs):
+    for (step, r, c, x), (norm, kind, alternatives) in zip(cells, subs):
         where = f"{label}: {step}[{r},{c}]"
         check(norm == "1", f"{where}: mark {norm!r}, expected 1")
         if x == float("-inf"):
-            check(kind == "SHORTANSWER" and "=-inf" in body.split("~"),
-                  f"{where}: a masked cell should accept -inf, got {kind}:{body}")
+            check(kind == "SHORTANSWER" and ("=", "-inf", None) in alternatives,
+                  f"{where}: a masked cell should accept -inf, got {kind}:{alternatives}")
             continue
-        m = NUMERICAL.fullmatch(body)
-        check(kind == "NUMERICAL" and m is not None,
-              f"{where}: expected =VALUE:TOLERANCE in plain decimals, got {kind}:{body}")
-        if kind != "NUMERICAL" or m is None:
+        check(kind == "NUMERICAL" and len(alternatives) == 1 and alternatives[0][0] == "="
+              and alternatives[0][2] is not None,
+              f"{where}: expected one right NUMERICAL answer with a tolerance, got "
+              f"{kind}:{alternatives}")
+        if kind != "NUMERICAL" or len(alternatives) != 1 or alternatives[0][2] is None:
             continue
-        value, tol = m.groups()
+        _, value, tol = alternatives[0]
+        check(PLAIN_DECIMAL.fullmatch(value) and PLAIN_DECIMAL.fullmatch(tol),
+              f"{where}: {value}:{tol} are not plain decimals")
         check(value == key_text(x, decimals),
               f"{where}: value {value}, numpy gives {x!r} -> {key_text(x, decimals)}")
         check(Decimal(tol) == tolerance(decimals),
@@ -147,7 +180,7 @@ def check_bank(out, names, expect_in_text=()):
               f"{label} {variant}: <penalty> missing or <hidden> not 0")
         if variant in by_variant:
             folder, lesson = by_variant[variant]
-            check_cells(f"{label} {folder}", SUBQUESTION.findall(body), lesson)
+            check_cells(f"{label} {folder}", cloze_subquestions(body), lesson)
     check(seen == set(by_variant), f"{label}: variants {sorted(seen)} != {sorted(by_variant)}")
     return raw
 
