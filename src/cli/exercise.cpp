@@ -16,6 +16,7 @@
 #include "teach/answer_template.hpp"
 #include "teach/exercise.hpp"
 #include "teach/exercise_sheets.hpp"
+#include "teach/moodle.hpp"
 
 namespace attn {
 
@@ -67,6 +68,10 @@ std::string index_markdown(const ExerciseOptions& o, const std::vector<Exercise>
     if (wants(o, "html")) out += " [sheets.html](sheets.html), [keys.html](keys.html)";
     out += " (one student per page).\n\n";
   }
+  if (wants(o, "moodle"))
+    out +=
+        "Moodle question bank: [moodle.xml](moodle.xml), one Cloze question per variant "
+        "(Question bank > Import > Moodle XML; docs/exercises.md).\n\n";
   out += "| Student | Variant | Draws | Files |\n|---|---|---:|---|\n";
   for (const Exercise& e : exercises) {
     std::string files =
@@ -113,6 +118,7 @@ std::vector<OutputFile> exercise_files(const ExerciseOptions& o,
     files.emplace_back("sheets.html", render_sheet_html(models, false));
     files.emplace_back("keys.html", render_sheet_html(models, true));
   }
+  if (wants(o, "moodle")) files.emplace_back("moodle.xml", render_moodle_xml(o.spec, models));
   files.emplace_back("index.md", index_markdown(o, exercises));
   return files;
 }
@@ -143,7 +149,7 @@ void prepare_out_dir(const ExerciseOptions& o, const std::vector<Exercise>& exer
 
 void exercise_command(ExerciseOptions& o) {
   std::vector<std::string> formats;  // each once, in a fixed order
-  for (const char* format : {"markdown", "latex", "html"})
+  for (const char* format : {"markdown", "latex", "html", "moodle"})
     if (wants(o, format)) formats.push_back(format);
   o.formats = formats;
   ExerciseSpec& spec = o.spec;
@@ -197,8 +203,9 @@ void setup_exercise(CLI::App& app, CommandContext& /*context*/) {
                   "Decimals of the answers and the key (default: --decimals + 2)");
   cmd->add_option("--ask", spec.ask,
                   "Steps the student computes (default: scores scaled weights context of head 0)");
-  cmd->add_option("--format", options->formats, "markdown, latex and/or html (default markdown)")
-      ->check(CLI::IsMember({"markdown", "latex", "html"}));
+  cmd->add_option("--format", options->formats,
+                  "markdown, latex, html and/or moodle (default markdown)")
+      ->check(CLI::IsMember({"markdown", "latex", "html", "moodle"}));
   cmd->add_option("--out", options->out, "Folder to write into (must be empty unless --force)")
       ->required()
       ->check(CLI::Validator(

@@ -24,6 +24,10 @@ struct WrittenNumber {
 
 // Half a unit in the last written decimal: 1.68 -> 0.005, 2 -> 0.5.
 double half_unit(int decimals);
+// What verify allows a number written with `decimals` decimals: half a unit in
+// its last decimal plus half a unit two decimals further (a learner who keeps
+// two more decimals and rounds what they write rounds twice): 3 -> 0.000505.
+double written_tolerance(int decimals);
 
 // What part of a step a claim or an answer is about.
 struct CellSelector {

@@ -93,6 +93,10 @@ double half_unit(int decimals) {
   return 0.5 * std::pow(10.0, -decimals);
 }
 
+double written_tolerance(int decimals) {
+  return half_unit(decimals) + half_unit(decimals + 2);
+}
+
 arma::mat to_matrix(const std::vector<std::vector<WrittenNumber>>& numbers) {
   arma::mat m(numbers.size(), numbers.empty() ? 0 : numbers[0].size());
   for (std::size_t r = 0; r < m.n_rows; ++r)

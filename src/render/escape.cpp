@@ -1,4 +1,4 @@
-// Escaping text for LaTeX and Markdown.
+// Escaping text for LaTeX, Markdown and XML.
 #include "render/escape.hpp"
 
 #include <fmt/format.h>
@@ -127,6 +127,44 @@ std::string md_text(std::string_view s) {
     out += c;
   }
   return out;
+}
+
+std::string xml_text(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string xml_cdata(std::string_view s) {
+  constexpr std::string_view kEnd = "]]>";
+  std::string out = "<![CDATA[";
+  for (std::size_t pos = s.find(kEnd); pos != std::string_view::npos; pos = s.find(kEnd)) {
+    out += s.substr(0, pos + 2);  // "...]]" stays in this section,
+    out += "]]><![CDATA[";        // ">" opens the next one
+    s.remove_prefix(pos + 2);
+  }
+  out += s;
+  return out + "]]>";
 }
 
 }  // namespace attn

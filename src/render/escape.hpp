@@ -1,5 +1,5 @@
 // Escaping text for the markup formats, shared by every writer (trace,
-// --expand, sheets): one function per format.
+// --expand, sheets, the Moodle bank): one function per format.
 #pragma once
 
 #include <string>
@@ -16,5 +16,12 @@ std::string tex_text(std::string_view s);
 // Markdown: a backslash before the ASCII punctuation Markdown would read as
 // markup (also `|`, so table cells stay whole).
 std::string md_text(std::string_view s);
+
+// XML (and HTML) text and attribute values: & < > " ' as entities.
+std::string xml_text(std::string_view s);
+
+// `s` as one or more CDATA sections: "]]>" cannot occur inside one, so each
+// occurrence is split across two sections (]] ends one, > starts the next).
+std::string xml_cdata(std::string_view s);
 
 }  // namespace attn

@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "render/escape.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
 #include "teach/exercise_sheets.hpp"
@@ -31,40 +32,14 @@ section.student:last-child { page-break-after: auto; break-after: auto; }
 @media print { body { margin: 0; max-width: none; } @page { margin: 15mm; } th { background: none; } }
 )";
 
-std::string html_text(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // A table with labelled rows and columns; `cell` gives the <td> of (r, c).
 template <typename Cell>
 std::string html_table(const SheetMatrix& m, Cell cell) {
   std::string out = "<table>\n<tr><th></th>";
-  for (const std::string& c : m.cols) out += fmt::format("<th>{}</th>", html_text(c));
+  for (const std::string& c : m.cols) out += fmt::format("<th>{}</th>", xml_text(c));
   out += "</tr>\n";
   for (std::size_t r = 0; r < m.rows.size(); ++r) {
-    out += fmt::format("<tr><th>{}</th>", html_text(m.rows[r]));
+    out += fmt::format("<tr><th>{}</th>", xml_text(m.rows[r]));
     for (std::size_t c = 0; c < m.cols.size(); ++c) out += cell(r, c);
     out += "</tr>\n";
   }
@@ -73,29 +48,29 @@ std::string html_table(const SheetMatrix& m, Cell cell) {
 
 std::string html_values(const SheetMatrix& m, int decimals) {
   return html_table(m, [&](std::size_t r, std::size_t c) {
-    return fmt::format("<td>{}</td>", html_text(format_fixed(m.value(r, c), decimals)));
+    return fmt::format("<td>{}</td>", xml_text(format_fixed(m.value(r, c), decimals)));
   });
 }
 
 std::string html_step_heading(const SheetMatrix& m, const std::string& prefix, bool star) {
   return fmt::format(
       "<h3>{}<span class=\"id\">{}</span> — {}{}</h3>\n<p class=\"formula\">{} · shapes: {}</p>\n",
-      prefix, html_text(m.id), html_text(m.name), star && m.asked ? " ★" : "", html_text(m.formula),
-      html_text(m.shapes));
+      prefix, xml_text(m.id), xml_text(m.name), star && m.asked ? " ★" : "", xml_text(m.formula),
+      xml_text(m.shapes));
 }
 
 std::string html_student(const SheetModel& model, bool key) {
   std::string out =
       fmt::format("<section class=\"student\">\n<h1>{}</h1>\n<p class=\"meta\">{}</p>\n",
-                  html_text(sheet_title(model, key)), html_text(sheet_meta(model)));
-  if (key) out += fmt::format("<p>{}</p>\n", html_text(key_note(model)));
+                  xml_text(sheet_title(model, key)), xml_text(sheet_meta(model)));
+  if (key) out += fmt::format("<p>{}</p>\n", xml_text(key_note(model)));
   out += "<h2>Convention</h2>\n<ul>\n";
   for (const ConventionLine& line : model.convention)
-    out += fmt::format("<li>{}</li>\n", html_text(line.text));
+    out += fmt::format("<li>{}</li>\n", xml_text(line.text));
   out += "</ul>\n<h2>Given</h2>\n";
   for (const SheetMatrix& m : model.inputs)
-    out += fmt::format("<h3><span class=\"id\">{}</span> — {} ({})</h3>\n", html_text(m.id),
-                       html_text(m.name), html_text(m.shapes)) +
+    out += fmt::format("<h3><span class=\"id\">{}</span> — {} ({})</h3>\n", xml_text(m.id),
+                       xml_text(m.name), xml_text(m.shapes)) +
            html_values(m, model.input_decimals);
   if (!key) {
     out += "<h2>To compute</h2>\n";
@@ -114,10 +89,10 @@ std::string html_student(const SheetModel& model, bool key) {
   if (!model.worked.empty()) {
     out += "<h2>Worked cells</h2>\n";
     for (const CellExpansion& e : model.worked)
-      out += fmt::format("<h3><span class=\"id\">{}</span> [{}, {}] ({}, {})</h3>\n<pre>{}</pre>\n",
-                         html_text(e.step), e.row, e.col, html_text(e.row_label),
-                         html_text(e.col_label),
-                         html_text(expansion_text(e, model.answer_decimals + 2)));
+      out +=
+          fmt::format("<h3><span class=\"id\">{}</span> [{}, {}] ({}, {})</h3>\n<pre>{}</pre>\n",
+                      xml_text(e.step), e.row, e.col, xml_text(e.row_label), xml_text(e.col_label),
+                      xml_text(expansion_text(e, model.answer_decimals + 2)));
   }
   return out + "</section>\n";
 }
@@ -133,7 +108,7 @@ std::string render_sheet_html(const std::vector<SheetModel>& models, bool key) {
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
       "<style>\n{}</style>\n</head>\n<body>\n",
-      html_text(title), kStyle);
+      xml_text(title), kStyle);
   for (const SheetModel& model : models) out += html_student(model, key);
   return out + "</body>\n</html>\n";
 }

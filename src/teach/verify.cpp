@@ -29,12 +29,11 @@ std::size_t step_index(const Trace& trace, const std::string& id) {
 }
 
 // What a number written with d decimals stands for, unless the answer gives a
-// tolerance: half a unit in its last decimal, plus half a unit two decimals
-// further, because a learner who keeps 5 decimals and rounds what they write
-// rounds twice (0.433497 kept as 0.43350, written 0.434).
+// tolerance: written_tolerance, because a learner who keeps 5 decimals and
+// rounds what they write rounds twice (0.433497 kept as 0.43350, written 0.434).
 double tolerance_of(const Answer& answer, const WrittenNumber& n) {
   if (answer.tolerance) return *answer.tolerance;
-  return half_unit(n.decimals) + half_unit(n.decimals + 2);
+  return written_tolerance(n.decimals);
 }
 
 // The decimals a written value needs to show `value`: the exercise's answer

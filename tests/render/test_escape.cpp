@@ -37,3 +37,16 @@ TEST_CASE("md_text: Markdown's markup characters get a backslash, nothing else d
   CHECK(attn::md_text("*Ada* <b>") == "\\*Ada\\* \\<b\\>");
   CHECK(attn::md_text("0.5 - 1.2 + (x). 银行 √") == "0.5 - 1.2 + (x). 银行 √");
 }
+
+TEST_CASE("xml_text: the five XML specials as entities, everything else kept") {
+  CHECK(attn::xml_text("a<b & \"c\" 'd' e>") == "a&lt;b &amp; &quot;c&quot; &#39;d&#39; e&gt;");
+  CHECK(attn::xml_text("José 张伟 ]]> {x}") == "José 张伟 ]]&gt; {x}");
+}
+
+TEST_CASE("xml_cdata: a CDATA end marker inside is split across two sections") {
+  CHECK(attn::xml_cdata("<p>a & b</p>") == "<![CDATA[<p>a & b</p>]]>");
+  CHECK(attn::xml_cdata("") == "<![CDATA[]]>");
+  CHECK(attn::xml_cdata("a]]>b") == "<![CDATA[a]]]]><![CDATA[>b]]>");
+  CHECK(attn::xml_cdata("]]>]]>") == "<![CDATA[]]]]><![CDATA[>]]]]><![CDATA[>]]>");
+  CHECK(attn::xml_cdata("]]]>") == "<![CDATA[]]]]]><![CDATA[>]]>");
+}
