@@ -1,4 +1,4 @@
-// Escaping for LaTeX text mode and Markdown: each special character, the
+// Escaping for LaTeX text mode, Markdown and CSV: each special character, the
 // trace's symbols, and characters the default LaTeX fonts cannot show.
 #include <doctest/doctest.h>
 
@@ -36,4 +36,20 @@ TEST_CASE("md_text: Markdown's markup characters get a backslash, nothing else d
   CHECK(attn::md_text("a|b") == "a\\|b");
   CHECK(attn::md_text("*Ada* <b>") == "\\*Ada\\* \\<b\\>");
   CHECK(attn::md_text("0.5 - 1.2 + (x). 银行 √") == "0.5 - 1.2 + (x). 银行 √");
+}
+
+TEST_CASE("tex_text_unicode: the same escapes, every script kept as UTF-8") {
+  CHECK(attn::tex_text_unicode("a_b 50% x&y") == "a\\_b 50\\% x\\&y");
+  CHECK(attn::tex_text_unicode("√4 → Q₀") == "$\\surd$4 $\\to$ Q$_0$");
+  CHECK(attn::tex_text_unicode("张伟 Łukasz Dvořák Алексей") == "张伟 Łukasz Dvořák Алексей");
+  CHECK(attn::tex_text_unicode("Σοφία") == "Σοφία");  // Greek in a name stays a word
+}
+
+TEST_CASE("csv_field: RFC 4180 quoting only where needed") {
+  CHECK(attn::csv_field("José Núñez") == "José Núñez");
+  CHECK(attn::csv_field("O'Brien") == "O'Brien");
+  CHECK(attn::csv_field("Smith, Ann") == "\"Smith, Ann\"");
+  CHECK(attn::csv_field("Ann \"Bo\" Li") == "\"Ann \"\"Bo\"\" Li\"");
+  CHECK(attn::csv_field(" padded") == "\" padded\"");
+  CHECK(attn::csv_field("") == "");
 }
