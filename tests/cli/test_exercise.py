@@ -24,7 +24,6 @@ import tomllib
 BIN = os.path.abspath(sys.argv[1])
 MODE = sys.argv[2] if len(sys.argv) > 2 else "main"
 SKIP = 77
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exercise")
 failures = []
 
 

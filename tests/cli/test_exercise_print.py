@@ -30,7 +30,7 @@ import tempfile
 BIN = os.path.abspath(sys.argv[1])
 SKIP = 77
 NAMES = ["张伟", "José Núñez", "Łukasz Dvořák", "Алексей Смирнов", "O'Brien",
-         "Ann & Bo_1 50% {x}"]
+         "Ann & Bo_1 50% <b>|{x}"]
 SIZES = {
     "default": ([], 1, 2),  # extra arguments, sheet pages at most, key pages per head at most
     "larger": (["--tokens", "4", "--d-model", "4", "--d-k", "2", "--heads", "2", "--causal"], 2, 2),
