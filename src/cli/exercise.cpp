@@ -72,7 +72,9 @@ std::string index_markdown(const ExerciseOptions& o, const std::vector<Exercise>
     out +=
         "Moodle question bank: [moodle.xml](moodle.xml), one Cloze question per variant "
         "(Question bank > Import > Moodle XML; docs/exercises.md).\n\n";
-  out += "| Student | Variant | Draws | Files |\n|---|---|---:|---|\n";
+  out +=
+      "[roster.csv](roster.csv) maps each name to its folder and variant (UTF-8, one row per "
+      "student).\n\n| Student | Variant | Draws | Files |\n|---|---|---:|---|\n";
   for (const Exercise& e : exercises) {
     std::string files =
         fmt::format("[lesson]({0}/lesson.toml) [answers]({0}/answers.toml)", e.student.slug);
@@ -84,6 +86,15 @@ std::string index_markdown(const ExerciseOptions& o, const std::vector<Exercise>
     out += fmt::format("| {} | `{:016x}` | {} | {} |\n", md_text(e.student.name), e.stream_seed,
                        e.draws, files);
   }
+  return out;
+}
+
+// name,folder,variant: one row per student, RFC 4180 (CRLF line ends), UTF-8.
+std::string roster_csv(const std::vector<Exercise>& exercises) {
+  std::string out = "name,folder,variant\r\n";
+  for (const Exercise& e : exercises)
+    out += fmt::format("{},{},{:016x}\r\n", csv_field(e.student.name), csv_field(e.student.slug),
+                       e.stream_seed);
   return out;
 }
 
@@ -119,6 +130,7 @@ std::vector<OutputFile> exercise_files(const ExerciseOptions& o,
     files.emplace_back("keys.html", render_sheet_html(models, true));
   }
   if (wants(o, "moodle")) files.emplace_back("moodle.xml", render_moodle_xml(o.spec, models));
+  files.emplace_back("roster.csv", roster_csv(exercises));
   files.emplace_back("index.md", index_markdown(o, exercises));
   return files;
 }

@@ -1,4 +1,4 @@
-// Escaping text for LaTeX, Markdown and XML.
+// Escaping text for LaTeX, Markdown, XML and CSV.
 #include "render/escape.hpp"
 
 #include <fmt/format.h>
@@ -70,9 +70,14 @@ const char* tex_symbol(char32_t cp) {
   }
 }
 
-}  // namespace
+// A Greek letter: tex_symbol writes it as math; in a name it stays a letter.
+bool is_greek(char32_t cp) {
+  return cp >= 0x0370 && cp <= 0x03FF;
+}
 
-std::string tex_text(std::string_view s) {
+// Shared by tex_text and tex_text_unicode: `keep_unicode` keeps a character
+// without a LaTeX spelling as UTF-8 instead of naming it [U+XXXX].
+std::string escape_tex(std::string_view s, bool keep_unicode) {
   std::string out;
   for (std::size_t i = 0; i < s.size();) {
     const std::size_t start = i;
@@ -107,17 +112,28 @@ std::string tex_text(std::string_view s) {
         out += "\\textbar{}";
         break;
       default:
-        if (const char* symbol = tex_symbol(cp))
+        if (const char* symbol = tex_symbol(cp); symbol && !(keep_unicode && is_greek(cp)))
           out += symbol;
         else if (cp >= U'₀' && cp <= U'₉')
           out += fmt::format("$_{}$", static_cast<char>('0' + (cp - U'₀')));
-        else if (cp < 0x80 || (cp >= 0xC0 && cp <= 0xFF && cp != 0xD7 && cp != 0xF7))
+        else if (keep_unicode || cp < 0x80 ||
+                 (cp >= 0xC0 && cp <= 0xFF && cp != 0xD7 && cp != 0xF7))
           out += s.substr(start, i - start);
         else
           out += fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string tex_text(std::string_view s) {
+  return escape_tex(s, false);
+}
+
+std::string tex_text_unicode(std::string_view s) {
+  return escape_tex(s, true);
 }
 
 std::string md_text(std::string_view s) {
@@ -165,6 +181,15 @@ std::string xml_cdata(std::string_view s) {
   }
   out += s;
   return out + "]]>";
+}
+
+std::string csv_field(std::string_view s) {
+  const bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
+                     (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  if (!quote) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
 }
 
 }  // namespace attn

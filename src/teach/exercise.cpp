@@ -16,6 +16,7 @@
 #include "core/pipeline.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
+#include "teach/names.hpp"
 
 namespace attn {
 
@@ -124,29 +125,14 @@ std::string step_for_short_name(const std::string& name, const std::vector<std::
   return {};
 }
 
-// The slug of a name: ASCII letters and digits, lower case, other runs as '-'.
-std::string slug_of(std::string_view name) {
-  std::string slug;
-  for (char c : name) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (u < 0x80 && std::isalnum(u))
-      slug += static_cast<char>(std::tolower(u));
-    else if (!slug.empty() && slug.back() != '-')
-      slug += '-';
-  }
-  while (!slug.empty() && slug.back() == '-') slug.pop_back();
-  return slug;
-}
-
-// Gives every student a distinct folder name: names whose slugs collide (or are
-// empty, e.g. a name in Chinese characters) get the name's hash appended.
-void assign_slugs(std::vector<Student>& students) {
-  std::map<std::string, int> uses;
-  for (Student& s : students) ++uses[s.slug = slug_of(s.name)];
-  for (Student& s : students)
-    if (s.slug.empty() || uses[s.slug] > 1)
-      s.slug = fmt::format("{}{}{:08x}", s.slug, s.slug.empty() ? "student-" : "-",
-                           fnv1a64(s.name) >> 32);
+// A lesson id (letters, digits, '.', '_', '-' of ASCII: the loader's rule) for
+// a student: "exercise-<folder>" when the folder is ASCII, else the name's hash.
+std::string lesson_id(const Student& student) {
+  const bool ascii = std::all_of(student.slug.begin(), student.slug.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
+  });
+  return ascii ? fmt::format("exercise-{}", student.slug)
+               : fmt::format("exercise-{:016x}", fnv1a64(student.name));
 }
 
 }  // namespace
@@ -185,27 +171,38 @@ std::uint64_t fnv1a64(std::string_view text) {
 }
 
 std::uint64_t student_stream_seed(std::uint64_t seed, std::string_view name) {
-  return mix64(mix64(seed) ^ fnv1a64(name));
+  return mix64(mix64(seed) ^ fnv1a64(nfc(name)));
+}
+
+std::string student_folder(std::string_view name) {
+  const std::string folder = folder_of(name);
+  if (!folder.empty()) return folder;
+  return fmt::format("student-{:08x}", fnv1a64(nfc(name)) >> 32);
 }
 
 std::vector<Student> numbered_students(std::size_t count) {
-  const std::size_t width = std::max<std::size_t>(2, fmt::format("{}", count).size());
   std::vector<Student> out;
   for (std::size_t i = 1; i <= count; ++i)
-    out.push_back({fmt::format("Student {}", i), fmt::format("student-{:0{}}", i, width)});
+    out.push_back({fmt::format("Student {}", i), fmt::format("student-{:02}", i)});
   return out;
 }
 
 std::vector<Student> parse_roster(std::string_view text, const std::string& origin) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark
   std::vector<Student> students;
-  std::map<std::string, int> first_line;
+  std::map<std::string, std::pair<int, std::string>> names;    // NFC name -> (line, as written)
+  std::map<std::string, std::pair<std::string, int>> folders;  // folder -> (name, line)
   int line_number = 0;
   while (!text.empty()) {
     const std::size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     ++line_number;
+    if (const std::size_t bad = invalid_utf8_offset(line); bad != std::string_view::npos)
+      throw InputError(fmt::format(
+          "{}:{}: this line is not UTF-8 (byte 0x{:02X} at column {}); save the roster as "
+          "UTF-8 (in an editor or spreadsheet: Save As, encoding UTF-8) and run again",
+          origin, line_number, static_cast<unsigned char>(line[bad]), bad + 1));
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
       line.remove_suffix(1);
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
@@ -217,19 +214,31 @@ std::vector<Student> parse_roster(std::string_view text, const std::string& orig
             fmt::format("{}:{}: the name contains a control character; write one "
                         "plain name per line",
                         origin, line_number));
-    const std::string name(line);
-    const auto [it, inserted] = first_line.emplace(name, line_number);
-    if (!inserted)
-      throw InputError(
-          fmt::format("{}:{}: \"{}\" is already on line {}; each name gets its own "
-                      "variant, so make the names distinct (e.g. add an initial)",
-                      origin, line_number, name, it->second));
-    students.push_back({name, {}});
+    Student student{nfc(line), {}};
+    const auto [same, new_name] =
+        names.emplace(student.name, std::pair(line_number, std::string(line)));
+    if (!new_name)
+      throw InputError(fmt::format(
+          "{}:{}: \"{}\" is already on line {}{}; each name gets its own variant, so make the "
+          "names distinct (e.g. add an initial)",
+          origin, line_number, student.name, same->second.first,
+          same->second.second == line ? ""
+                                      : " (the same letters, written with other code points)"));
+    student.slug = student_folder(student.name);
+    const auto [other, new_folder] =
+        folders.emplace(student.slug, std::pair(student.name, line_number));
+    if (!new_folder)
+      throw InputError(fmt::format(
+          "{}:{}: \"{}\" gets the folder \"{}\", as \"{}\" on line {} does (folders keep only "
+          "letters and digits, lower-cased); make the names differ in a letter or digit "
+          "(e.g. add an initial)",
+          origin, line_number, student.name, student.slug, other->second.first,
+          other->second.second));
+    students.push_back(std::move(student));
   }
   if (students.empty())
     throw InputError(
         fmt::format("{}: the roster has no names; write one student name per line", origin));
-  assign_slugs(students);
   return students;
 }
 
@@ -258,8 +267,7 @@ std::string exercise_lesson_toml(const ExerciseSpec& spec, const Student& studen
       "answers.\n# Regenerate with: {}\n\n",
       student.name, spec.command);
   out += fmt::format(
-      "[lesson]\nid = {}\ntitle = {}\nsource = {}\nstory = {}\n\n",
-      json_string(fmt::format("exercise-{}", student.slug)),
+      "[lesson]\nid = {}\ntitle = {}\nsource = {}\nstory = {}\n\n", json_string(lesson_id(student)),
       json_string(fmt::format("Attention exercise: {}", student.name)),
       json_string(fmt::format("attn-trace exercise, variant {:016x}, draw {}", stream, draws)),
       json_string(fmt::format("Compute {} by hand, then check with attn-trace verify.",

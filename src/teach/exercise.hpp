@@ -38,8 +38,9 @@ class SplitMix64 {
 std::uint64_t mix64(std::uint64_t x);
 // FNV-1a, 64 bits (offset basis 0xcbf29ce484222325, prime 0x100000001b3), over the bytes of `text`.
 std::uint64_t fnv1a64(std::string_view text);
-// A student's stream starts at mix64(mix64(seed) XOR fnv1a64(name)): it depends
-// on the seed and the name only, never on the other names of the roster.
+// A student's stream starts at mix64(mix64(seed) XOR fnv1a64(NFC of name)): it
+// depends on the seed and the name only, never on the other names of the roster,
+// nor on how the name's accents are encoded (NFC and NFD give the same stream).
 std::uint64_t student_stream_seed(std::uint64_t seed, std::string_view name);
 
 // What the instructor asked for (`exercise`, docs/exercises.md).
@@ -72,15 +73,23 @@ inline constexpr int kMaxDraws = 10000;
 void normalise_spec(ExerciseSpec& spec);
 
 struct Student {
-  std::string name;  // as on the sheet
-  std::string slug;  // the folder of the student's files
+  std::string name;  // as on the sheet, in NFC
+  std::string slug;  // the folder of the student's files (student_folder)
 };
 
-// "Student 1" ... "Student N", in folders student-01 ... (width grows past 99).
+// The folder of a name, which depends on that name alone: folder_of(name)
+// (teach/names.hpp: "José Núñez" -> "josé-núñez"), or, for a name without a
+// letter or digit, "student-" and the first 8 hex digits of fnv1a64(NFC name).
+std::string student_folder(std::string_view name);
+
+// "Student 1" ... "Student N", in folders student-01 ... student-99, student-100 ...
+// (two digits at least, whatever N is: a student's folder never depends on N).
 std::vector<Student> numbered_students(std::size_t count);
-// One name per line; blank lines and lines starting with '#' are skipped.
-// Throws InputError naming the file and line for a duplicate name, a control
-// character, or an empty roster.
+// One name per line; blank lines and lines starting with '#' are skipped; each
+// name is normalised to NFC. Throws InputError naming the file and line for a
+// line that is not UTF-8, a duplicate name (also one spelled with other code
+// points), two names that get the same folder, a control character, or an
+// empty roster.
 std::vector<Student> read_roster(const std::string& path);
 // Parses roster text (read_roster without the file); `origin` names it in errors.
 std::vector<Student> parse_roster(std::string_view text, const std::string& origin);

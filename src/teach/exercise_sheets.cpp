@@ -28,8 +28,47 @@ SheetMatrix input_matrix(std::string id, std::string name, const arma::mat& valu
   return m;
 }
 
+// Every occurrence of `from` in `text` replaced by `to`.
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// A step's formula as a sheet writes it: the softmax from the step the student
+// has computed (`scaled`, or `masked` when something is masked) without E and Σ,
+// which the sheet does not define; with one head, no head subscript (the
+// convention's Q is the head's Q).
+StepFormula sheet_formula(const Exercise& exercise, const Step& step) {
+  StepFormula f = step_formula(exercise.lesson, exercise.trace, step);
+  const bool any_masked = arma::any(arma::vectorise(exercise.trace.mask));
+  const std::size_t h = step.head < 0 ? 0 : static_cast<std::size_t>(step.head);
+  const std::string input = any_masked ? "masked" : "scaled", sub = subscript(h);
+  if (step.kind == StepKind::exp) {
+    f.text = fmt::format("E{0} = exp({1}{0}), cell by cell{2}", sub, input,
+                         any_masked ? " (exp(−∞) = 0)" : "");
+    f.latex = fmt::format("E_{{{0}}} = \\exp(\\text{{{1}}}_{{{0}}})", h, input);
+  } else if (step.kind == StepKind::weights) {
+    f.text = fmt::format(
+        "A{0} = softmax({1}{0}) by rows: A{0}[i, j] = exp({1}{0}[i, j]) / Σ_k exp({1}{0}[i, k])",
+        sub, input);
+    f.latex = fmt::format(
+        "A_{{{0}}}[i,j] = e^{{\\text{{{1}}}_{{{0}}}[i,j]}} \\big/ \\textstyle\\sum_k "
+        "e^{{\\text{{{1}}}_{{{0}}}[i,k]}}",
+        h, input);
+  }
+  const bool one_head =
+      exercise.lesson.heads == 1 && step.head >= 0 && step.kind != StepKind::head_slice;
+  if (one_head) {
+    f.text = replace_all(f.text, subscript(0), "");
+    f.latex = replace_all(f.latex, "_{0}", "");
+  }
+  return f;
+}
+
 SheetMatrix step_matrix(const Exercise& exercise, const Step& step) {
-  const StepFormula formula = step_formula(exercise.lesson, exercise.trace, step);
+  const StepFormula formula = sheet_formula(exercise, step);
   const std::vector<std::string>& asked = exercise.asked;
   SheetMatrix m;
   m.id = step.id;

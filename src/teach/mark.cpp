@@ -15,6 +15,7 @@
 #include "core/parallel.hpp"
 #include "core/pipeline.hpp"
 #include "core/toml_read.hpp"
+#include "render/escape.hpp"
 #include "render/numbers.hpp"
 #include "teach/answers.hpp"
 
@@ -168,14 +169,6 @@ std::string feedback_markdown(const StudentMark& m, const Trace& truth, const Ve
   out += fmt::format("\nEvery value, cell by cell: `attn-trace verify {0}/{1} --answers {0}/{2}`\n",
                      folder, kLessonFile, kAnswersFile);
   return out;
-}
-
-// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::string csv_row(const std::vector<std::string>& fields) {

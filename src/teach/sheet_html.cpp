@@ -1,5 +1,6 @@
 // HTML sheets and keys: one self-contained printable file (inline CSS, no
-// scripts, fonts or images fetched), a page break after each student.
+// scripts, fonts or images fetched), A4 pages, each heading kept with its
+// table, a page break after each student.
 #include <fmt/format.h>
 
 #include <string_view>
@@ -27,9 +28,12 @@ th { background: #eee; font-weight: normal; }
 td { text-align: right; font-variant-numeric: tabular-nums; }
 td.blank { min-width: 5.5em; height: 2.2em; }
 pre { background: #f6f6f6; padding: .5em; white-space: pre-wrap; }
+h1, h2, h3 { page-break-after: avoid; break-after: avoid; }
+div.block { page-break-inside: avoid; break-inside: avoid; }
 section.student { page-break-after: always; break-after: page; }
 section.student:last-child { page-break-after: auto; break-after: auto; }
-@media print { body { margin: 0; max-width: none; } @page { margin: 15mm; } th { background: none; } }
+@page { size: A4; margin: 15mm 15mm 18mm; }
+@media print { body { margin: 0; max-width: none; font-size: 10.5pt; } th { background: none; } }
 )";
 
 // A table with labelled rows and columns; `cell` gives the <td> of (r, c).
@@ -69,30 +73,32 @@ std::string html_student(const SheetModel& model, bool key) {
     out += fmt::format("<li>{}</li>\n", xml_text(line.text));
   out += "</ul>\n<h2>Given</h2>\n";
   for (const SheetMatrix& m : model.inputs)
-    out += fmt::format("<h3><span class=\"id\">{}</span> — {} ({})</h3>\n", xml_text(m.id),
-                       xml_text(m.name), xml_text(m.shapes)) +
-           html_values(m, model.input_decimals);
+    out += fmt::format("<div class=\"block\">\n<h3><span class=\"id\">{}</span> — {} ({})</h3>\n",
+                       xml_text(m.id), xml_text(m.name), xml_text(m.shapes)) +
+           html_values(m, model.input_decimals) + "</div>\n";
   if (!key) {
     out += "<h2>To compute</h2>\n";
     for (std::size_t i = 0; i < model.asked.size(); ++i) {
       const SheetMatrix& m = model.asked[i];
-      out += html_step_heading(m, fmt::format("{}. ", i + 1), false) +
-             html_table(m, [](std::size_t, std::size_t) {
-               return std::string("<td class=\"blank\"></td>");
-             });
+      out += "<div class=\"block\">\n" + html_step_heading(m, fmt::format("{}. ", i + 1), false) +
+             html_table(m, [](std::size_t,
+                              std::size_t) { return std::string("<td class=\"blank\"></td>"); }) +
+             "</div>\n";
     }
     return out + "</section>\n";
   }
   out += "<h2>Every step</h2>\n";
   for (const SheetMatrix& m : model.key)
-    out += html_step_heading(m, "", true) + html_values(m, model.answer_decimals);
+    out += "<div class=\"block\">\n" + html_step_heading(m, "", true) +
+           html_values(m, model.answer_decimals) + "</div>\n";
   if (!model.worked.empty()) {
     out += "<h2>Worked cells</h2>\n";
     for (const CellExpansion& e : model.worked)
-      out +=
-          fmt::format("<h3><span class=\"id\">{}</span> [{}, {}] ({}, {})</h3>\n<pre>{}</pre>\n",
-                      xml_text(e.step), e.row, e.col, xml_text(e.row_label), xml_text(e.col_label),
-                      xml_text(expansion_text(e, model.answer_decimals + 2)));
+      out += fmt::format(
+          "<div class=\"block\">\n<h3><span class=\"id\">{}</span> [{}, {}] ({}, {})</h3>\n"
+          "<pre>{}</pre>\n</div>\n",
+          xml_text(e.step), e.row, e.col, xml_text(e.row_label), xml_text(e.col_label),
+          xml_text(expansion_text(e, model.answer_decimals + 2)));
   }
   return out + "</section>\n";
 }

@@ -1,5 +1,6 @@
-// LaTeX sheets and keys: one complete document (article, amsmath, array,
-// geometry, graphicx, all in texlive-latex-base) that compiles with pdflatex, a page per student.
+// LaTeX sheets and keys: complete UTF-8 documents for LuaLaTeX (fontspec; Latin
+// Modern with Noto Serif CJK as the fallback for Cyrillic, Chinese, ...), each
+// student's pages numbered on their own, the name and variant on every page.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -14,6 +15,43 @@ namespace attn {
 
 namespace {
 
+// Packages of texlive-latex-base, -latex-recommended (fontspec) and -luatex; the
+// font of fonts-noto-cjk. \startstudent restarts the page numbers; \finishstudent
+// records the student's last page ("page 1 of 2" on the second run) and, for
+// double-sided printing, adds a blank page after an odd number of pages, so
+// that every student starts on a new sheet of paper.
+constexpr std::string_view kPreamble = R"(\documentclass[10pt,a4paper]{article}
+\usepackage[margin=15mm,top=20mm,headheight=13pt,headsep=4mm,footskip=8mm]{geometry}
+\usepackage{fontspec}
+\directlua{luaotfload.add_fallback("attnfallback", {"Noto Serif CJK SC:mode=node;"})}
+\setmainfont{Latin Modern Roman}[RawFeature={fallback=attnfallback}]
+\usepackage{amsmath}
+\usepackage{array}
+\usepackage{graphicx}
+\usepackage{fancyhdr}
+\setlength{\parindent}{0pt}
+\setlength{\tabcolsep}{4pt}
+% \fitline{...}: as is, or shrunk to the line width when wider.
+\newsavebox{\fitbox}
+\newcommand{\fitline}[1]{\sbox{\fitbox}{#1}\ifdim\wd\fitbox>\linewidth\resizebox{\linewidth}{!}{\usebox{\fitbox}}\else\usebox{\fitbox}\fi}
+% \matrixbox{heading}{table}: a heading above its table, kept together.
+\newcommand{\matrixbox}[2]{\begin{tabular}[t]{@{}l@{}}#1\\[0.4ex]#2\end{tabular}\hspace{7mm plus 3mm}}
+% A blank page after a student with an odd number of pages (\duplexfalse: none).
+\newif\ifduplex
+\newcommand{\student}{}
+\newcommand{\variant}{}
+\newcommand{\studentpages}{?}
+\pagestyle{fancy}
+\fancyhf{}
+\fancyhead[L]{\student}
+\fancyhead[R]{Variant \variant}
+\fancyfoot[C]{\documentkind, page \thepage\ of \studentpages}
+\newcommand{\startstudent}[3]{\renewcommand{\student}{#2}\renewcommand{\variant}{#3}%
+  \renewcommand{\studentpages}{\pageref{student-#1-end}}\setcounter{page}{1}}
+\newcommand{\finishstudent}[1]{\label{student-#1-end}\clearpage
+  \ifduplex\ifodd\value{page}\else\thispagestyle{empty}\mbox{}\clearpage\fi\fi}
+)";
+
 std::string tex_number(double v, int decimals) {
   if (std::isnan(v)) return "$\\mathrm{NaN}$";
   if (std::isinf(v)) return v < 0 ? "$-\\infty$" : "$\\infty$";
@@ -23,7 +61,7 @@ std::string tex_number(double v, int decimals) {
 std::string tex_header(const SheetMatrix& m) {
   std::string out;
   for (const std::string& c : m.cols)
-    out += fmt::format(" & \\multicolumn{{1}}{{c}}{{{}}}", tex_text(c));
+    out += fmt::format(" & \\multicolumn{{1}}{{c}}{{{}}}", tex_text_unicode(c));
   return out + " \\\\\n";
 }
 
@@ -31,93 +69,103 @@ std::string tex_values(const SheetMatrix& m, int decimals) {
   std::string out = fmt::format("\\begin{{tabular}}{{l|*{{{}}}{{r}}}}\n", m.cols.size());
   out += tex_header(m) + "\\hline\n";
   for (std::size_t r = 0; r < m.rows.size(); ++r) {
-    out += tex_text(m.rows[r]);
+    out += tex_text_unicode(m.rows[r]);
     for (std::size_t c = 0; c < m.cols.size(); ++c)
       out += " & " + tex_number(m.value(r, c), decimals);
     out += " \\\\\n";
   }
-  return out + "\\end{tabular}\n";
+  return out + "\\end{tabular}";
 }
 
 // Boxes to write in, one per cell, tall enough for a handwritten number.
 std::string tex_blank_grid(const SheetMatrix& m) {
   const std::size_t cols = m.cols.size();
-  std::string out = fmt::format("\\begin{{tabular}}{{l|*{{{}}}{{p{{17mm}}|}}}}\n", cols);
+  std::string out = fmt::format("\\begin{{tabular}}{{l|*{{{}}}{{p{{15mm}}|}}}}\n", cols);
   out += tex_header(m) + fmt::format("\\cline{{2-{}}}\n", cols + 1);
   for (std::size_t r = 0; r < m.rows.size(); ++r) {
-    out += tex_text(m.rows[r]);
+    out += tex_text_unicode(m.rows[r]);
     for (std::size_t c = 0; c < cols; ++c) out += " & ";
     out += fmt::format("\\rule{{0pt}}{{7mm}} \\\\\n\\cline{{2-{}}}\n", cols + 1);
   }
-  return out + "\\end{tabular}\n";
+  return out + "\\end{tabular}";
 }
 
-std::string tex_step_heading(const SheetMatrix& m, const std::string& prefix) {
-  return fmt::format("\\paragraph{{{}\\texttt{{{}}} --- {}{}}} ${}$\\quad (result ${}$)\\\\[1ex]\n",
-                     prefix, tex_text(m.id), tex_text(m.name), m.asked ? " $\\star$" : "", m.latex,
-                     fmt::format("{} \\times {}", m.value.n_rows, m.value.n_cols));
+// "1. head0.scores — Scores" over its formula and result shape.
+std::string tex_step_heading(const SheetMatrix& m, const std::string& prefix, bool star) {
+  return fmt::format("\\textbf{{{}\\texttt{{{}}} --- {}}}{}\\\\ ${}$\\quad ({}\\,$\\times$\\,{})",
+                     prefix, tex_text_unicode(m.id), tex_text_unicode(m.name),
+                     star && m.asked ? " $\\star$" : "", m.latex, m.value.n_rows, m.value.n_cols);
 }
 
-std::string tex_student(const SheetModel& model, bool key) {
-  std::string out = fmt::format("\\section*{{{}}}\n{}\n", tex_text(sheet_title(model, key)),
-                                tex_text(sheet_meta(model)));
-  if (key) out += fmt::format("\n\\smallskip\\noindent {}\n", tex_text(key_note(model)));
-  out += "\\subsection*{Convention}\n\\begin{itemize}\n";
-  for (const ConventionLine& line : model.convention) out += fmt::format("\\item {}\n", line.latex);
-  out += "\\end{itemize}\n\\subsection*{Given}\n";
+// The inputs side by side, each under its id and shape (the convention says
+// what X, M and the W's are), so that they fit one row at the default size.
+std::string tex_given(const SheetModel& model) {
+  std::string out = "\\subsection*{Given}\n\\begin{flushleft}\n";
   for (const SheetMatrix& m : model.inputs)
-    out +=
-        fmt::format("\\paragraph{{\\texttt{{{}}} --- {} (${} \\times {}$)}}\\mbox{{}}\\\\[1ex]\n",
-                    tex_text(m.id), tex_text(m.name), m.value.n_rows, m.value.n_cols) +
-        tex_values(m, model.input_decimals);
+    out += fmt::format("\\matrixbox{{\\textbf{{\\texttt{{{}}}}} ({}\\,$\\times$\\,{})}}{{{}}}\n",
+                       tex_text_unicode(m.id), m.value.n_rows, m.value.n_cols,
+                       tex_values(m, model.input_decimals));
+  return out + "\\end{flushleft}\n";
+}
+
+std::string tex_student(const SheetModel& model, bool key, std::size_t number) {
+  std::string out = fmt::format("\\startstudent{{{}}}{{{}}}{{{}}}\n", number,
+                                tex_text_unicode(model.student), model.variant);
+  out +=
+      fmt::format("{{\\Large\\bfseries {}}}\\par\\smallskip\n{}\\par\n",
+                  tex_text_unicode(sheet_title(model, key)), tex_text_unicode(sheet_meta(model)));
+  if (key)
+    out += fmt::format("\\smallskip{{\\small {}}}\\par\n", tex_text_unicode(key_note(model)));
+  out +=
+      "\\subsection*{Convention}\n{\\small\\begin{itemize}\\setlength{\\itemsep}{0pt}"
+      "\\setlength{\\parskip}{0pt}\n";
+  for (const ConventionLine& line : model.convention) out += fmt::format("\\item {}\n", line.latex);
+  out += "\\end{itemize}}\n" + tex_given(model);
   if (!key) {
-    out += "\\subsection*{To compute}\n";
-    for (std::size_t i = 0; i < model.asked.size(); ++i) {
-      SheetMatrix m = model.asked[i];
-      m.asked = false;  // the star belongs to the key
-      out += tex_step_heading(m, fmt::format("{}. ", i + 1)) + tex_blank_grid(m);
+    out += "\\subsection*{To compute}\n\\begin{flushleft}\n";
+    for (std::size_t i = 0; i < model.asked.size(); ++i)
+      out += fmt::format("\\matrixbox{{{}}}{{{}}}\n",
+                         tex_step_heading(model.asked[i], fmt::format("{}. ", i + 1), false),
+                         tex_blank_grid(model.asked[i]));
+    out += "\\end{flushleft}\n\\subsection*{Working}\n";
+  } else {
+    out += "\\subsection*{Every step}\n\\begin{flushleft}\n";
+    for (const SheetMatrix& m : model.key)
+      out += fmt::format("\\matrixbox{{{}}}{{{}}}\n", tex_step_heading(m, "", true),
+                         tex_values(m, model.answer_decimals));
+    out += "\\end{flushleft}\n";
+    if (!model.worked.empty()) {
+      out += "\\subsection*{Worked cells}\n";
+      for (const CellExpansion& e : model.worked) {
+        out += fmt::format(
+            "\\textbf{{\\texttt{{{}}} [{}, {}] ({}, {})}}\\par\\noindent"
+            "\\fitline{{$\\displaystyle {}$}}\\par\\smallskip\n",
+            tex_text_unicode(e.step), e.row, e.col, tex_text_unicode(e.row_label),
+            tex_text_unicode(e.col_label), expansion_latex(e, model.answer_decimals + 2));
+        if (e.kind == ExpansionKind::softmax && e.shifted)
+          out += fmt::format("{{\\small ({})}}\\par\\smallskip\n", tex_text_unicode(e.note));
+      }
     }
-    return out;
   }
-  out += "\\subsection*{Every step}\n";
-  for (const SheetMatrix& m : model.key)
-    out += tex_step_heading(m, "") + tex_values(m, model.answer_decimals);
-  if (!model.worked.empty()) {
-    out += "\\subsection*{Worked cells}\n";
-    for (const CellExpansion& e : model.worked) {
-      out +=
-          fmt::format("\\subsubsection*{{\\texttt{{{}}} [{}, {}] ({}, {})}}\n{}\n",
-                      tex_text(e.step), e.row, e.col, tex_text(e.row_label), tex_text(e.col_label),
-                      fmt::format("\\par\\noindent\\fitline{{$\\displaystyle {}$}}\\par",
-                                  expansion_latex(e, model.answer_decimals + 2)));
-      if (e.kind == ExpansionKind::softmax && !e.exps.empty())
-        out +=
-            "Subtracting the row maximum changes nothing: the factor $e^{-\\max}$ cancels "
-            "between numerator and denominator; it only keeps $e^x$ from overflowing.\n\n";
-    }
-  }
-  return out;
+  return out + fmt::format("\\finishstudent{{{}}}\n", number);
 }
 
 }  // namespace
 
 std::string render_sheet_latex(const std::vector<SheetModel>& models, bool key) {
   std::string out = fmt::format(
-      "% attn-trace exercise: {} for {} student(s); compile with pdflatex.\n"
-      "\\documentclass[11pt,a4paper]{{article}}\n"
-      "\\usepackage[margin=18mm]{{geometry}}\n"
-      "\\usepackage{{amsmath}}\n"
-      "\\usepackage{{array}}\n"
-      "\\usepackage{{graphicx}}\n"
-      "\\setlength{{\\parindent}}{{0pt}}\n"
-      "% \\fitline{{...}}: as is, or shrunk to the line width when wider.\n"
-      "\\newsavebox{{\\fitbox}}\n"
-      "\\newcommand{{\\fitline}}[1]{{\\sbox{{\\fitbox}}{{#1}}\\ifdim\\wd\\fitbox>\\linewidth"
-      "\\resizebox{{\\linewidth}}{{!}}{{\\usebox{{\\fitbox}}}}\\else\\usebox{{\\fitbox}}\\fi}}\n"
-      "\\begin{{document}}\n",
+      "% attn-trace exercise: {} for {} student(s). UTF-8; compile with lualatex, twice\n"
+      "% (the second run writes \"page 1 of N\"); needs texlive-luatex, "
+      "texlive-latex-recommended and fonts-noto-cjk.\n",
       key ? "answer keys" : "sheets", models.size());
-  for (std::size_t i = 0; i < models.size(); ++i)
-    out += (i ? "\n\\clearpage\n" : "\n") + tex_student(models[i], key);
+  out += kPreamble;
+  out += fmt::format("\\newcommand{{\\documentkind}}{{{}}}\n", key ? "Answer key" : "Sheet");
+  if (models.size() > 1)
+    out +=
+        "% Double-sided printing: every student starts on an odd page. For one-sided\n"
+        "% printing, write \\duplexfalse instead.\n\\duplextrue\n";
+  out += "\\begin{document}\n";
+  for (std::size_t i = 0; i < models.size(); ++i) out += "\n" + tex_student(models[i], key, i + 1);
   return out + "\n\\end{document}\n";
 }
 

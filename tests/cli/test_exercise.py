@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Command-line tests of `attn-trace exercise` (stdlib only).
 
-Usage: test_exercise.py ATTN_TRACE [main|latex|verify]
-  main    reproducibility, roster stability, refusals and bad input, the key
-          against `run --format json`, worked cells against `run --expand`,
+Usage: test_exercise.py ATTN_TRACE [main|verify]
+  main    reproducibility, roster stability, names in any script (NFC, folders,
+          roster.csv, a roster that is not UTF-8), refusals and bad input, the
+          key against `run --format json`, worked cells against `run --expand`,
           Markdown tables and self-contained HTML;
-  latex   every .tex file compiles with pdflatex (exit 77 = skipped without it);
   verify  the key written as an answers file verifies all ok, and one perturbed
           value gives exactly one wrong at that cell.
 """
+import csv
 import html.parser
 import json
 import math
@@ -23,7 +24,6 @@ import tomllib
 BIN = os.path.abspath(sys.argv[1])
 MODE = sys.argv[2] if len(sys.argv) > 2 else "main"
 SKIP = 77
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exercise")
 failures = []
 
 
@@ -102,7 +102,8 @@ def test_reproducible(tmp):
     generate(os.path.join(tmp, "a"), *args)
     generate(os.path.join(tmp, "elsewhere-b"), *args)
     a, b = tree(os.path.join(tmp, "a")), tree(os.path.join(tmp, "elsewhere-b"))
-    check(len(a) == 3 * 8 + 4 + 1, f"3 students × 8 files (answers.toml too) + 4 combined + index: got {len(a)}")
+    check(len(a) == 3 * 8 + 4 + 2,
+          f"3 students × 8 files (answers.toml too) + 4 combined + roster.csv + index: got {len(a)}")
     check(a == b, "same arguments and seed give byte-identical files")
     # Another machine's BLAS: OpenBLAS's oldest x86-64 kernels (no FMA) sum the
     # products differently in the last bits; the printed files must not change.
@@ -336,28 +337,68 @@ def test_html_and_markdown(tmp):
                   f"{name}: every table row has the header's cells: {line}")
 
 
-def test_latex(tmp):
-    if shutil.which("pdflatex") is None:
-        print("SKIPPED: pdflatex is not installed (apt-get install texlive-latex-base)")
-        return SKIP
-    roster = os.path.join(FIXTURES, "roster-tricky.txt")
-    out = os.path.join(tmp, "tex")
-    generate(out, "--seed", "8", "--roster", roster, "--causal", "--key-padding", "--tokens", "4",
-             "--ask", "Q", "scores", "masked", "weights", "context", "--format", "latex")
-    students = len([l for l in read(roster).splitlines() if l.strip() and not l.startswith("#")])
-    texs = [os.path.join(root, n) for root, _, names in os.walk(out) for n in names if n.endswith(".tex")]
-    check(len(texs) == 2 * students + 2, f"a sheet and a key per student plus two combined: {len(texs)}")
-    for tex in sorted(texs):
-        folder, name = os.path.split(tex)
-        result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", name],
-                                cwd=folder, capture_output=True, text=True, errors="replace")
-        pages = re.search(r"Output written on .*\((\d+) pages?", result.stdout)
-        check(result.returncode == 0 and pages, f"pdflatex {os.path.relpath(tex, out)}: "
-                                                f"{result.stdout[-600:]}")
-        if pages and name in ("sheets.tex", "keys.tex"):
-            check(int(pages.group(1)) >= students, f"{name}: a page (or more) per student")
-        check("Overfull \\hbox" not in result.stdout, f"{os.path.relpath(tex, out)}: nothing runs off the page")
-    return 0
+def write_roster(path, names, encoding="utf-8"):
+    with open(path, "w", encoding=encoding, newline="\n") as f:
+        f.write("".join(n + "\n" for n in names))
+
+
+def test_unicode_names(tmp):
+    """NFC and NFD spellings are one student; folders readable in any script; roster.csv."""
+    import unicodedata
+    names = ["张伟", "José Núñez", "Łukasz Dvořák", "Алексей Смирнов", "O'Brien", "Smith, \"Jo\""]
+    folders = ["张伟", "josé-núñez", "łukasz-dvořák", "алексей-смирнов", "o-brien", "smith-jo"]
+    runs = {}
+    for form in ("NFC", "NFD"):
+        os.makedirs(os.path.join(tmp, form))
+        roster = os.path.join(tmp, form, "class.txt")  # one file name: the same command line
+        write_roster(roster, [unicodedata.normalize(form, n) for n in names])
+        out = os.path.join(tmp, f"u-{form}")
+        generate(out, "--seed", "12", "--roster", roster, "--format", "markdown", "html")
+        runs[form] = tree(out)
+        with open(os.path.join(out, "roster.csv"), encoding="utf-8", newline="") as f:
+            rows = list(csv.reader(f))
+        check(rows[0] == ["name", "folder", "variant"], f"{form}: roster.csv header: {rows[0]}")
+        check([r[0] for r in rows[1:]] == names, f"{form}: roster.csv names, in NFC: {rows[1:]}")
+        check([r[1] for r in rows[1:]] == folders, f"{form}: roster.csv folders: {rows[1:]}")
+        for name, folder, variant in rows[1:]:
+            lesson = tomllib.loads(read(os.path.join(out, folder, "lesson.toml")))
+            check(f"variant {variant}," in lesson["lesson"]["source"], f"{form}: {name}'s variant")
+            check(re.fullmatch(r"[A-Za-z0-9._-]+", lesson["lesson"]["id"]) is not None,
+                  f"{form}: {name}'s lesson id is a valid id: {lesson['lesson']['id']}")
+            result = run("run", os.path.join(out, folder, "lesson.toml"), "--summary")
+            check(result.returncode == 0, f"{form}: {folder}/lesson.toml runs: {result.stderr}")
+        index = runs[form]["index.md"].decode()
+        check("roster.csv" in index, f"{form}: index.md mentions roster.csv")
+    nfc, nfd = runs["NFC"], runs["NFD"]
+    check(nfc == nfd, f"NFD roster: byte-identical files: {sorted(p for p in nfc if nfc[p] != nfd.get(p))}")
+    # A student's folder does not depend on the rest of the roster.
+    os.makedirs(os.path.join(tmp, "alone"))
+    alone = os.path.join(tmp, "alone", "class.txt")
+    write_roster(alone, ["José Núñez"])
+    generate(os.path.join(tmp, "u-alone"), "--seed", "12", "--roster", alone, "--format", "markdown",
+             "html")
+    check(tree(os.path.join(tmp, "u-alone"))["josé-núñez/lesson.toml"] == nfc["josé-núñez/lesson.toml"],
+          "José's folder and lesson are the same on a roster of one")
+    # Numbered students: a folder that does not depend on how many there are.
+    generate(os.path.join(tmp, "n120"), "--seed", "12", "--students", "120", "--ask", "scores")
+    listing = os.listdir(os.path.join(tmp, "n120"))
+    check("student-05" in listing and "student-100" in listing and "student-005" not in listing,
+          "--students 120: student-05 ... student-99, student-100 ...")
+
+
+def test_roster_errors(tmp):
+    latin1 = os.path.join(tmp, "latin1.txt")
+    write_roster(latin1, ["Ada", "José Núñez"], encoding="latin-1")
+    result = run("exercise", "--seed", "1", "--roster", latin1, "--out", os.path.join(tmp, "never"))
+    check(result.returncode == 2, f"a Latin-1 roster: exit 2, got {result.returncode}")
+    check("latin1.txt:2: this line is not UTF-8" in result.stderr and "save the roster as UTF-8"
+          in result.stderr, f"a Latin-1 roster names the file and line: {result.stderr}")
+    clash = os.path.join(tmp, "clash.txt")
+    write_roster(clash, ["Ana B", "Bob", "ana-b"])
+    result = run("exercise", "--seed", "1", "--roster", clash, "--out", os.path.join(tmp, "never"))
+    check(result.returncode == 2 and "clash.txt:3" in result.stderr and "line 1" in result.stderr
+          and "ana-b" in result.stderr, f"two names, one folder: both lines named: {result.stderr}")
+    check(not os.path.exists(os.path.join(tmp, "never")), "nothing written for a bad roster")
 
 
 def answers_toml(tables, asked, decimals, perturb=None):
@@ -417,14 +458,14 @@ def test_verify(tmp):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        if MODE == "latex":
-            status = test_latex(tmp)
-        elif MODE == "verify":
+        if MODE == "verify":
             status = test_verify(tmp)
         else:
             test_reproducible(tmp)
             test_generator_replayed(tmp)
             test_roster_stability(tmp)
+            test_unicode_names(tmp)
+            test_roster_errors(tmp)
             test_refusals(tmp)
             test_key_equals_run(tmp)
             test_html_and_markdown(tmp)

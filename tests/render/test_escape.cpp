@@ -1,4 +1,4 @@
-// Escaping for LaTeX text mode and Markdown: each special character, the
+// Escaping for LaTeX text mode, Markdown and CSV: each special character, the
 // trace's symbols, and characters the default LaTeX fonts cannot show.
 #include <doctest/doctest.h>
 
@@ -49,4 +49,20 @@ TEST_CASE("xml_cdata: a CDATA end marker inside is split across two sections") {
   CHECK(attn::xml_cdata("a]]>b") == "<![CDATA[a]]]]><![CDATA[>b]]>");
   CHECK(attn::xml_cdata("]]>]]>") == "<![CDATA[]]]]><![CDATA[>]]]]><![CDATA[>]]>");
   CHECK(attn::xml_cdata("]]]>") == "<![CDATA[]]]]]><![CDATA[>]]>");
+}
+
+TEST_CASE("tex_text_unicode: the same escapes, every script kept as UTF-8") {
+  CHECK(attn::tex_text_unicode("a_b 50% x&y") == "a\\_b 50\\% x\\&y");
+  CHECK(attn::tex_text_unicode("√4 → Q₀") == "$\\surd$4 $\\to$ Q$_0$");
+  CHECK(attn::tex_text_unicode("张伟 Łukasz Dvořák Алексей") == "张伟 Łukasz Dvořák Алексей");
+  CHECK(attn::tex_text_unicode("Σοφία") == "Σοφία");  // Greek in a name stays a word
+}
+
+TEST_CASE("csv_field: RFC 4180 quoting only where needed") {
+  CHECK(attn::csv_field("José Núñez") == "José Núñez");
+  CHECK(attn::csv_field("O'Brien") == "O'Brien");
+  CHECK(attn::csv_field("Smith, Ann") == "\"Smith, Ann\"");
+  CHECK(attn::csv_field("Ann \"Bo\" Li") == "\"Ann \"\"Bo\"\" Li\"");
+  CHECK(attn::csv_field(" padded") == "\" padded\"");
+  CHECK(attn::csv_field("") == "");
 }

@@ -371,17 +371,62 @@ TEST_CASE("rosters: names, comments, duplicates, folders") {
     CHECK_THROWS_WITH_AS(attn::parse_roster("Ada\x01\n", "r.txt"), doctest::Contains("r.txt:1"),
                          attn::InputError);
   }
-  SUBCASE("colliding or empty folder names get the name's hash") {
-    const auto students = attn::parse_roster("Ana B\nAna-B\n李雷\n", "r.txt");
-    CHECK(students[0].slug != students[1].slug);
-    CHECK(students[0].slug.starts_with("ana-b-"));
-    CHECK(students[2].slug == fmt::format("student-{:08x}", attn::fnv1a64("李雷") >> 32));
+  SUBCASE("folders keep letters and digits of any script, whoever else is on the roster") {
+    const auto students = attn::parse_roster(
+        "José Núñez\n张伟\nO'Brien\nŁukasz Dvořák\nАлексей Смирнов\n!!!\n", "r.txt");
+    REQUIRE(students.size() == 6);
+    CHECK(students[0].slug == "josé-núñez");
+    CHECK(students[1].slug == "张伟");
+    CHECK(students[2].slug == "o-brien");
+    CHECK(students[3].slug == "łukasz-dvořák");
+    CHECK(students[4].slug == "алексей-смирнов");
+    CHECK(students[5].slug == fmt::format("student-{:08x}", attn::fnv1a64("!!!") >> 32));
+    for (const attn::Student& s : students) {
+      CHECK(attn::parse_roster(s.name + "\n", "one.txt")[0].slug == s.slug);
+      CHECK(attn::student_folder(s.name) == s.slug);
+    }
   }
-  SUBCASE("numbered students") {
+  SUBCASE("two names with one folder: an error naming both lines and the fix") {
+    CHECK_THROWS_WITH_AS(attn::parse_roster("Ana B\nBob\nana-b\n", "r.txt"),
+                         doctest::Contains("r.txt:3: \"ana-b\" gets the folder \"ana-b\", as "
+                                           "\"Ana B\" on line 1 does"),
+                         attn::InputError);
+    CHECK_THROWS_WITH_AS(attn::parse_roster("Ana B\nana-b\n", "r.txt"),
+                         doctest::Contains("make the names differ in a letter or digit"),
+                         attn::InputError);
+  }
+  SUBCASE("names are NFC: an NFD spelling is the same student") {
+    const std::string nfc_name = "Jos\u00e9 N\u00fa\u00f1ez";
+    const std::string nfd_name = "Jose\u0301 Nu\u0301n\u0303ez";
+    REQUIRE(nfc_name != nfd_name);
+    const auto from_nfd = attn::parse_roster(nfd_name + "\n", "r.txt");
+    CHECK(from_nfd[0].name == nfc_name);
+    CHECK(from_nfd[0].slug == "jos\u00e9-n\u00fa\u00f1ez");
+    CHECK(attn::student_stream_seed(5, nfd_name) == attn::student_stream_seed(5, nfc_name));
+    // An NFC name hashes its own bytes, as before normalisation existed.
+    CHECK(attn::student_stream_seed(5, nfc_name) ==
+          attn::mix64(attn::mix64(5) ^ attn::fnv1a64(nfc_name)));
+    const std::string message = "r.txt:3: \"" + nfc_name +
+                                "\" is already on line 1 (the same letters, written with other "
+                                "code points)";
+    CHECK_THROWS_WITH_AS(attn::parse_roster(nfc_name + "\nBob\n" + nfd_name + "\n", "r.txt"),
+                         doctest::Contains(message.c_str()), attn::InputError);
+  }
+  SUBCASE("a line that is not UTF-8 names the file and the line") {
+    CHECK_THROWS_WITH_AS(attn::parse_roster("Ada\nJos\xe9 N\xfa\xf1"
+                                            "ez\n",
+                                            "class.txt"),
+                         doctest::Contains("class.txt:2: this line is not UTF-8 (byte 0xE9 at "
+                                           "column 4); save the roster as UTF-8"),
+                         attn::InputError);
+  }
+  SUBCASE("numbered students: the folder does not depend on how many there are") {
     const auto three = attn::numbered_students(3);
     CHECK(three[2].name == "Student 3");
     CHECK(three[2].slug == "student-03");
-    CHECK(attn::numbered_students(120)[4].slug == "student-005");
+    const auto many = attn::numbered_students(120);
+    CHECK(many[2].slug == "student-03");
+    CHECK(many[99].slug == "student-100");
   }
 }
 

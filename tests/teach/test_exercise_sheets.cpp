@@ -72,18 +72,25 @@ TEST_CASE("Markdown escapes a name that would be markup") {
   CHECK(sheet.starts_with("# Attention exercise: \\*Ada\\* \\<b\\>\\|x\\|\\</b\\>\n"));
 }
 
-TEST_CASE("LaTeX: a complete document, one page per student, escaped names") {
+TEST_CASE("LaTeX: a complete UTF-8 document, pages numbered per student, escaped names") {
   Fixture a("José O'Brien & Co_1 50%");
   Fixture b("李雷", true);
   const std::string sheets = attn::render_sheet_latex({a.model, b.model}, false);
   const std::string keys = attn::render_sheet_latex({a.model, b.model}, true);
   CHECK(sheets.find("\\documentclass") != std::string::npos);
   CHECK(sheets.ends_with("\\end{document}\n"));
-  CHECK(count(sheets, "\\clearpage") == 1);
-  CHECK(count(sheets, "\\section*{Attention exercise:") == 2);
-  CHECK(sheets.find("José O'Brien \\& Co\\_1 50\\%") != std::string::npos);
-  CHECK(sheets.find("[U+674E][U+96F7]") != std::string::npos);  // no glyphs in pdflatex's fonts
-  CHECK(sheets.find("Causal mask") != std::string::npos);       // only b's page has one
+  CHECK(sheets.find("\\usepackage{fontspec}") != std::string::npos);
+  CHECK(sheets.find("Noto Serif CJK SC") != std::string::npos);
+  CHECK(count(sheets, "\\startstudent{") == 2);
+  CHECK(count(sheets, "\\finishstudent{") == 2);
+  CHECK(sheets.find("\n\\duplextrue\n") != std::string::npos);  // the class: double-sided
+  CHECK(attn::render_sheet_latex({a.model}, false).find("\n\\duplextrue\n") == std::string::npos);
+  CHECK(count(sheets, "{\\Large\\bfseries Attention exercise:") == 2);
+  CHECK(sheets.find("\\startstudent{1}{José O'Brien \\& Co\\_1 50\\%}{" + a.model.variant + "}") !=
+        std::string::npos);
+  CHECK(sheets.find("\\startstudent{2}{李雷}") != std::string::npos);  // UTF-8, for LuaLaTeX
+  CHECK(sheets.find("[U+") == std::string::npos);
+  CHECK(sheets.find("Causal mask") != std::string::npos);  // only b's page has one
   CHECK(count(sheets, "Causal mask") == 1);
   CHECK(count(sheets, "\\rule{0pt}{7mm}") == 2 * (3 + 3 + 3 + 3));  // four blank grids of 3 rows
   CHECK(keys.find(fmt::format("${}$", a.key_value("head0.context", 2, 1))) != std::string::npos);
@@ -124,6 +131,39 @@ TEST_CASE("the key works one cell of each asked step in every format") {
         std::string::npos);
   const std::string tex = attn::render_sheet_latex({f.model}, true);
   CHECK(tex.find("\\fitline{$\\displaystyle") != std::string::npos);
-  CHECK(tex.find("Subtracting the row maximum changes nothing") != std::string::npos);
-  CHECK(tex.find("−") == std::string::npos);  // no Unicode minus reaches pdflatex
+  CHECK(tex.find("−") == std::string::npos);  // the minus of math mode, not U+2212
+}
+
+TEST_CASE(
+    "the sheet's formulas: no head subscript with one head, softmax of what the student has") {
+  const Fixture plain("Ada"), causal("Bob", true);
+  const attn::SheetMatrix& weights = plain.model.asked[2];
+  REQUIRE(weights.id == "head0.weights");
+  CHECK(weights.formula ==
+        "A = softmax(scaled) by rows: A[i, j] = exp(scaled[i, j]) / Σ_k exp(scaled[i, k])");
+  CHECK(weights.latex.find("_{0}") == std::string::npos);
+  CHECK(plain.model.asked[0].formula == "S = Q·Kᵀ");
+  for (const attn::SheetMatrix& m : plain.model.key) {
+    CAPTURE(m.id);
+    CHECK(m.formula.find("masked") == std::string::npos);
+    CHECK(m.formula.find("₀") == std::string::npos);
+  }
+  const attn::SheetMatrix& masked_weights = causal.model.asked[2];
+  CHECK(masked_weights.formula.find("softmax(masked)") != std::string::npos);
+}
+
+TEST_CASE("the key's worked weights cell divides the numbers of its own exp and row_sum tables") {
+  for (const bool causal : {false, true}) {
+    CAPTURE(causal);
+    const Fixture f("Ada", causal);
+    const attn::CellExpansion& w = f.model.worked[2];
+    REQUIRE(w.step == "head0.weights");
+    CHECK_FALSE(w.shifted);
+    const arma::mat& exps = f.exercise.trace.at("head0.exp").value;
+    const arma::mat& sums = f.exercise.trace.at("head0.row_sum").value;
+    REQUIRE(w.exps.size() == exps.n_cols);
+    for (std::size_t c = 0; c < exps.n_cols; ++c) CHECK(w.exps[c] == exps(w.row, c));
+    CHECK(w.denominator == sums(w.row, 0));
+    CHECK(attn::render_sheet_latex({f.model}, true).find("row max") == std::string::npos);
+  }
 }

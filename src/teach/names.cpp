@@ -1,0 +1,89 @@
+// Student names in any script: UTF-8 checks, NFC and folder names, all through
+// utf8proc's tables (Unicode's own data, not a hand-written list).
+#include "teach/names.hpp"
+
+#include <fmt/format.h>
+#include <utf8proc.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "core/error.hpp"
+
+namespace attn {
+
+namespace {
+
+const utf8proc_uint8_t* bytes_of(std::string_view text) {
+  return reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+}
+
+bool is_letter(utf8proc_category_t c) {
+  return c == UTF8PROC_CATEGORY_LU || c == UTF8PROC_CATEGORY_LL || c == UTF8PROC_CATEGORY_LT ||
+         c == UTF8PROC_CATEGORY_LM || c == UTF8PROC_CATEGORY_LO;
+}
+
+bool is_mark(utf8proc_category_t c) {
+  return c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_MC || c == UTF8PROC_CATEGORY_ME;
+}
+
+void append_code_point(std::string& out, utf8proc_int32_t cp) {
+  utf8proc_uint8_t buffer[4];
+  const utf8proc_ssize_t length = utf8proc_encode_char(cp, buffer);
+  out.append(reinterpret_cast<const char*>(buffer), static_cast<std::size_t>(length));
+}
+
+}  // namespace
+
+std::size_t invalid_utf8_offset(std::string_view text) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t length =
+        utf8proc_iterate(bytes_of(text) + at, static_cast<utf8proc_ssize_t>(text.size() - at), &cp);
+    if (length <= 0) return at;
+    at += static_cast<std::size_t>(length);
+  }
+  return std::string_view::npos;
+}
+
+std::string nfc(std::string_view text) {
+  if (text.empty()) return {};
+  utf8proc_uint8_t* mapped = nullptr;
+  const utf8proc_ssize_t length =
+      utf8proc_map(bytes_of(text), static_cast<utf8proc_ssize_t>(text.size()), &mapped,
+                   static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+  const std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(mapped, &std::free);
+  if (length < 0)
+    throw InputError(fmt::format("\"{}\" is not valid UTF-8 ({}); save the text as UTF-8", text,
+                                 utf8proc_errmsg(length)));
+  return std::string(reinterpret_cast<const char*>(mapped), static_cast<std::size_t>(length));
+}
+
+std::string folder_of(std::string_view name) {
+  const std::string composed = nfc(name);
+  const std::string_view text(composed);
+  std::string folder;
+  std::size_t at = 0;
+  bool after_kept = false;  // a combining mark is kept only on a kept letter
+  while (at < text.size()) {
+    utf8proc_int32_t cp = 0;
+    at += static_cast<std::size_t>(utf8proc_iterate(
+        bytes_of(text) + at, static_cast<utf8proc_ssize_t>(text.size() - at), &cp));
+    const utf8proc_category_t category = utf8proc_category(cp);
+    const bool keep = is_letter(category) || category == UTF8PROC_CATEGORY_ND ||
+                      (after_kept && is_mark(category));
+    std::string piece;
+    if (keep)
+      append_code_point(piece, utf8proc_tolower(cp));
+    else if (!folder.empty() && folder.back() != '-')
+      piece = "-";
+    if (folder.size() + piece.size() > kMaxFolderBytes) break;
+    folder += piece;
+    after_kept = keep;
+  }
+  while (!folder.empty() && folder.back() == '-') folder.pop_back();
+  return nfc(folder);
+}
+
+}  // namespace attn

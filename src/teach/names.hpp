@@ -1,0 +1,29 @@
+// Student names in any script: the UTF-8 check, Unicode normalisation (NFC,
+// with utf8proc) and the folder a name gets, readable wherever the script allows.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace attn {
+
+// The byte offset of the first byte of `text` that does not start (or continue)
+// a valid UTF-8 sequence, or std::string_view::npos when all of `text` is UTF-8.
+std::size_t invalid_utf8_offset(std::string_view text);
+
+// `text` in Unicode Normalization Form C: "e" + U+0301 (NFD) becomes "é" (one
+// code point). A text already in NFC comes back byte for byte. Throws
+// InputError when `text` is not valid UTF-8.
+std::string nfc(std::string_view text);
+
+// The longest folder name folder_of writes, in bytes (cut at a character).
+inline constexpr std::size_t kMaxFolderBytes = 96;
+
+// A folder name from a name: the NFC name's letters (with their combining marks)
+// and decimal digits, of any script, lower-cased; every other run of characters
+// becomes one '-', none at either end: "José Núñez" -> "josé-núñez",
+// "O'Brien" -> "o-brien", "张伟" -> "张伟". Empty when the name has no letter or digit.
+std::string folder_of(std::string_view name);
+
+}  // namespace attn
