@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -24,6 +26,7 @@ namespace {
 
 struct ExerciseOptions {
   ExerciseSpec spec;
+  std::string seed_text;  // --seed, checked as a uint64 by its validator
   std::size_t students = 1;
   std::string roster;
   std::vector<std::string> formats = {"markdown"};
@@ -165,6 +168,7 @@ void exercise_command(ExerciseOptions& o) {
     if (wants(o, format)) formats.push_back(format);
   o.formats = formats;
   ExerciseSpec& spec = o.spec;
+  std::from_chars(o.seed_text.data(), o.seed_text.data() + o.seed_text.size(), spec.seed);
   spec.answer_decimals =
       o.answer_decimals >= 0 ? o.answer_decimals : std::min(spec.decimals + 2, kMaxAnswerDecimals);
   normalise_spec(spec);
@@ -191,28 +195,45 @@ void setup_exercise(CLI::App& app, CommandContext& /*context*/) {
   ExerciseSpec& spec = options->spec;
   CLI::App* cmd = app.add_subcommand(
       "exercise", "Per-student exercise sheets, answer keys and lesson files from a seed");
-  cmd->add_option("--seed", spec.seed, "Seed of every draw (same seed and options: same files)")
+  // A seed is read from its digits: CLI11's range check goes through a double,
+  // which would let 18446744073709551616 through as the largest seed.
+  cmd->add_option("--seed", options->seed_text,
+                  "Seed of every draw, 0 to 18446744073709551615 (same seed and options: same "
+                  "files)")
       ->required()
-      ->check(CLI::Range(0.0, 18446744073709551615.0));
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            std::uint64_t seed = 0;
+            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+            if (error != std::errc() || end != text.data() + text.size())
+              return "a seed is a whole number from 0 to 18446744073709551615, not " + text;
+            return std::string();
+          },
+          "UINT64"));
   CLI::Option* students =
       cmd->add_option("--students", options->students, "Number of students (default 1)")
           ->check(CLI::Range(1, 1000));
   cmd->add_option("--roster", options->roster, "File with one student name per line")
       ->excludes(students);
-  cmd->add_option("--tokens", spec.tokens, "Query tokens n (default 3)")->check(CLI::Range(0, 64));
+  const auto up_to = [](std::size_t high) { return CLI::Range(std::size_t{1}, high); };
+  cmd->add_option("--tokens", spec.tokens, "Query tokens n (default 3)")
+      ->check(up_to(kMaxExerciseTokens));
   cmd->add_option("--d-model", spec.d_model, "Embedding width d (default 3)")
-      ->check(CLI::Range(0, 64));
-  cmd->add_option("--d-k", spec.d_k, "Per-head query/key/value width (default 2)")
-      ->check(CLI::Range(0, 64));
-  cmd->add_option("--heads", spec.heads, "Heads (default 1)")->check(CLI::Range(0, 64));
+      ->check(up_to(kMaxExerciseWidth));
+  cmd->add_option("--d-k", spec.d_k,
+                  "Per-head query/key/value width (default 2; heads × d_k at most 8)")
+      ->check(up_to(kMaxExerciseWidth));
+  cmd->add_option("--heads", spec.heads, "Heads (default 1)")->check(up_to(kMaxExerciseHeads));
   cmd->add_flag("--causal", spec.causal, "Causal mask: no query sees a later key");
   cmd->add_flag("--key-padding", spec.key_padding, "The last key is padding (<pad>)");
   cmd->add_option("--cross", spec.memory_tokens,
-                  "Cross-attention: keys and values from a memory of this many tokens");
+                  "Cross-attention: keys and values from a memory of this many tokens")
+      ->check(up_to(kMaxExerciseTokens));
   cmd->add_option("--decimals", spec.decimals, "Decimals of the inputs (default 1)")
-      ->check(CLI::Range(0, 64));
+      ->check(CLI::Range(0, kMaxExerciseDecimals));
   cmd->add_option("--answer-decimals", options->answer_decimals,
-                  "Decimals of the answers and the key (default: --decimals + 2)");
+                  "Decimals of the answers and the key (default: --decimals + 2)")
+      ->check(CLI::Range(2, kMaxAnswerDecimals));
   cmd->add_option("--ask", spec.ask,
                   "Steps the student computes (default: scores scaled weights context of head 0)");
   cmd->add_option("--format", options->formats,

@@ -225,16 +225,19 @@ def test_refusals(tmp):
     with open(a_file, "w") as f:
         f.write("x")
     bad = [
-        (["--tokens", "9"], "--tokens 9"),
+        (["--tokens", "9"], "--tokens: Value 9 not in range 1 to 8"),
         (["--ask", "softmax"], "head0.weights"),
         (["--ask", "X"], "--ask X"),
-        (["--decimals", "3"], "--decimals 3"),
+        (["--decimals", "3"], "--decimals: Value 3 not in range 0 to 2"),
         (["--heads", "3", "--d-k", "3"], "heads × d_k"),
         (["--tokens", "1", "--key-padding"], "--key-padding"),
         (["--roster", os.path.join(tmp, "missing.txt")], "missing.txt"),
         (["--roster", roster], "dup.txt:3"),
         (["--students", "2", "--roster", roster], "excludes"),
         (["--format", "pdf"], "pdf"),
+        (["--cross", "0"], "--cross: Value 0 not in range 1 to 8"),
+        (["--heads", "5"], "--heads: Value 5 not in range 1 to 4"),
+        (["--answer-decimals", "7"], "--answer-decimals"),
     ]
     for args, message in bad:
         target = os.path.join(tmp, "never")
@@ -246,6 +249,22 @@ def test_refusals(tmp):
     check(result.returncode == 2 and "not a folder" in result.stderr, f"--out a file: {result.stderr}")
     result = run("exercise", "--out", os.path.join(tmp, "never"))
     check(result.returncode == 2 and "--seed" in result.stderr, f"--seed is required: {result.stderr}")
+    # A seed past 2^64 - 1 is an error, never clamped; the largest one is a seed.
+    for seed in ["18446744073709551616", "-1", "1e3", "0x10"]:
+        result = run("exercise", "--seed", seed, "--out", os.path.join(tmp, "never"))
+        check(result.returncode == 2 and "a seed is a whole number from 0 to 18446744073709551615"
+              in result.stderr and not os.path.exists(os.path.join(tmp, "never")),
+              f"--seed {seed}: exit 2 naming the range: {result.stderr}")
+    result = run("exercise", "--seed", "18446744073709551615", "--out", os.path.join(tmp, "max"))
+    check(result.returncode == 0 and "--seed 18446744073709551615 " in
+          open(os.path.join(tmp, "max", "index.md"), encoding="utf-8").read(),
+          f"the largest seed is used as given: {result.stderr}")
+    # --help shows the ranges that are valid.
+    result = run("exercise", "--help")
+    for option, shown in [("--tokens", "[1 - 8]"), ("--heads", "[1 - 4]"), ("--decimals", "[0 - 2]"),
+                          ("--cross", "[1 - 8]"), ("--answer-decimals", "[2 - 6]")]:
+        line = next((l for l in result.stdout.splitlines() if l.strip().startswith(option + " ")), "")
+        check(shown in line, f"--help shows {option} {shown}: {line!r}")
 
 
 def test_key_equals_run(tmp):
