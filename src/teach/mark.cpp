@@ -131,6 +131,7 @@ std::set<std::string> keys_used(const MarkScheme& scheme, const Trace& truth,
   return out;
 }
 
+// `folder` is the student's folder as the instructor names it (class folder included).
 std::string feedback_markdown(const StudentMark& m, const Trace& truth, const VerifyReport& report,
                               const std::string& folder) {
   std::string out = fmt::format(
@@ -274,7 +275,7 @@ StudentMark mark_student(const fs::path& class_dir, const std::string& folder,
         m.first_wrong = fmt::format("{}[{},{}]", a->answer.step, c->row, c->col);
         if (const Diagnosis* d = cell_diagnosis(*a, *c)) m.mistake = d->label;
       }
-      m.feedback = feedback_markdown(m, truth, report, folder);
+      m.feedback = feedback_markdown(m, truth, report, dir.string());
     }
   } catch (const InputError& e) {
     m.problem = e.what();
