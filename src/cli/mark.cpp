@@ -1,5 +1,5 @@
 // `attn-trace mark DIR`: every student folder of an exercise marked in one
-// run; writes DIR/marks.csv, DIR/summary.md and a feedback.md per student.
+// run; writes DIR/marks.csv (or marks.json), DIR/summary.md and a feedback.md per student.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -23,6 +23,7 @@ namespace fs = std::filesystem;
 struct MarkOptions {
   std::string dir;
   std::string points;
+  std::string format = "csv";  // the gradebook: marks.csv or marks.json
   bool force = false;
 };
 
@@ -32,16 +33,18 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
   const MarkScheme scheme = o.points.empty() ? MarkScheme{} : read_mark_scheme(o.points);
   const std::vector<StudentMark> marks = mark_class(dir, scheme, o.points);
 
+  const fs::path gradebook = dir / ("marks." + o.format);
   std::vector<std::pair<fs::path, std::string>> files = {
-      {dir / "marks.csv", marks_csv(marks)}, {dir / "summary.md", class_summary(marks)}};
+      {gradebook, o.format == "json" ? marks_json(marks) : marks_csv(marks)},
+      {dir / "summary.md", class_summary(marks)}};
   for (const StudentMark& m : marks) files.emplace_back(dir / m.folder / "feedback.md", m.feedback);
   if (!o.force)
     for (const auto& [path, content] : files)
       if (std::error_code ec; fs::exists(path, ec))
         throw InputError(fmt::format(
-            "{} exists (from an earlier mark?); add --force to replace marks.csv, summary.md and "
-            "the feedback.md files, or move it away",
-            path.string()));
+            "{} exists (from an earlier mark?); add --force to replace {}, summary.md and the "
+            "feedback.md files, or move it away",
+            path.string(), gradebook.filename().string()));
   for (const auto& [path, content] : files) write_file_atomically(path.string(), content);
 
   std::size_t marked = 0;
@@ -51,7 +54,7 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
   std::string out = fmt::format(
       "marked {} of {} student(s) in {:.1f} s; wrote {}, {} and {} "
       "feedback.md\n",
-      marked, marks.size(), seconds, (dir / "marks.csv").string(), (dir / "summary.md").string(),
+      marked, marks.size(), seconds, gradebook.string(), (dir / "summary.md").string(),
       marks.size());
   for (const StudentMark& m : marks)
     if (!m.problem.empty()) out += fmt::format("not marked: {}: {}\n", m.folder, m.problem);
@@ -70,8 +73,11 @@ void setup_mark(CLI::App& app, CommandContext& context) {
   cmd->add_option("--points", options->points,
                   "TOML file: points per asked step, and what carried, rounded and imprecise "
                   "values earn (docs/marking.md)");
+  cmd->add_option("--format", options->format,
+                  "The gradebook: csv (marks.csv, default) or json (marks.json)")
+      ->check(CLI::IsMember({"csv", "json"}));
   cmd->add_flag("--force", options->force,
-                "Replace marks.csv, summary.md and feedback.md from an earlier mark");
+                "Replace the gradebook, summary.md and feedback.md from an earlier mark");
   cmd->callback([options, &context] { mark_command(*options, context); });
 }
 

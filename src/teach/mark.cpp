@@ -16,6 +16,7 @@
 #include "core/pipeline.hpp"
 #include "core/toml_read.hpp"
 #include "render/escape.hpp"
+#include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "teach/answers.hpp"
 
@@ -357,6 +358,31 @@ std::string marks_csv(const std::vector<StudentMark>& marks) {
     out += csv_row(row);
   }
   return out;
+}
+
+std::string marks_json(const std::vector<StudentMark>& marks) {
+  // null for what a student without marks does not have.
+  const auto text_or_null = [](const std::string& s) {
+    return s.empty() ? "null" : json_string(s);
+  };
+  std::vector<std::string> students;
+  for (const StudentMark& m : marks) {
+    std::vector<std::string> steps;
+    for (const StepMark& s : m.steps)
+      steps.push_back(
+          fmt::format("{{\"step\": {}, \"points\": {}, \"out_of\": {}, \"cells\": {{\"ok\": {}, "
+                      "\"carried\": {}, "
+                      "\"rounded\": {}, \"imprecise\": {}, \"wrong\": {}, \"missing\": {}}}}}",
+                      json_string(s.step), json_number(s.points), json_number(s.out_of), s.ok,
+                      s.carried, s.rounded, s.imprecise, s.wrong, s.blank));
+    students.push_back(fmt::format(
+        "{{\"name\": {}, \"folder\": {}, \"variant\": {}, \"total\": {}, \"out_of\": {}, "
+        "\"first_wrong\": {}, \"mistake\": {}, \"problem\": {},\n   \"steps\": [{}]}}",
+        json_string(m.name), json_string(m.folder), text_or_null(m.variant), json_number(m.total),
+        json_number(m.out_of), text_or_null(m.first_wrong), text_or_null(m.mistake),
+        text_or_null(m.problem), fmt::join(steps, ",\n    ")));
+  }
+  return fmt::format("{{\"students\": [\n  {}\n]}}\n", fmt::join(students, ",\n  "));
 }
 
 std::string class_summary(const std::vector<StudentMark>& marks) {

@@ -76,6 +76,10 @@ std::vector<StudentMark> mark_class(const std::filesystem::path& class_dir,
 // the names right), RFC 4180 quoting, one row per student.
 std::string marks_csv(const std::vector<StudentMark>& marks);
 
+// marks.json: the same marks for tools (docs/json.md#mark---format-json),
+// with each step's cell counts by status.
+std::string marks_json(const std::vector<StudentMark>& marks);
+
 // summary.md: the class at a glance and what to re-teach: how many students
 // made each mistake, and each step's mean score.
 std::string class_summary(const std::vector<StudentMark>& marks);
