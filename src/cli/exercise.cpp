@@ -181,10 +181,26 @@ void exercise_command(ExerciseOptions& o) {
   const std::vector<OutputFile> files = exercise_files(o, exercises);
 
   prepare_out_dir(o, exercises);
-  for (const auto& [path, content] : files)
-    write_file_atomically((std::filesystem::path(o.out) / path).string(), content);
-  write_stdout(fmt::format("wrote {} files for {} student(s) to {} (index: {})\n", files.size(),
-                           exercises.size(), o.out,
+  // With --force, an answers.toml that is not the blank template (a student's
+  // filled-in answers) is never replaced.
+  std::vector<std::string> kept;
+  for (const auto& [path, content] : files) {
+    const std::string target = (std::filesystem::path(o.out) / path).string();
+    std::error_code ec;
+    if (path.ends_with("/answers.toml") && std::filesystem::exists(target, ec) &&
+        read_file(target) != content) {
+      kept.push_back(target);
+      continue;
+    }
+    write_file_atomically(target, content);
+  }
+  for (const std::string& path : kept)
+    fmt::print(stderr,
+               "attn-trace: kept {}: it is not the blank template (filled in?); delete it to get a "
+               "new one\n",
+               path);
+  write_stdout(fmt::format("wrote {} files for {} student(s) to {} (index: {})\n",
+                           files.size() - kept.size(), exercises.size(), o.out,
                            (std::filesystem::path(o.out) / "index.md").string()));
 }
 

@@ -111,6 +111,13 @@ std::string escape_tex(std::string_view s, bool keep_unicode) {
       case '|':
         out += "\\textbar{}";
         break;
+      case '"':  // LuaLaTeX's TeX ligatures would print ” for both: keep the typed quotes
+      case '\'':
+        if (keep_unicode)
+          out += cp == '"' ? "\\textquotedbl{}" : "\\textquotesingle{}";
+        else
+          out += static_cast<char>(cp);
+        break;
       default:
         if (const char* symbol = tex_symbol(cp); symbol && !(keep_unicode && is_greek(cp)))
           out += symbol;

@@ -322,16 +322,24 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
              });
     });
     if (fits == models.end()) continue;
+    // With nothing masked, `masked` is `scaled` under another name: name the
+    // step the learner knows.
+    const Step& rounded_step = base_.at(fits->empty() ? step : *fits);
+    const std::string named = !fits->empty() && rounded_step.made.op == Op::mask &&
+                                      !arma::any(arma::vectorise(base_.mask))
+                                  ? rounded_step.made.inputs.at(0)
+                                  : *fits;
+    const std::string places = fmt::format("{} decimal{}", d, d == 1 ? "" : "s");
     Diagnosis rounding{
         "rounding",
         fits->empty()
-            ? fmt::format("right up to rounding: with the earlier values rounded to {} decimals "
+            ? fmt::format("right up to rounding: with the earlier values rounded to {} "
                           "(or to as many as you wrote them with) the answer comes out as you "
                           "wrote it",
-                          d)
-            : fmt::format("right up to rounding: with {} rounded to {} decimals the answer "
+                          places)
+            : fmt::format("right up to rounding: with {} rounded to {} the answer "
                           "comes out as you wrote it",
-                          *fits, d),
+                          named, places),
         rounded_trace(step, d, *fits).trace.at(step).value(row, col), d};
     rounding.rounded_step = *fits;
     out.push_back(std::move(rounding));

@@ -28,6 +28,8 @@ namespace {
 
 constexpr const char* kLessonFile = "lesson.toml";
 constexpr const char* kAnswersFile = "answers.toml";
+constexpr const char* kRosterFile = "roster.csv";
+constexpr const char* kUnexplained = "none of the common mistakes";
 
 // Points as people write them: "2", "1.5", "0.33" (two decimals at most).
 std::string points_text(double points) {
@@ -61,6 +63,34 @@ std::pair<const AnswerVerdict*, const AnswerCell*> first_wrong_cell(const Verify
           c.verdict == Verdict::wrong)
         return {&a, &c};
   return {nullptr, nullptr};
+}
+
+// Every mistake behind a value not right: the diagnosis labels of wrong and
+// rounded cells, kUnexplained for a wrong cell no common mistake explains.
+std::set<std::string> mistakes_made(const VerifyReport& report) {
+  std::set<std::string> out;
+  for (const AnswerVerdict& a : report.answers)
+    for (const AnswerCell& c : a.cells)
+      if (c.verdict == Verdict::wrong || c.verdict == Verdict::rounded) {
+        const Diagnosis* d = cell_diagnosis(a, c);
+        out.insert(d ? d->label : std::string(kUnexplained));
+      }
+  return out;
+}
+
+// The first value rounded too early, and why, for the student.
+std::string rounding_sentence(const VerifyReport& report, const Trace& truth) {
+  for (const AnswerVerdict& a : report.answers)
+    for (const AnswerCell& c : a.cells)
+      if (c.verdict == Verdict::rounded && !c.diagnoses.empty())
+        return fmt::format(
+            "- **Rounded too early:** {}: you wrote {}; the value is {}. {}. Keep at least "
+            "5 decimals while you work and round only what you write.\n",
+            cell_text(truth, a.answer.step, c.row, c.col),
+            format_fixed(c.given.value, c.given.decimals),
+            format_fixed(c.expected, std::max(c.given.decimals, 1) + 1),
+            c.diagnoses.front().detail);
+  return "";
 }
 
 // The counts of a step's cells as a phrase: "6 right, 3 right on your own numbers".
@@ -160,6 +190,8 @@ std::string feedback_markdown(const StudentMark& m, const Trace& truth, const Ve
   } else if (m.total >= m.out_of) {
     out += "\nEvery asked value is right.\n";
   }
+  const std::string rounding = rounding_sentence(report, truth);
+  if (!rounding.empty()) out += (report.first_wrong ? "" : "\n") + rounding;
   std::vector<std::string> carried;
   for (const StepMark& s : m.steps)
     if (s.carried) carried.push_back(s.step);
@@ -177,6 +209,36 @@ std::string csv_row(const std::vector<std::string>& fields) {
   std::string out;
   for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csv_field(fields[i]);
   return out + "\r\n";
+}
+
+// The rows of CSV text (RFC 4180: quoted fields, "" for a quote inside, CRLF
+// or LF line ends); a UTF-8 byte-order mark at the start is skipped.
+std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    std::string& field = rows.back().back();
+    if (quoted) {
+      if (c != '"')
+        field += c;
+      else if (i + 1 < text.size() && text[i + 1] == '"')
+        field += text[++i];
+      else
+        quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().emplace_back();
+    } else if (c == '\n') {
+      rows.emplace_back(1);
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (rows.back().size() == 1 && rows.back()[0].empty()) rows.pop_back();
+  return rows;
 }
 
 // Markdown table cell: no pipe or line break.
@@ -250,39 +312,50 @@ StudentMark mark_student(const fs::path& class_dir, const std::string& folder,
   m.folder = folder;
   m.name = folder;
   const fs::path dir = class_dir / folder;
+  const std::string shown_dir = dir.string();
+  // The lesson first: without it there is nothing to mark against.
+  std::optional<Lesson> lesson;
   try {
-    const Lesson lesson = load_lesson_file((dir / kLessonFile).string());
-    if (!lesson.student.empty()) m.name = lesson.student;
-    m.variant = lesson.variant;
-    const std::unique_ptr<Backend> backend = make_backend("cpu");
-    const Trace truth = run_pipeline(lesson, *backend);
-    const fs::path answers_path = dir / kAnswersFile;
-    std::error_code ec;
-    if (!fs::exists(answers_path, ec)) {
-      m.steps = step_marks(lesson, truth, nullptr, scheme);
-      m.point_keys_used = keys_used(scheme, truth, m.steps);
-      for (const StepMark& s : m.steps) m.out_of += s.out_of;
-      m.problem = fmt::format("no {} in {}", kAnswersFile, folder);
-    } else {
-      const std::vector<Answer> answers = load_answers_file(answers_path.string(), lesson, truth);
-      const VerifyReport report = verify_answers(lesson, *backend, answers);
-      m.steps = step_marks(lesson, truth, &report, scheme);
-      m.point_keys_used = keys_used(scheme, truth, m.steps);
-      for (const StepMark& s : m.steps) {
-        m.total += s.points;
-        m.out_of += s.out_of;
-      }
-      if (const auto [a, c] = first_wrong_cell(report); c) {
-        m.first_wrong = fmt::format("{}[{},{}]", a->answer.step, c->row, c->col);
-        if (const Diagnosis* d = cell_diagnosis(*a, *c)) m.mistake = d->label;
-      }
-      m.feedback = feedback_markdown(m, truth, report, dir.string());
-    }
+    lesson = load_lesson_file((dir / kLessonFile).string());
   } catch (const InputError& e) {
     m.problem = e.what();
-  }
-  if (!m.problem.empty())
     m.feedback = fmt::format("# Feedback: {}\n\nNot marked: {}\n", m.name, m.problem);
+    return m;
+  }
+  if (!lesson->student.empty()) m.name = lesson->student;
+  m.variant = lesson->variant;
+  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  const Trace truth = run_pipeline(*lesson, *backend);
+  const fs::path answers_path = dir / kAnswersFile;
+  try {
+    std::error_code ec;
+    if (!fs::exists(answers_path, ec))
+      throw InputError(
+          fmt::format("no {} in {}; put the student's filled-in {} there (exercise "
+                      "writes a blank one)",
+                      kAnswersFile, shown_dir, kAnswersFile));
+    const std::vector<Answer> answers = load_answers_file(answers_path.string(), *lesson, truth);
+    const VerifyReport report = verify_answers(*lesson, *backend, answers);
+    m.steps = step_marks(*lesson, truth, &report, scheme);
+    if (const auto [a, c] = first_wrong_cell(report); c) {
+      m.first_wrong = fmt::format("{}[{},{}]", a->answer.step, c->row, c->col);
+      if (const Diagnosis* d = cell_diagnosis(*a, *c)) m.mistake = d->label;
+    }
+    m.mistakes = mistakes_made(report);
+    for (const StepMark& s : m.steps) {
+      m.total += s.points;
+      m.out_of += s.out_of;
+    }
+    m.feedback = feedback_markdown(m, truth, report, shown_dir);
+  } catch (const InputError& e) {
+    // Marked as nothing answered, with the same columns as everyone else.
+    m.problem = e.what();
+    m.steps = step_marks(*lesson, truth, nullptr, scheme);
+    m.total = m.out_of = 0;
+    for (const StepMark& s : m.steps) m.out_of += s.out_of;
+    m.feedback = fmt::format("# Feedback: {}\n\nNot marked: {}\n", m.name, m.problem);
+  }
+  m.point_keys_used = keys_used(scheme, truth, m.steps);
   return m;
 }
 
@@ -293,14 +366,38 @@ std::vector<std::string> student_folders(const fs::path& class_dir) {
         fmt::format("{}: not a folder; give the folder that attn-trace exercise "
                     "--out wrote",
                     class_dir.string()));
+  // The roster's students first, in its order, whether or not their folder is
+  // complete (a missing lesson.toml is then that student's problem)...
   std::vector<std::string> folders;
-  for (const fs::directory_entry& entry : fs::directory_iterator(class_dir, ec))
-    if (entry.is_directory() && fs::exists(entry.path() / kLessonFile))
-      folders.push_back(entry.path().filename().string());
+  const fs::path roster = class_dir / kRosterFile;
+  if (fs::exists(roster, ec)) {
+    const std::vector<std::vector<std::string>> rows = csv_rows(read_file(roster.string()));
+    const auto has_folder = [&] {
+      return !rows.empty() && std::find(rows[0].begin(), rows[0].end(), "folder") != rows[0].end();
+    };
+    if (!has_folder())
+      throw InputError(
+          fmt::format("{}: no 'folder' column in its first line; it should be the "
+                      "roster.csv that attn-trace exercise wrote (name,folder,variant)",
+                      roster.string()));
+    const std::size_t at = static_cast<std::size_t>(
+        std::find(rows[0].begin(), rows[0].end(), "folder") - rows[0].begin());
+    for (std::size_t r = 1; r < rows.size(); ++r)
+      if (at < rows[r].size() && !rows[r][at].empty()) folders.push_back(rows[r][at]);
+  }
+  // ...then every other sub-folder holding a lesson.toml, by name.
+  std::vector<std::string> others;
+  for (const fs::directory_entry& entry : fs::directory_iterator(class_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && fs::exists(entry.path() / kLessonFile) &&
+        std::find(folders.begin(), folders.end(), name) == folders.end())
+      others.push_back(name);
+  }
   if (ec)
     throw InputError(
         fmt::format("{}: cannot list the folder: {}", class_dir.string(), ec.message()));
-  std::sort(folders.begin(), folders.end());
+  std::sort(others.begin(), others.end());
+  folders.insert(folders.end(), others.begin(), others.end());
   if (folders.empty())
     throw InputError(fmt::format(
         "{}: no student folders (sub-folders with a {}); give the folder that attn-trace "
@@ -402,23 +499,21 @@ std::string class_summary(const std::vector<StudentMark>& marks) {
                        points_text(out_of));
   out += "\n";
 
-  // The first mistake of each student, grouped: what to re-teach first.
+  // Every mistake, with the students who made it anywhere: what to re-teach.
   std::map<std::string, std::vector<std::string>> by_mistake;
-  std::size_t unexplained = 0;
-  for (const StudentMark& m : marks) {
-    if (m.first_wrong.empty()) continue;
-    if (m.mistake.empty())
-      ++unexplained;
-    else
-      by_mistake[m.mistake].push_back(m.name);
-  }
+  for (const StudentMark& m : marks)
+    for (const std::string& label : m.mistakes) by_mistake[label].push_back(m.name);
   std::vector<std::pair<std::string, std::vector<std::string>>> ranked(by_mistake.begin(),
                                                                        by_mistake.end());
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& x, const auto& y) { return x.second.size() > y.second.size(); });
-  out += "\n## What to re-teach\n\nThe mistake behind each student's first wrong value.\n\n";
-  if (ranked.empty() && unexplained == 0) {
-    out += "No student made a mistake.\n";
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
+    if (x.first == kUnexplained || y.first == kUnexplained) return y.first == kUnexplained;
+    return x.second.size() > y.second.size();
+  });
+  out +=
+      "\n## What to re-teach\n\nEach mistake behind a wrong (or rounded) value, and who "
+      "made it.\n\n";
+  if (ranked.empty()) {
+    out += "No wrong value in the answers given.\n";
   } else {
     out += "| Mistake | Students | Who | See lesson |\n|---|---:|---|---|\n";
     for (const auto& [label, names] : ranked) {
@@ -426,11 +521,8 @@ std::string class_summary(const std::vector<StudentMark>& marks) {
       d.label = label;
       explain(d);
       out += fmt::format("| {} | {} | {} | {} |\n", label, names.size(),
-                         md_cell(fmt::format("{}", fmt::join(names, ", "))),
-                         d.lesson.empty() ? "" : d.lesson);
+                         md_cell(fmt::format("{}", fmt::join(names, ", "))), d.lesson);
     }
-    if (unexplained)
-      out += fmt::format("| none of the common mistakes (arithmetic) | {} | | |\n", unexplained);
   }
 
   // Each step across the class.

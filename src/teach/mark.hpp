@@ -49,10 +49,11 @@ struct StudentMark {
   std::string name, variant;
   std::vector<StepMark> steps;  // the asked steps, in the lesson's order
   double total = 0, out_of = 0;
-  std::string first_wrong;  // "head0.scores[1,2]", or "" when nothing is wrong
-  std::string mistake;      // the diagnosis of the first wrong value, "" when none is named
-  std::string problem;      // why the folder could not be marked ("" when it was)
-  std::string feedback;     // feedback.md for the student
+  std::string first_wrong;         // "head0.scores[1,2]", or "" when nothing is wrong
+  std::string mistake;             // the diagnosis of the first wrong value, "" when none is named
+  std::set<std::string> mistakes;  // every mistake behind a wrong or rounded value
+  std::string problem;             // why the folder could not be marked ("" when it was)
+  std::string feedback;            // feedback.md for the student
   std::set<std::string> point_keys_used;  // keys of MarkScheme::points naming an asked step
 };
 
@@ -62,8 +63,11 @@ struct StudentMark {
 StudentMark mark_student(const std::filesystem::path& class_dir, const std::string& folder,
                          const MarkScheme& scheme);
 
-// The student folders of `class_dir`: every sub-folder holding a lesson.toml,
-// sorted by name (byte order). Throws InputError when there are none.
+// The student folders of `class_dir`: those roster.csv lists, in its order
+// (a folder it names without a lesson.toml is kept: that student is then not
+// marked, and says why), then every other sub-folder holding a lesson.toml,
+// by name. Throws InputError when there are none, or roster.csv has no
+// folder column.
 std::vector<std::string> student_folders(const std::filesystem::path& class_dir);
 
 // Every student folder, marked side by side on the machine's cores. Throws

@@ -273,7 +273,33 @@ with tempfile.TemporaryDirectory() as tmp_name:
     check("Unscaled 1" in problem and "Right 0" in problem and rows["Right 0"]["total"] == "0",
           f"another student's answers are refused, naming both: {problem!r}")
 
-    # 6. A causal class: the mask ignored is named.
+    # 6. Regenerating with --force (a late student joins) keeps every filled-in
+    #    answers.toml; a folder the roster lists without its lesson is reported.
+    filled = {p: p.read_bytes() for p in out.glob("*/answers.toml")}
+    roster = tmp / "defaults.txt"
+    roster.write_text(roster.read_text(encoding="utf-8") + "Late Student\n", encoding="utf-8")
+    r = run("exercise", "--seed", "2026", "--roster", str(roster), "--out", str(out), "--force")
+    check(r.returncode == 0 and all(p.read_bytes() == b for p, b in filled.items()),
+          f"exercise --force keeps the filled-in answers.toml: {r.returncode} {r.stderr[:300]}")
+    check(r.stderr.count("attn-trace: kept ") == len(filled) and (out / "late-student" /
+          "answers.toml").exists(), f"each kept file is named, the late student gets a template")
+    (out / "slip-4" / "lesson.toml").unlink()
+    r = run("mark", str(out), "--force")
+    lines = read_csv(out / "marks.csv")
+    names = [row["name"] for row in lines]
+    check(names[:3] == ["Right 0", "Unscaled 1", "Scaled By Dk 2"] and names[-1] == "Late Student",
+          f"marks.csv follows roster.csv's order: {names[:3]} … {names[-1:]}")
+    lost = [row for row in lines if row["folder"] == "slip-4"]
+    check(len(lost) == 1 and "lesson.toml" in lost[0]["problem"],
+          f"a roster folder without lesson.toml is reported, not skipped: {lost}")
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    check("| rounding |" in summary and "Rounds Early 5" in summary,
+          "summary.md lists who rounded too early")
+    feedback = (folders["Rounds Early 5"][0] / "feedback.md").read_text(encoding="utf-8")
+    check("**Rounded too early:**" in feedback and "head0.scaled rounded to 1 decimal " in feedback,
+          f"feedback.md says which value was rounded too early, naming scaled: {feedback}")
+
+    # 7. A causal class: the mask ignored is named.
     mark_class(tmp, "causal", ["--causal"], ["right", "mask_ignored", "unscaled", "mask_ignored"])
 
 if failures:

@@ -56,6 +56,9 @@ TEST_CASE("tex_text_unicode: the same escapes, every script kept as UTF-8") {
   CHECK(attn::tex_text_unicode("√4 → Q₀") == "$\\surd$4 $\\to$ Q$_0$");
   CHECK(attn::tex_text_unicode("张伟 Łukasz Dvořák Алексей") == "张伟 Łukasz Dvořák Алексей");
   CHECK(attn::tex_text_unicode("Σοφία") == "Σοφία");  // Greek in a name stays a word
+  // Typed quotes stay straight (TeX ligatures would curl both into ”).
+  CHECK(attn::tex_text_unicode("Mary \"Molly\" O'Brien") ==
+        "Mary \\textquotedbl{}Molly\\textquotedbl{} O\\textquotesingle{}Brien");
 }
 
 TEST_CASE("csv_field: RFC 4180 quoting only where needed") {

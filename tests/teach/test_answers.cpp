@@ -174,9 +174,12 @@ TEST_CASE("answers: another student's variant is refused, naming both students")
   CHECK(mine[0].values[0][0].value == 1.5);
 }
 
-TEST_CASE("answers: a blank claim value is still an error (blanks are for answers only)") {
+TEST_CASE("answers: a number that is not one names the fix, a decimal comma too") {
   CHECK(error_of("[[answer]]\nstep = \"head0.scores\"\ncell = [0, 0]\nvalue = \"x\"\n")
             .find("\"x\" is not a number") != std::string::npos);
+  CHECK(error_of("[[answer]]\nstep = \"head0.scores\"\ncell = [0, 0]\nvalue = \"-0,044\"\n")
+            .find("\"-0,044\" is not a number; write a number such as 1.70 or \"1.70\" (with a "
+                  "decimal point, not a comma)") != std::string::npos);
 }
 
 }  // namespace attn

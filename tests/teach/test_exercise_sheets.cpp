@@ -86,7 +86,7 @@ TEST_CASE("LaTeX: a complete UTF-8 document, pages numbered per student, escaped
   CHECK(sheets.find("\n\\duplextrue\n") != std::string::npos);  // the class: double-sided
   CHECK(attn::render_sheet_latex({a.model}, false).find("\n\\duplextrue\n") == std::string::npos);
   CHECK(count(sheets, "{\\Large\\bfseries Attention exercise:") == 2);
-  CHECK(sheets.find("\\startstudent{1}{José O'Brien \\& Co\\_1 50\\%}{" + a.model.variant + "}") !=
+  CHECK(sheets.find("\\startstudent{1}{José O\\textquotesingle{}Brien \\& Co\\_1 50\\%}{" + a.model.variant + "}") !=
         std::string::npos);
   CHECK(sheets.find("\\startstudent{2}{李雷}") != std::string::npos);  // UTF-8, for LuaLaTeX
   CHECK(sheets.find("[U+") == std::string::npos);

@@ -141,7 +141,9 @@ TEST_CASE("a student folder marked: carried credit, a blank cell, the first mist
   // No answers file: not marked, and said so.
   fs::remove(dir / "ada" / "answers.toml");
   const attn::StudentMark none = attn::mark_student(dir, "ada", attn::MarkScheme{});
-  CHECK(none.problem == "no answers.toml in ada");
+  CHECK(none.problem == "no answers.toml in " + (dir / "ada").string() +
+                         "; put the student's filled-in answers.toml there (exercise writes a "
+                         "blank one)");
   CHECK(none.out_of == 4);
   CHECK(none.total == 0);
   fs::remove_all(dir);
