@@ -286,25 +286,32 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
              (s.kind == SlipKind::wrong_entry && s.distance > 1) ||
              std::abs(s.written_product - s.true_product) < 4 * slack;
     });
-    // Name a slip only when every explanation tells the same story: a product
-    // of the same true value written as the same wrong one.
+    // One story: every explanation is a product of the same true value written
+    // as the same wrong one. Two different stories that both give the value
+    // are both told (a learner can tell which one they did); more than two
+    // is too many to name.
     const bool one_story =
         !slips.empty() && std::all_of(slips.begin(), slips.end(), [&](const TermSlip& s) {
           return matches_written(s.true_product, slips.front().true_product, 0.0) &&
                  matches_written(s.written_product, slips.front().written_product, 0.0);
         });
-    if (one_story) {
-      std::vector<std::string> causes;
-      for (const TermSlip& s : slips) causes.push_back(s.cause);
-      const TermSlip& s = slips.front();
+    std::vector<std::string> causes;
+    for (const TermSlip& s : slips) causes.push_back(s.cause);
+    const TermSlip* s = slips.empty() ? nullptr : &slips.front();
+    if (one_story)
       out.push_back({"arithmetic_slip",
                      fmt::format("one product term is off: {} should be {}, not {} ({})",
-                                 slips.size() == 1 ? fmt::format("term {}", s.term + 1)
+                                 slips.size() == 1 ? fmt::format("term {}", s->term + 1)
                                                    : std::string("a product"),
-                                 short_number(s.true_product), short_number(s.written_product),
+                                 short_number(s->true_product), short_number(s->written_product),
                                  fmt::join(causes, "; or ")),
-                     sum->value - s.true_product + s.written_product, 0});
-    }
+                     sum->value - s->true_product + s->written_product, 0});
+    else if (slips.size() == 2)
+      out.push_back({"arithmetic_slip",
+                     fmt::format("one product term is off, in one of two ways that both give "
+                                 "this value: {}",
+                                 fmt::join(causes, "; or ")),
+                     sum->value - s->true_product + s->written_product, 0});
   }
 
   // Rounded too early: every earlier value to d decimals (or to as many as

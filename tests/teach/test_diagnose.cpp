@@ -236,3 +236,36 @@ TEST_CASE(
 }
 
 }  // namespace attn
+
+TEST_CASE("arithmetic_slip: two slips that both give the value are both told") {
+  // A student's weights of row 0 to 3 decimals, then context[0,1] with term 2
+  // (0.146 × -0.72) left out: 0.403. Reading weights[cat,the] for term 1 gives
+  // the same total within what the written weights allow, so both are named.
+  const attn::Lesson lesson = attn::parse_lesson(R"(
+[model]
+d_k = 2
+[input]
+tokens = ["the", "cat", "sat"]
+X = [[0.1, -0.2, 1.0], [0.9, -0.4, 0.5], [-0.1, 0.8, -0.8]]
+[weights]
+W_Q = [[0.9, 0.7], [-0.4, -0.9], [0.0, 0.7]]
+W_K = [[-0.7, 0.0], [1.0, 0.9], [-0.7, -0.6]]
+W_V = [[-0.2, -0.3], [0.7, 0.0], [-0.6, -0.9]]
+)",
+                                                 "slip.toml");
+  const std::unique_ptr<attn::Backend> cpu = attn::make_backend("cpu");
+  const attn::Trace truth = attn::run_pipeline(lesson, *cpu);
+  const attn::VerifyReport r = attn::verify_answers(
+      lesson, *cpu,
+      attn::parse_answers("[[answer]]\nstep = \"weights\"\nrow = 0\nvalues = [\"0.141\", "
+                          "\"0.146\", \"0.713\"]\n[[answer]]\nstep = \"context\"\ncell = [0, 1]\n"
+                          "value = \"0.403\"\n",
+                          "a.toml", truth));
+  REQUIRE(r.answers.size() == 2);
+  const attn::AnswerCell& c = r.answers[1].cells.at(0);
+  CHECK(c.verdict == attn::Verdict::wrong);
+  REQUIRE_FALSE(c.diagnoses.empty());
+  CHECK(c.diagnoses.front().label == "arithmetic_slip");
+  CHECK(c.diagnoses.front().detail.find("one of two ways") != std::string::npos);
+  CHECK(c.diagnoses.front().detail.find("term 2 left out") != std::string::npos);
+}
