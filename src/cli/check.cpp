@@ -50,11 +50,11 @@ void check_command(const CheckOptions& o, CommandContext& context) {
   }
 
   std::string out;
-  std::size_t pass = 0, claims = 0, agree = 0;
+  std::size_t pass = 0;
+  ClaimCounts claims;
   for (const LessonCheck& c : checks) {
     pass += c.status == GoldenStatus::pass;
-    claims += c.claims.size();
-    for (const ClaimVerdict& v : c.claims) agree += v.agrees();
+    claims += count_claims(c.claims);
   }
   if (o.format == "json") {
     std::vector<std::string> objects;
@@ -63,9 +63,10 @@ void check_command(const CheckOptions& o, CommandContext& context) {
   } else {
     for (const LessonCheck& c : checks) out += check_report_text(c, o.tolerance) + "\n";
     out += fmt::format(
-        "{} lesson(s): golden {} pass, {} fail or missing; claims {} checked, {} "
-        "agree, {} disagree (the errata; they do not fail the check)\n",
-        checks.size(), pass, checks.size() - pass, claims, agree, claims - agree);
+        "{} lesson(s): golden {} pass, {} fail or missing; claims {} checked, {} agree, {} "
+        "carried, {} with a real slip (the errata; they do not fail the check)\n",
+        checks.size(), pass, checks.size() - pass, claims.checked, claims.agree, claims.carried,
+        claims.disagree);
   }
   write_stdout(out);
   if (pass != checks.size()) context.exit_code = 1;

@@ -89,7 +89,9 @@ class LessonParser {
 
   void read_header(const toml::table& root) {
     const toml::table* t = toml_.table(root, "lesson");
-    if (t) toml_.require_known_keys(*t, "lesson", {"id", "title", "source", "story"});
+    if (t)
+      toml_.require_known_keys(*t, "lesson",
+                               {"id", "title", "source", "story", "level", "after", "variant_of"});
     // The id names files (golden/<id>.toml): letters, digits, '.', '_', '-' only.
     auto file_safe = [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
@@ -111,6 +113,28 @@ class LessonParser {
     if (const toml::node* n = get(t, "title")) lesson_.title = toml_.string(*n, "lesson.title");
     if (const toml::node* n = get(t, "source")) lesson_.source = toml_.string(*n, "lesson.source");
     if (const toml::node* n = get(t, "story")) lesson_.story = toml_.string(*n, "lesson.story");
+    if (const toml::node* n = get(t, "level")) {
+      const long long level = toml_.integer(*n, "lesson.level");
+      if (level < kMinLevel || level > kMaxLevel)
+        toml_.fail(n, "lesson.level",
+                   fmt::format("{} is not a level; write {} to {} (1 one head by hand, 2 scaling "
+                               "and softmax, 3 masks and positions, 4 several heads and sequences)",
+                               level, kMinLevel, kMaxLevel));
+      lesson_.level = static_cast<int>(level);
+    }
+    if (const toml::node* n = get(t, "after")) {
+      lesson_.after = toml_.strings(*n, "lesson.after");
+      for (const std::string& id : lesson_.after)
+        if (id == lesson_.id)
+          toml_.fail(
+              n, "lesson.after",
+              fmt::format("\"{}\" is this lesson itself; list the lessons it builds on", id));
+    }
+    if (const toml::node* n = get(t, "variant_of")) {
+      lesson_.variant_of = toml_.string(*n, "lesson.variant_of");
+      if (lesson_.variant_of == lesson_.id)
+        toml_.fail(n, "lesson.variant_of", "a lesson cannot be a variant of itself; name another");
+    }
   }
 
   void read_model(const toml::table& root) {

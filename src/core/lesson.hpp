@@ -69,6 +69,10 @@ struct Claim : StepValues {
   std::string says;
 };
 
+// The levels of the course: [lesson] level is one of these.
+inline constexpr int kMinLevel = 1;
+inline constexpr int kMaxLevel = 4;
+
 struct Lesson {
   // [lesson]
   std::string id;
@@ -76,6 +80,13 @@ struct Lesson {
   std::string source;
   std::string story;
   std::string origin;  // file path, or "lessons/<id>.toml (embedded)"
+  // Where it sits in the course (docs/lesson-format.md): 1 one head by hand,
+  // 2 scaling and softmax, 3 masks and positions, 4 several heads and
+  // sequences; the lessons it builds on; the lesson it varies (one setting
+  // changed), listed on that lesson's line.
+  int level = 1;
+  std::vector<std::string> after;
+  std::string variant_of;
 
   // [model]
   std::size_t heads = 1;

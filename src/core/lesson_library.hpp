@@ -27,4 +27,28 @@ Lesson find_lesson(const std::string& name_or_path);
 // Every embedded lesson, parsed.
 std::vector<Lesson> all_embedded_lessons();
 
+// The embedded lesson with this id; an unknown id is an InputError listing the ids.
+const EmbeddedLesson& embedded_lesson(const std::string& id);
+
+// One entry of the course: a lesson and its variants (lessons whose
+// `variant_of` names it), which are listed with it.
+struct CourseEntry {
+  Lesson lesson;
+  std::vector<Lesson> variants;  // by id
+};
+
+// `lessons` in teaching order: every entry after every lesson its members
+// build on (`after`, a topological order); among the entries ready at a time,
+// the lowest level first, then by id. An `after` or `variant_of` naming no
+// lesson of `lessons`, a variant of a variant, or a cycle is an InputError.
+std::vector<CourseEntry> teaching_order(std::vector<Lesson> lessons);
+
+// A source document of the lessons: its file, as a lesson's `source` names
+// it, and its title (in English; the documents are Chinese).
+struct SourceDocument {
+  const char* file;
+  const char* title;
+};
+const std::vector<SourceDocument>& source_documents();
+
 }  // namespace attn

@@ -77,16 +77,39 @@ std::string format_stats(const MatrixStats& s, int precision) {
   return out;
 }
 
+namespace {
+
+// The code point starting at text[i]: its length in bytes and its columns.
+std::pair<std::size_t, std::size_t> code_point_at(const std::string& text, std::size_t i) {
+  const unsigned char c = static_cast<unsigned char>(text[i]);
+  const std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  // Three-byte sequences from U+1100 up are mostly wide (CJK, Hangul).
+  return {len, (len >= 3 && c >= 0xE1 && c != 0xE2) ? 2 : 1};
+}
+
+}  // namespace
+
 std::size_t display_width(const std::string& text) {
   std::size_t width = 0;
   for (std::size_t i = 0; i < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    const std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    // Three-byte sequences from U+1100 up are mostly wide (CJK, Hangul).
-    width += (len >= 3 && c >= 0xE1 && c != 0xE2) ? 2 : 1;
+    const auto [len, columns] = code_point_at(text, i);
+    width += columns;
     i += len;
   }
   return width;
+}
+
+std::string clip_to_width(const std::string& text, std::size_t width) {
+  if (display_width(text) <= width) return text;
+  if (width == 0) return "";
+  std::size_t used = 0, end = 0;
+  while (end < text.size()) {
+    const auto [len, columns] = code_point_at(text, end);
+    if (used + columns > width - 1) break;  // one column for the ellipsis
+    used += columns;
+    end += len;
+  }
+  return text.substr(0, end) + "…";
 }
 
 }  // namespace attn

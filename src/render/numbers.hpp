@@ -30,4 +30,7 @@ std::string format_stats(const MatrixStats& s, int precision);
 // Display width of UTF-8 text (code points; wide CJK characters count 2).
 std::size_t display_width(const std::string& text);
 
+// `text` cut to at most `width` columns, ending in "…" when it was cut.
+std::string clip_to_width(const std::string& text, std::size_t width);
+
 }  // namespace attn

@@ -76,6 +76,25 @@ std::string quoted(std::string text) {
 
 }  // namespace
 
+ClaimCounts count_claims(const std::vector<ClaimVerdict>& claims) {
+  ClaimCounts n;
+  for (const ClaimVerdict& v : claims) {
+    ++n.checked;
+    switch (v.status()) {
+      case ClaimStatus::agrees:
+        ++n.agree;
+        break;
+      case ClaimStatus::carried:
+        ++n.carried;
+        break;
+      case ClaimStatus::disagrees:
+        ++n.disagree;
+        break;
+    }
+  }
+  return n;
+}
+
 LessonCheck check_lesson(Lesson lesson, const std::string& golden_path, double tolerance,
                          Backend& backend) {
   LessonCheck out{std::move(lesson), {}, golden_path, GoldenStatus::missing, {}, {}};
@@ -112,19 +131,25 @@ std::string check_report_text(const LessonCheck& c, double tolerance) {
                       : fmt::format("    {}: {}\n", m.step, m.reason);
       break;
   }
-  std::size_t agree = 0;
-  for (const ClaimVerdict& v : c.claims) agree += v.agrees();
+  const ClaimCounts n = count_claims(c.claims);
   out += c.claims.empty()
              ? std::string("  claims: none (the source states no value these inputs determine)\n")
-             : fmt::format("  claims: {} checked, {} agree, {} disagree\n", c.claims.size(), agree,
-                           c.claims.size() - agree);
+             : fmt::format(
+                   "  claims: {} checked, {} agree, {} carried (right on the document's own "
+                   "numbers), {} with a real slip\n",
+                   n.checked, n.agree, n.carried, n.disagree);
   for (const ClaimVerdict& v : c.claims) {
+    const ClaimStatus status = v.status();
     out += fmt::format("    {:<9}  {}  \"{}\": stated {}, computed {}\n",
-                       v.agrees() ? "agrees" : "DISAGREES", claim_place(c.trace, v.claim),
-                       v.claim.says, claim_values(v, stated_text, "[", "]"),
+                       status == ClaimStatus::disagrees ? "DISAGREES" : status_name(status),
+                       claim_place(c.trace, v.claim), v.claim.says,
+                       claim_values(v, stated_text, "[", "]"),
                        claim_values(v, computed_text, "[", "]"));
     for (const ClaimCell& cell : v.cells)
-      if (!cell.agrees) out += fmt::format("               {}\n", cell.explanation);
+      if (!cell.agrees())
+        out += fmt::format("               {:<9}  {}\n",
+                           cell.status == CellStatus::slip ? "real slip" : "carried",
+                           cell.explanation);
   }
   return out;
 }
@@ -148,12 +173,20 @@ std::string check_report_json(const LessonCheck& c) {
     const auto stated = [](const ClaimCell& cell) { return quoted(stated_text(cell)); };
     const auto computed = [](const ClaimCell& cell) { return quoted(computed_text(cell)); };
     const auto exact = [](const ClaimCell& cell) { return json_number(cell.computed); };
+    const auto cell_status = [](const ClaimCell& cell) {
+      return json_string(status_name(cell.status));
+    };
+    const auto own = [](const ClaimCell& cell) {
+      return cell.own ? json_number(cell.own->value) : std::string("null");
+    };
     claims += fmt::format(
         "{}\n    {{\"step\": {}, {}\"says\": {}, \"line\": {}, \"stated\": {}, \"computed\": {}, "
-        "\"computed_exact\": {}, \"status\": \"{}\", \"explanation\": {}}}",
+        "\"computed_exact\": {}, \"status\": \"{}\", \"cell_status\": {}, \"own\": {}, "
+        "\"explanation\": {}}}",
         claims.empty() ? "" : ",", json_string(v.claim.step), where, json_string(v.claim.says),
         v.claim.line, claim_values(v, stated, "[", "]"), claim_values(v, computed, "[", "]"),
-        claim_values(v, exact, "[", "]"), v.agrees() ? "agrees" : "disagrees",
+        claim_values(v, exact, "[", "]"), status_name(v.status()),
+        claim_values(v, cell_status, "[", "]"), claim_values(v, own, "[", "]"),
         v.agrees() ? "null" : json_string(v.explanation()));
   }
   return fmt::format(

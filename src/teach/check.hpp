@@ -25,6 +25,19 @@ struct LessonCheck {
   std::vector<ClaimVerdict> claims;
 };
 
+// Claims by status: every cell agrees; carried (none a real slip); a real slip.
+struct ClaimCounts {
+  std::size_t checked = 0, agree = 0, carried = 0, disagree = 0;
+  ClaimCounts& operator+=(const ClaimCounts& o) {
+    checked += o.checked;
+    agree += o.agree;
+    carried += o.carried;
+    disagree += o.disagree;
+    return *this;
+  }
+};
+ClaimCounts count_claims(const std::vector<ClaimVerdict>& claims);
+
 // Runs `lesson` on `backend`, compares it with the golden file at
 // `golden_path` (missing is a status, not an error) and checks its claims.
 LessonCheck check_lesson(Lesson lesson, const std::string& golden_path, double tolerance,

@@ -6,7 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <regex>
+#include <set>
+#include <tuple>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/number_text.hpp"
@@ -29,41 +34,185 @@ const Step& claimed_step(const Lesson& lesson, const Trace& trace, const Claim& 
   return trace.at(claim.step);
 }
 
-// The steps an element-wise step reads its cell from: scaled = scores / s,
-// exp = e^masked, and through the mask the scaled value (a document may state
-// the masked or the scaled value).
-std::vector<std::string> elementwise_sources(const Trace& trace, const Step& step) {
-  if (step.made.op == Op::divide) return step.made.inputs;
-  if (step.made.op != Op::exp) return {};
-  const Step& in = trace.input(step, 0);
-  if (in.made.op != Op::mask) return {in.id};
-  return {in.id, in.made.inputs.at(0)};
+// Differs from the truth by more than floating-point noise: a stated value the
+// document got wrong (or rounded), as opposed to one it copied right.
+bool differs(double stated, double truth) {
+  if (std::isnan(stated) || std::isnan(truth)) return std::isnan(stated) != std::isnan(truth);
+  if (std::isinf(stated) || std::isinf(truth)) return stated != truth;
+  return std::abs(stated - truth) > 1e-9 * std::max(1.0, std::abs(truth));
 }
 
-// The document's own upstream value, carried correctly through an element-wise
-// step, explains the stated value: the slip is upstream.
-std::optional<std::string> carried_from_stated(const Trace& trace, const Step& step,
-                                               const ClaimCell& cell,
-                                               const std::vector<StatedValue>& stated) {
-  const std::vector<std::string> sources = elementwise_sources(trace, step);
-  for (const StatedValue& s : stated) {
-    if (s.row != cell.row || s.col != cell.col) continue;
-    if (std::find(sources.begin(), sources.end(), s.step) == sources.end()) continue;
-    const bool scaled = step.made.op == Op::divide;
-    const double carried = scaled ? s.value / step.made.divisor : std::exp(s.value);
-    if (!matches_written(carried, cell.stated.value, cell.tolerance)) continue;
-    const std::string op =
-        scaled ? fmt::format("{} / {} = {}", short_number(s.value), short_number(step.made.divisor),
-                             short_number(carried))
-               : fmt::format("e^{} = {}", short_number(s.value), short_number(carried));
-    return fmt::format(
-        "carried from {} = {} ({}), whose true value is {}: {}; this step's "
-        "arithmetic is right, the slip is upstream",
-        cell_label(trace.at(s.step), s.row, s.col), short_number(s.value), s.source,
-        short_number(trace.at(s.step).value(s.row, s.col)), op);
+// Cells recomputed on the document's own numbers: a stated value stands for
+// its cell, and every step downstream of one is recomputed from its inputs'
+// own values through the trace's dataflow; other cells are the computed ones.
+// Shape key: the (step, row, col) of any step of the trace.
+class OwnNumbers {
+ public:
+  OwnNumbers(const Trace& trace, const std::vector<StatedValue>& stated) : trace_(trace) {
+    for (const StatedValue& s : stated) {
+      const Step* step = trace.find(s.step);
+      if (!step || s.row >= step->value.n_rows || s.col >= step->value.n_cols) continue;
+      stated_.try_emplace({s.step, s.row, s.col}, s.value);
+    }
+    for (const Step& step : trace.steps) {
+      bool fed = std::any_of(stated_.begin(), stated_.end(), [&](const auto& entry) {
+        return std::get<0>(entry.first) == step.id;
+      });
+      for (const std::string& in : step.made.inputs) fed = fed || fed_.contains(in);
+      if (fed) fed_.insert(step.id);
+    }
   }
-  return std::nullopt;
-}
+
+  // The own value of step[row, col], and how this step forms it from its inputs'
+  // own values; records the stated values used that differ from the truth.
+  std::optional<OwnArithmetic> of(const Step& step, std::size_t row, std::size_t col) {
+    used_.clear();
+    if (!fed_.contains(step.id)) return std::nullopt;
+    OwnArithmetic own;
+    own.value = compute(step, row, col, &own.formula);
+    if (used_.empty()) return std::nullopt;
+    own.used.assign(used_.begin(), used_.end());
+    return own;
+  }
+
+ private:
+  using Key = std::tuple<std::string, std::size_t, std::size_t>;
+
+  double value(const std::string& id, std::size_t row, std::size_t col) {
+    const Step& step = trace_.at(id);
+    if (const auto s = stated_.find({id, row, col}); s != stated_.end()) {
+      const double truth = step.value(row, col);
+      if (differs(s->second, truth))
+        used_.insert(fmt::format("{} = {} (true {})", cell_label(step, row, col),
+                                 short_number(s->second), short_number(truth)));
+      return s->second;
+    }
+    if (!fed_.contains(id)) return step.value(row, col);
+    if (const auto m = memo_.find({id, row, col}); m != memo_.end()) {
+      used_.insert(m->second.second.begin(), m->second.second.end());
+      return m->second.first;
+    }
+    const std::set<std::string> before = std::exchange(used_, {});
+    const double v = compute(step, row, col, nullptr);
+    memo_[{id, row, col}] = {v, used_};
+    used_.insert(before.begin(), before.end());
+    return v;
+  }
+
+  // step[row, col] from its inputs' own values; `formula`, when given, says how.
+  double compute(const Step& step, std::size_t row, std::size_t col, std::string* formula) {
+    const Operation& made = step.made;
+    auto say = [&](std::string text) {
+      if (formula) *formula = std::move(text);
+    };
+    double v = step.value(row, col);
+    switch (made.op) {
+      case Op::matmul:
+      case Op::matmul_t: {
+        const std::optional<CellSum> sum = cell_sum(trace_, step.id, row, col);
+        if (!sum) break;
+        CellSum own = *sum;
+        own.value = 0.0;
+        for (ProductTerm& t : own.terms) {
+          t.left = value(t.left_ref.step, t.left_ref.row, t.left_ref.col);
+          t.right = value(t.right_ref.step, t.right_ref.row, t.right_ref.col);
+          own.value += t.product();
+        }
+        if (own.bias) {
+          own.bias = value(own.bias_ref.step, own.bias_ref.row, own.bias_ref.col);
+          own.value += *own.bias;
+        }
+        v = own.value;
+        say(expand_sum(own));
+        break;
+      }
+      case Op::slice:
+        v = value(made.inputs.at(0), row, made.offset + col);
+        say(short_number(v));
+        break;
+      case Op::divide: {
+        const double in = value(made.inputs.at(0), row, col);
+        v = in / made.divisor;
+        say(fmt::format("{} / {} = {}", short_number(in), short_number(made.divisor),
+                        short_number(v)));
+        break;
+      }
+      case Op::mask:
+        if (trace_.mask.n_rows > row && trace_.mask.n_cols > col && trace_.mask(row, col) == 0)
+          v = value(made.inputs.at(0), row, col);
+        say(short_number(v));
+        break;
+      case Op::exp: {
+        const double in = value(made.inputs.at(0), row, col);
+        v = std::exp(in);
+        say(fmt::format("e^{} = {}", short_number(in), short_number(v)));
+        break;
+      }
+      case Op::row_sum: {
+        const Step& in = trace_.input(step, 0);
+        std::vector<std::string> terms;
+        v = 0.0;
+        for (std::size_t c = 0; c < in.value.n_cols; ++c) {
+          const double x = value(in.id, row, c);
+          terms.push_back(short_number(x));
+          v += x;
+        }
+        say(fmt::format("{} = {}", fmt::join(terms, " + "), short_number(v)));
+        break;
+      }
+      case Op::softmax: {
+        // weights = exp / row_sum, unless the row sum is 0 (a fully masked row):
+        // then the stable softmax's own rule decided, and it stays.
+        const double sum = value(made.inputs.at(2), row, 0);
+        if (!(sum > 0) || !std::isfinite(sum)) break;
+        const double e = value(made.inputs.at(1), row, col);
+        v = e / sum;
+        say(fmt::format("{} / {} = {}", short_number(e), short_number(sum), short_number(v)));
+        break;
+      }
+      case Op::add_positions: {
+        const Step& in = trace_.input(step, 0);
+        v = value(in.id, row, col) + (step.value(row, col) - in.value(row, col));
+        say(short_number(v));
+        break;
+      }
+      case Op::concat: {
+        std::size_t offset = 0;
+        for (const std::string& id : made.inputs) {
+          const std::size_t width = trace_.at(id).value.n_cols;
+          if (col < offset + width) {
+            v = value(id, row, col - offset);
+            break;
+          }
+          offset += width;
+        }
+        say(short_number(v));
+        break;
+      }
+      case Op::mean:
+      case Op::max: {
+        const bool mean = made.op == Op::mean;
+        double acc = mean ? 0.0 : -std::numeric_limits<double>::infinity();
+        for (const std::string& id : made.inputs)
+          acc = mean ? acc + value(id, row, col) : std::max(acc, value(id, row, col));
+        v = mean ? acc / static_cast<double>(made.inputs.size()) : acc;
+        say(short_number(v));
+        break;
+      }
+      case Op::given:
+      case Op::positional:
+        say(short_number(v));
+        break;
+    }
+    return v;
+  }
+
+  const Trace& trace_;
+  std::map<Key, double> stated_;  // the first value stated for each cell
+  std::set<std::string> fed_;     // steps with a stated cell, or downstream of one
+  std::map<Key, std::pair<double, std::set<std::string>>> memo_;
+  std::set<std::string> used_;
+};
 
 // The stated value is another cell of the same row or column of a product
 // step: the document took the wrong row (or key) for this one.
@@ -204,16 +353,50 @@ std::string describe_slips(const std::vector<TermSlip>& slips) {
 
 }  // namespace
 
-bool ClaimVerdict::agrees() const {
-  for (const ClaimCell& c : cells)
-    if (!c.agrees) return false;
-  return true;
+ClaimStatus ClaimVerdict::status() const {
+  ClaimStatus out = ClaimStatus::agrees;
+  for (const ClaimCell& c : cells) {
+    if (c.status == CellStatus::slip) return ClaimStatus::disagrees;
+    if (c.status == CellStatus::carried) out = ClaimStatus::carried;
+  }
+  return out;
+}
+
+const char* status_name(ClaimStatus status) {
+  switch (status) {
+    case ClaimStatus::agrees:
+      return "agrees";
+    case ClaimStatus::carried:
+      return "carried";
+    case ClaimStatus::disagrees:
+      return "disagrees";
+  }
+  return "disagrees";
+}
+
+const char* status_name(CellStatus status) {
+  switch (status) {
+    case CellStatus::agrees:
+      return "agrees";
+    case CellStatus::carried:
+      return "carried";
+    case CellStatus::slip:
+      return "slip";
+  }
+  return "slip";
+}
+
+std::optional<OwnArithmetic> own_arithmetic(const Trace& trace,
+                                            const std::vector<StatedValue>& stated,
+                                            std::string_view step, std::size_t row,
+                                            std::size_t col) {
+  return OwnNumbers(trace, stated).of(trace.at(step), row, col);
 }
 
 std::string ClaimVerdict::explanation() const {
   std::vector<std::string> parts;
   for (const ClaimCell& c : cells)
-    if (!c.agrees) parts.push_back(c.explanation);
+    if (!c.agrees()) parts.push_back(c.explanation);
   return fmt::format("{}", fmt::join(parts, " | "));
 }
 
@@ -279,6 +462,21 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
                   format_fixed(cell.computed, std::max(cell.stated.decimals, 4)));
   if (std::isnan(cell.computed))
     return fmt::format("{}; every key of this row is masked, so the softmax is 0/0", head);
+  // On the document's own numbers: carried when they give the stated value;
+  // otherwise a real slip, named with what its own numbers give.
+  std::string own_text;
+  if (cell.own) {
+    const std::string used = fmt::format("{}", fmt::join(cell.own->used, ", "));
+    if (cell.status == CellStatus::carried)
+      return fmt::format(
+          "{}; carried: right on the document's own {}: {}; this step's arithmetic is right, "
+          "the difference comes from upstream",
+          head, used, cell.own->formula);
+    if (!matches_written(cell.own->value, cell.computed, cell.tolerance))
+      own_text =
+          fmt::format("; a real slip: on the document's own {}, {}, not {}", used,
+                      cell.own->formula, format_fixed(cell.stated.value, cell.stated.decimals));
+  }
   const std::vector<StatedValue> stated = stated_values(lesson, &claim);
   if (cell.arithmetic) {
     const std::string expansion = fmt::format("{} = {}", head, expand_sum(*cell.arithmetic));
@@ -301,17 +499,17 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
             s.kind == SlipKind::stated_value || s.kind == SlipKind::wrong_entry;
         return (slip_term && s.term != *slip_term) || (factors_right && operand_swap);
       });
-      if (slips.empty()) return fmt::format("{}; {}", expansion, as_written);
-      return fmt::format("{}; {}; possible cause: {}", expansion, as_written, causes(slips));
+      if (slips.empty()) return fmt::format("{}; {}{}", expansion, as_written, own_text);
+      return fmt::format("{}; {}; possible cause: {}{}", expansion, as_written, causes(slips),
+                         own_text);
     }
-    if (!slips.empty()) return fmt::format("{}; {}", expansion, describe_slips(slips));
+    if (!slips.empty()) return fmt::format("{}; {}{}", expansion, describe_slips(slips), own_text);
     if (const auto other = other_cell_matches(step, cell))
-      return fmt::format("{}; {}", expansion, *other);
-    return fmt::format("{}; no single term or input explains the difference of {}", expansion,
-                       short_number(cell.stated.value - cell.computed));
+      return fmt::format("{}; {}{}", expansion, *other, own_text);
+    return fmt::format("{}; no single term or input explains the difference of {}{}", expansion,
+                       short_number(cell.stated.value - cell.computed), own_text);
   }
-  if (const auto carried = carried_from_stated(trace, step, cell, stated))
-    return fmt::format("{}; {}", head, *carried);
+  if (!own_text.empty()) return head + own_text;
   return fmt::format("{}{}; off by {}", head, softmax_fraction(trace, step, cell),
                      short_number(cell.stated.value - cell.computed));
 }
@@ -320,6 +518,7 @@ std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace)
   std::vector<ClaimVerdict> out;
   for (const Claim& claim : lesson.claims) {
     const Step& step = claimed_step(lesson, trace, claim);
+    OwnNumbers own_numbers(trace, stated_values(lesson, &claim));
     ClaimVerdict verdict{claim, {}};
     for (std::size_t r = 0; r < claim.values.size(); ++r)
       for (std::size_t c = 0; c < claim.values[r].size(); ++c) {
@@ -329,8 +528,13 @@ std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace)
         cell.stated = claim.values[r][c];
         cell.computed = step.value(cell.row, cell.col);
         cell.tolerance = claim.tolerance_for(cell.stated);
-        cell.agrees = matches_written(cell.computed, cell.stated.value, cell.tolerance);
-        if (!cell.agrees) {
+        if (matches_written(cell.computed, cell.stated.value, cell.tolerance)) {
+          cell.status = CellStatus::agrees;
+        } else {
+          cell.own = own_numbers.of(step, cell.row, cell.col);
+          const bool carried =
+              cell.own && matches_written(cell.own->value, cell.stated.value, cell.tolerance);
+          cell.status = carried ? CellStatus::carried : CellStatus::slip;
           cell.arithmetic = cell_sum(trace, claim.step, cell.row, cell.col);
           cell.explanation = explain_difference(lesson, trace, claim, cell);
         }

@@ -1,6 +1,7 @@
 // The errata report: every value a lesson's source document states (its
-// [[claim]]s) against the computed trace, and, for a wrong one, where the
-// document's arithmetic went wrong when that can be told.
+// [[claim]]s) against the computed trace; a wrong one is either *carried*
+// (right on the document's own earlier numbers) or a real slip, and where the
+// document's arithmetic went wrong is told when it can be.
 #pragma once
 
 #include <optional>
@@ -13,6 +14,22 @@
 
 namespace attn {
 
+// How one stated number stands against the computation.
+enum class CellStatus {
+  agrees,   // within tolerance of the computed value
+  carried,  // wrong, but right on the document's own earlier stated numbers
+  slip,     // wrong on the document's own numbers too: a real slip
+};
+
+// The document's own arithmetic for a cell: the cell recomputed from the values
+// the document states for cells upstream of it (its other claims), every other
+// input as computed. `used` names the stated values that differ from the truth.
+struct OwnArithmetic {
+  double value = 0.0;
+  std::string formula;            // "e^0.8635 = 2.37145", "5000 / 5007.4 = 0.998522"
+  std::vector<std::string> used;  // "head0.scaled[river,bank] = 0.8635 (true 0.83775)"
+};
+
 // One stated number against the computed cell.
 struct ClaimCell {
   std::size_t row = 0;  // the cell in the step's matrix
@@ -20,15 +37,23 @@ struct ClaimCell {
   WrittenNumber stated;
   double computed = 0.0;
   double tolerance = 0.0;  // the claim's, else half a unit in the last decimal written
-  bool agrees = false;
+  CellStatus status = CellStatus::slip;
+  // Set when a stated value that differs from the truth feeds this cell.
+  std::optional<OwnArithmetic> own;
   std::optional<CellSum> arithmetic;  // the sum of products, for a product step
   std::string explanation;            // empty when the cell agrees
+  bool agrees() const { return status == CellStatus::agrees; }
 };
+
+// A claim as a whole: every cell agrees; or none is a real slip, but some are
+// carried; or at least one is a real slip.
+enum class ClaimStatus { agrees, carried, disagrees };
 
 struct ClaimVerdict {
   Claim claim;
   std::vector<ClaimCell> cells;  // row-major over the claimed cells
-  bool agrees() const;
+  ClaimStatus status() const;
+  bool agrees() const { return status() == ClaimStatus::agrees; }
   // One line for people: the explanations of the disagreeing cells, joined.
   std::string explanation() const;
 };
@@ -55,10 +80,22 @@ std::vector<WrittenTerm> written_terms(std::string_view says);
 // "0.5×0.3 + 0.3×0.2 + 0.6×0.1 + 0.2×0.9 = 0.15 + 0.06 + 0.06 + 0.18 = 0.45"
 std::string expand_sum(const CellSum& sum);
 
-// Why `stated` is not `computed` at `step`[row, col], when one cause explains
-// the whole difference: one product term or one input (cell_arithmetic), the
-// document's own upstream value carried through an element-wise step, or the
-// value of another cell of the same row or column (the wrong row or key used).
+// "agrees", "carried", "disagrees" (claims) and "agrees", "carried", "slip" (cells).
+const char* status_name(ClaimStatus status);
+const char* status_name(CellStatus status);
+
+// `step`[row, col] on the document's own numbers (`stated`, the values it gives
+// elsewhere); nullopt when no stated value that differs from the truth feeds it.
+std::optional<OwnArithmetic> own_arithmetic(const Trace& trace,
+                                            const std::vector<StatedValue>& stated,
+                                            std::string_view step, std::size_t row,
+                                            std::size_t col);
+
+// Why `stated` is not `computed` at `step`[row, col]: carried (right on the
+// document's own earlier numbers, `cell.own`), or a real slip, with the one
+// cause that explains the whole difference when there is one: one product term
+// or one input (cell_arithmetic), or the value of another cell of the same row
+// or column (the wrong row or key used).
 std::string explain_difference(const Lesson& lesson, const Trace& trace, const Claim& claim,
                                const ClaimCell& cell);
 

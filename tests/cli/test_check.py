@@ -65,9 +65,14 @@ for rep in reports:
     for c in rep["claims"]:
         check(set(c) >= {"step", "says", "stated", "computed", "status", "explanation"},
               f"{rep['lesson']}: claim keys")
-        check(c["status"] in ("agrees", "disagrees"), f"{rep['lesson']}: claim status")
+        check(c["status"] in ("agrees", "carried", "disagrees"), f"{rep['lesson']}: claim status")
         check((c["explanation"] is None) == (c["status"] == "agrees"),
-              f"{rep['lesson']}: an explanation exactly for disagreeing claims")
+              f"{rep['lesson']}: an explanation exactly for claims that do not agree")
+        cells = c["cell_status"] if isinstance(c["cell_status"], list) else [c["cell_status"]]
+        cells = [x for row in cells for x in (row if isinstance(row, list) else [row])]
+        expected = ("disagrees" if "slip" in cells else "carried" if "carried" in cells
+                    else "agrees")
+        check(c["status"] == expected, f"{rep['lesson']} {c['step']}: status from its cells")
 
 # --- river-bank: the errata against a plain-Python computation ---------------
 r = run("check", "river-bank", "--format", "json", "--golden", str(GOLDEN / "river-bank.toml"))
@@ -86,17 +91,54 @@ check(kb["stated"] == [0.66, 0.54, 0.66, 0.51], "K(bank) stated as written")
 check(abs(kb["computed_exact"][3] - k_bank[3]) < 1e-12 and abs(k_bank[3] - 0.45) < 1e-12,
       "K(bank)[3] computed 0.45")
 check(kb["computed"][3] == 0.45, "computed given to the claim's 2 decimals")
-check("term 3 written 0.12, but 0.6 × 0.1 = 0.06" in kb["explanation"],
-      "K(bank): names the third product written 0.12")
+check("W_K[d2,d3] written 0.2 (true 0.1; = W_K[d1,d3], another row)" in kb["explanation"],
+      "K(bank): names the third factor, written 0.6×0.2 where W_K[2][3] is 0.1")
 s01 = claims[("head0.scores", "[0, 1]")]
 check(abs(s01["computed_exact"] - dot(q_river, k_bank)) < 1e-12, "Q(river)·K(bank) = 1.6755")
 check(s01["stated"] == 1.727 and s01["computed"] == 1.676, "stated 1.727, computed 1.676")
-check("0.51 (the document's own value" in s01["explanation"],
-      "Q(river)·K(bank): explained by the document's own K(bank)[3] = 0.51")
 check(claims[("Q", "0")]["status"] == "agrees", "Q(river) agrees")
+
+# Carried or a real slip, recomputed here from the document's own stated numbers
+# (a value exactly half a unit away rounds up, as the document rounds).
+def rounds_to(value, stated, decimals):
+    return abs(value - stated) <= 0.5 * 10 ** -decimals + 1e-12
+
+doc_q, doc_kb = claims[("Q", "0")]["stated"], kb["stated"]
+own01 = dot(doc_q, doc_kb)  # 0.69×0.66 + 0.50×0.54 + 0.86×0.66 + 0.85×0.51 = 1.7265
+check(rounds_to(own01, 1.727, 3) and not rounds_to(s01["computed_exact"], 1.727, 3),
+      "independently: Q(river)·K(bank) is right on the document's own K(bank) only")
+check(s01["status"] == "carried" and abs(s01["own"] - own01) < 1e-12,
+      f"Q(river)·K(bank) carried, own 1.7265 ({s01['status']}, {s01['own']})")
+doc_scores = [claims[("head0.scores", f"[0, {j}]")]["stated"] for j in range(4)]
+scaled = claims[("head0.scaled", "0")]
+expect = ["carried" if rounds_to(s / 2, st, 4 if j == 1 else 3) else "slip"
+          for j, (s, st) in enumerate(zip(doc_scores, scaled["stated"]))]
+check(expect == ["carried"] * 4 and scaled["cell_status"] == expect and scaled["status"] == "carried",
+      f"the scaled row: all four are the document's scores / 2, carried ({scaled['cell_status']})")
+exp_row = claims[("head0.exp", "0")]
+expect = ["carried" if rounds_to(math.exp(x), st, 3) else "slip"
+          for x, st in zip(scaled["stated"], exp_row["stated"])]
+check(expect == ["carried", "slip", "carried", "carried"], "independently: e^0.8635 is the one slip")
+check(exp_row["cell_status"] == expect and exp_row["status"] == "disagrees",
+      f"exp row: three carried, e^0.8635 a real slip ({exp_row['cell_status']})")
+check(abs(exp_row["own"][1] - math.exp(0.8635)) < 1e-12, "its own arithmetic: e^0.8635 = 2.3714")
+check("e^0.8635 = 2.37145, not 2.372" in exp_row["explanation"] and "off by" not in exp_row["explanation"],
+      "the slip is named with the value of the document's own arithmetic")
 r = run("check", "river-bank", "--golden", str(GOLDEN / "river-bank.toml"))
 check("DISAGREES  K[1,:] (bank)" in r.stdout, "text report lists the K(bank) erratum")
-check("11 checked, 1 agree, 10 disagree" in r.stdout, "river-bank: 11 claims, 1 agrees")
+check("carried    head0.scaled[0,:] (river)" in r.stdout, "text report: the scaled row carried")
+check("real slip  head0.exp[river,bank]: stated 2.372" in r.stdout, "text report names the real slip")
+check("11 checked, 1 agree, 2 carried (right on the document's own numbers), 8 with a real slip"
+      in r.stdout, f"river-bank: 11 claims, 1 agrees, 2 carried, 8 real slips: {r.stdout[:400]}")
+
+# why-scale-unscaled: 0.999 is 5000 / (5000 + 7.4) = 0.99852, the document's own numbers.
+r = run("check", "why-scale-unscaled", "--format", "json", "--golden",
+        str(GOLDEN / "why-scale-unscaled.toml"))
+w = [c for c in json.loads(r.stdout)["claims"] if c["step"] == "head0.weights"][0]
+check(rounds_to(5000 / (5000 + 7.4), 0.999, 3) and not rounds_to(w["computed_exact"], 0.999, 3),
+      "independently: 0.999 is right on 5000 and 7.4, not on e^8.5 and e^2")
+check(w["status"] == "carried" and abs(w["own"] - 5000 / 5007.4) < 1e-12,
+      f"why-scale-unscaled's 0.999 is carried ({w['status']})")
 
 # --- a deliberately altered golden copy fails with step and cell -------------
 with tempfile.TemporaryDirectory() as tmp:

@@ -42,6 +42,21 @@ UNICODE_LESSON = ('[lesson]\ntitle = "√d_k · Q×Kᵀ → weights ≈ 1 — �
                   '[weights]\nW_Q = "identity"\nW_K = "identity"\nW_V = "identity"\n')
 
 
+def listed_lessons(listing):
+    """The ids `lessons` lists, in its order: the numbered lines, and the variants
+    named on the lines under them."""
+    ids = []
+    for line in listing.splitlines():
+        words = line.split()
+        if len(words) > 2 and words[0].isdigit() and words[2].isdigit():
+            ids.append(words[1])
+        elif words[:1] == ["variants:"]:
+            ids += [w.rstrip(",") for w in words[1:]]
+        elif ids and words and line.startswith(" " * 20) and not words[0][0].isdigit():
+            ids += [w.rstrip(",") for w in words]  # a wrapped variants line
+    return ids
+
+
 def pdflatex(tmp, body, preamble=""):
     """Compiles a LaTeX fragment of `run` in a minimal document; the finished process."""
     with open(os.path.join(tmp, "t.tex"), "w") as f:
@@ -56,7 +71,7 @@ def latex_compiles():
     if shutil.which("pdflatex") is None:
         print("SKIPPED: pdflatex is not installed (apt-get install texlive-latex-base)")
         return SKIP
-    ids = [line.split()[0] for line in run("lessons").stdout.splitlines() if line.strip()]
+    ids = listed_lessons(run("lessons").stdout)
     check("river-bank" in ids, "lessons lists river-bank")
     with tempfile.TemporaryDirectory() as tmp:
         for lesson in ids:
@@ -81,8 +96,57 @@ if MODE == "latex":
 # --- every embedded lesson, every format ------------------------------------
 lessons = run("lessons")
 check(lessons.returncode == 0, "lessons exits 0")
-ids = [line.split()[0] for line in lessons.stdout.splitlines() if line.strip()]
+ids = listed_lessons(lessons.stdout)
 check("river-bank" in ids, "lessons lists river-bank")
+
+# --- lessons: a course in teaching order, each line within 100 columns -------
+files = sorted(f[:-5] for f in os.listdir(os.path.join(SRC, "lessons")) if f.endswith(".toml"))
+check(sorted(ids) == files, f"lessons lists every lesson once: {ids}")
+headers = {}
+for lesson_id in files:
+    with open(os.path.join(SRC, "lessons", lesson_id + ".toml"), "rb") as f:
+        headers[lesson_id] = tomllib.load(f)["lesson"]
+for lesson_id, h in headers.items():
+    for before in h.get("after", []) + ([h["variant_of"]] if "variant_of" in h else []):
+        check(ids.index(before) < ids.index(lesson_id),
+              f"lessons: {lesson_id} comes after {before}, which it builds on")
+
+
+def columns(text):
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+check(all(columns(line) <= 100 for line in lessons.stdout.splitlines()),
+      "lessons: every line fits 100 columns")
+numbered = [line for line in lessons.stdout.splitlines()
+            if len(line.split()) > 2 and line.split()[0].isdigit() and line.split()[2].isdigit()]
+check(not any("fill-values-" in line.split()[1] for line in numbered),
+      "lessons: the fill-values variants share one entry, not five numbered lines")
+check(any(line.split()[:2] == ["variants:", "fill-values-1e9,"] for line in lessons.stdout.splitlines()),
+      "lessons: the fill-values variants are named under fill-values")
+levels = {line.split()[1]: int(line.split()[2]) for line in numbered}
+check(all(levels[i] == headers[i].get("level", 1) for i in levels), "lessons: each line's level")
+check(any(line.split()[1:4] == ["river-bank", "1", "000"] for line in numbered),
+      "lessons: river-bank, level 1, document 000")
+check("003_87eaca95f9b8aedb.txt" in lessons.stdout, "lessons: the source documents are named")
+
+# --- lessons show ID: the TOML as embedded, which loads and traces the same ---
+with tempfile.TemporaryDirectory() as tmp:
+    for lesson_id in ("river-bank", "fill-values-zero", "key-bias"):
+        shown = run("lessons", "show", lesson_id)
+        with open(os.path.join(SRC, "lessons", lesson_id + ".toml"), encoding="utf-8") as f:
+            check(shown.returncode == 0 and shown.stdout == f.read(),
+                  f"lessons show {lesson_id}: the file as embedded, byte for byte")
+        copy = os.path.join(tmp, "copy.toml")
+        with open(copy, "w", encoding="utf-8") as f:
+            f.write(shown.stdout)
+        a = json.loads(run("run", lesson_id, "--format", "json").stdout)
+        b = json.loads(run("run", copy, "--format", "json").stdout)
+        check(a["steps"] == b["steps"], f"lessons show {lesson_id}: the copy traces the same")
+unknown = run("lessons", "show", "river-bnak")
+check(unknown.returncode == 2 and "river-bnak" in unknown.stderr and "river-bank" in unknown.stderr,
+      f"lessons show with an unknown id: exit 2, listing the ids ({unknown.stderr})")
 for lesson in ids:
     for fmt in ("text", "json", "markdown", "latex"):
         r = run("run", lesson, "--format", fmt, cwd=tempfile.gettempdir())

@@ -229,3 +229,32 @@ TEST_CASE("bad lessons: one clear message each") {
     CHECK(has(m, "b_V has 3 entries but W_V has 2 columns"));
   }
 }
+
+TEST_CASE("[lesson] level, after and variant_of: read, defaulted, checked") {
+  const std::string input = "[input]\nX = [[1, 2]]\n";
+  const attn::Lesson plain = attn::parse_lesson(input + kWeights, "plain.toml");
+  CHECK(plain.level == 1);
+  CHECK(plain.after.empty());
+  CHECK(plain.variant_of.empty());
+  const attn::Lesson L = attn::parse_lesson(
+      "[lesson]\nid = \"b\"\nlevel = 3\nafter = [\"a\", \"c\"]\nvariant_of = \"a\"\n" + input +
+          kWeights,
+      "b.toml");
+  CHECK(L.level == 3);
+  CHECK(L.after == std::vector<std::string>{"a", "c"});
+  CHECK(L.variant_of == "a");
+  SUBCASE("a level outside 1 to 4") {
+    const std::string m = error_of("[lesson]\nlevel = 5\n" + input + kWeights);
+    CHECK(has(m, "bad.toml:2: key 'lesson.level'"));
+    CHECK(has(m, "write 1 to 4"));
+  }
+  SUBCASE("after naming the lesson itself, or not a list of strings") {
+    CHECK(has(error_of("[lesson]\nid = \"x\"\nafter = [\"x\"]\n" + input + kWeights),
+              "is this lesson itself"));
+    CHECK(has(error_of("[lesson]\nafter = \"a\"\n" + input + kWeights), "lesson.after"));
+  }
+  SUBCASE("a variant of itself") {
+    CHECK(has(error_of("[lesson]\nid = \"x\"\nvariant_of = \"x\"\n" + input + kWeights),
+              "variant of itself"));
+  }
+}

@@ -109,3 +109,90 @@ TEST_CASE("an unknown name is an InputError listing every embedded id") {
   CHECK_THROWS_WITH_AS(attn::find_lesson("no-such-lesson.toml"),
                        doctest::Contains("no-such-lesson.toml"), attn::InputError);
 }
+
+namespace {
+
+// A lesson of the course with only what the order reads.
+attn::Lesson course_lesson(const std::string& id, int level, std::vector<std::string> after = {},
+                           std::string variant_of = "") {
+  attn::Lesson l;
+  l.id = id;
+  l.origin = id + ".toml";
+  l.level = level;
+  l.after = std::move(after);
+  l.variant_of = std::move(variant_of);
+  return l;
+}
+
+std::vector<std::string> order_ids(const std::vector<attn::CourseEntry>& course) {
+  std::vector<std::string> ids;
+  for (const attn::CourseEntry& e : course) {
+    ids.push_back(e.lesson.id);
+    for (const attn::Lesson& v : e.variants) ids.push_back(v.id);
+  }
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("teaching order: after first, then level, then id, variants on their lesson's line") {
+  std::vector<attn::Lesson> lessons = {
+      course_lesson("masks", 3, {"basics"}),    course_lesson("basics", 1),
+      course_lesson("zeta", 1, {"scale"}),      course_lesson("scale", 2, {"basics"}),
+      course_lesson("masks-b", 3, {}, "masks"), course_lesson("masks-a", 3, {"scale"}, "masks"),
+      course_lesson("alpha", 2, {"basics"})};
+  const std::vector<attn::CourseEntry> course = attn::teaching_order(lessons);
+  // zeta (level 1) waits for scale; alpha and scale tie on level 2, by id.
+  CHECK(order_ids(course) == std::vector<std::string>{"basics", "alpha", "scale", "zeta", "masks",
+                                                      "masks-a", "masks-b"});
+  REQUIRE(course.size() == 5);
+  CHECK(course[4].variants.size() == 2);
+  // A variant's own `after` holds back its whole entry.
+  lessons.push_back(course_lesson("late", 4, {"basics"}));
+  lessons[5].after = {"late"};
+  const std::vector<std::string> ids = order_ids(attn::teaching_order(lessons));
+  CHECK(std::find(ids.begin(), ids.end(), "late") < std::find(ids.begin(), ids.end(), "masks"));
+}
+
+TEST_CASE("teaching order: an unknown name, a variant of a variant or a cycle is an InputError") {
+  CHECK_THROWS_WITH_AS(attn::teaching_order({course_lesson("a", 1, {"nope"})}),
+                       doctest::Contains("a.toml: [lesson] after names 'nope'"), attn::InputError);
+  CHECK_THROWS_WITH_AS(attn::teaching_order({course_lesson("a", 1), course_lesson("b", 1, {}, "a"),
+                                             course_lesson("c", 1, {}, "b")}),
+                       doctest::Contains("itself a variant"), attn::InputError);
+  CHECK_THROWS_WITH_AS(attn::teaching_order({course_lesson("a", 1, {"b"}),
+                                             course_lesson("b", 1, {"a"}), course_lesson("c", 1)}),
+                       doctest::Contains("cycle among: a, b"), attn::InputError);
+}
+
+TEST_CASE("the embedded course: every lesson after the ones it builds on, at no lower a level") {
+  const std::vector<attn::Lesson> all = attn::all_embedded_lessons();
+  const std::vector<attn::CourseEntry> course = attn::teaching_order(all);
+  const std::vector<std::string> ids = order_ids(course);
+  REQUIRE(ids.size() == all.size());
+  auto position = [&](const std::string& id) {
+    return std::find(ids.begin(), ids.end(), id) - ids.begin();
+  };
+  for (const attn::Lesson& l : all) {
+    CAPTURE(l.id);
+    for (const std::string& before : l.after) {
+      CHECK(position(before) < position(l.id));
+      CHECK(attn::find_lesson(before).level <= l.level);
+    }
+    if (!l.variant_of.empty()) CHECK(position(l.variant_of) < position(l.id));
+  }
+  CHECK(ids.front() == "raw-similarity");
+  // The five fill-values lessons are one entry.
+  const auto fill = std::find_if(course.begin(), course.end(), [](const attn::CourseEntry& e) {
+    return e.lesson.id == "fill-values";
+  });
+  REQUIRE(fill != course.end());
+  CHECK(fill->variants.size() == 4);
+}
+
+TEST_CASE("embedded_lesson: the text as embedded, an unknown id lists the ids") {
+  CHECK(std::string(attn::embedded_lesson("river-bank").text) ==
+        slurp(kLessons / "river-bank.toml"));
+  CHECK_THROWS_WITH_AS(attn::embedded_lesson("nope"), doctest::Contains("river-bank"),
+                       attn::InputError);
+}

@@ -1,10 +1,12 @@
 // Pipeline steps on small cases known by hand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "backend/cpu_backend.hpp"
 #include "core/lesson.hpp"
+#include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 
 namespace {
@@ -318,4 +320,46 @@ W_V = "identity"
   CHECK(step(t, "head0.weights")(1, 0) == 1.0);  // row t1: scores 1e200 and 5
   REQUIRE(t.warnings.size() == 1);
   CHECK(t.warnings[0].find("head0.weights row 0 (t0): not a number") == 0);
+}
+
+TEST_CASE("key-bias: b_K moves each score row by q·b_K and leaves weights and context alone") {
+  const attn::Lesson with = attn::find_lesson("key-bias");
+  REQUIRE(with.b_K.has_value());
+  attn::Lesson without = with;
+  without.b_K.reset();
+  const attn::Trace a = trace_of(with), b = trace_of(without);
+  CHECK(arma::approx_equal(step(a, "head0.weights"), step(b, "head0.weights"), "absdiff", 1e-12));
+  CHECK(arma::approx_equal(step(a, "head0.context"), step(b, "head0.context"), "absdiff", 1e-12));
+  // The scores do differ: row i by q_i·b_K, the same for every key.
+  const arma::vec shift = step(a, "Q") * with.b_K->t();
+  const arma::mat diff = step(a, "head0.scores") - step(b, "head0.scores");
+  CHECK(arma::abs(shift).max() > 0.1);
+  for (arma::uword j = 0; j < diff.n_cols; ++j)
+    CHECK(arma::approx_equal(arma::vec(diff.col(j)), shift, "absdiff", 1e-12));
+}
+
+TEST_CASE("without positions, permuted tokens give permuted outputs (permutation equivariance)") {
+  SUBCASE("word-order and word-order-swapped: the same rows in another order") {
+    const attn::Trace a = trace_of(attn::find_lesson("word-order"));
+    const attn::Trace b = trace_of(attn::find_lesson("word-order-swapped"));
+    const arma::uvec p = {2, 1, 0};  // row i of the swapped sentence is row p[i] of the first
+    for (const char* id : {"Q", "K", "V", "head0.context"})
+      CHECK(arma::approx_equal(step(b, id), arma::mat(step(a, id).rows(p)), "absdiff", 1e-12));
+    for (const char* id : {"head0.scores", "head0.weights"})
+      CHECK(arma::approx_equal(step(b, id), arma::mat(step(a, id).submat(p, p)), "absdiff", 1e-12));
+  }
+  SUBCASE("every permutation of river-bank's tokens") {
+    const attn::Lesson base = attn::find_lesson("river-bank");
+    const attn::Trace a = trace_of(base);
+    arma::uvec p = {0, 1, 2, 3};
+    do {
+      attn::Lesson permuted = base;
+      permuted.X = base.X.rows(p);
+      const attn::Trace b = trace_of(permuted);
+      CHECK(arma::approx_equal(step(b, "head0.context"),
+                               arma::mat(step(a, "head0.context").rows(p)), "absdiff", 1e-12));
+      CHECK(arma::approx_equal(step(b, "head0.weights"),
+                               arma::mat(step(a, "head0.weights").submat(p, p)), "absdiff", 1e-12));
+    } while (std::next_permutation(p.begin(), p.end()));
+  }
 }

@@ -3,6 +3,7 @@
 // report's JSON fields read back.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -126,8 +127,9 @@ TEST_CASE("check_report_json: the lesson, and every claim with its stated and co
     CAPTURE(k);
     CHECK(json["claims"][k]["line"].number == lines[k]);
     const std::string status = json["claims"][k]["status"].text;
-    CHECK((status == "agrees" || status == "disagrees"));
+    CHECK((status == "agrees" || status == "carried" || status == "disagrees"));
     CHECK(json["claims"][k]["explanation"].is_null() == (status == "agrees"));
+    CHECK(json["claims"][k]["cell_status"].size() == json["claims"][k]["stated"].size());
   }
   // The first claim, Q(river) = [0.69, 0.50, 0.86, 0.85], is right.
   const testjson::Value& q = json["claims"][0];
@@ -148,4 +150,16 @@ TEST_CASE("check_report_json: the lesson, and every claim with its stated and co
   CHECK(s["cell"][1].number == 1);
   CHECK(s["stated"].number == 1.727);
   CHECK(s["computed"].text == "1.676");
+  // ... carried: right on the document's own K(bank), 1.7265 on its own numbers.
+  CHECK(s["status"].text == "carried");
+  CHECK(s["cell_status"].text == "carried");
+  CHECK(s["own"].number == doctest::Approx(1.7265).epsilon(1e-12));
+  CHECK(q["own"][0].is_null());
+  // The exponentials: three carried, e^0.8635 a real slip.
+  const testjson::Value& e = json["claims"][10];
+  CHECK(e["step"].text == "head0.exp");
+  CHECK(e["status"].text == "disagrees");
+  CHECK(e["cell_status"][0].text == "carried");
+  CHECK(e["cell_status"][1].text == "slip");
+  CHECK(e["own"][1].number == doctest::Approx(std::exp(0.8635)).epsilon(1e-12));
 }
