@@ -128,8 +128,8 @@ std::string per_head(const Trace& trace, const Step& step, const char* letter,
 }
 
 constexpr const char* kDropout =
-    "dropout is the identity at inference: nothing is dropped or rescaled (training scales the "
-    "kept values by 1/(1−p))";
+    "dropout is the identity at inference: nothing dropped, nothing rescaled; only training "
+    "scales the kept values by 1/(1−p)";
 
 // The encoder layer's own steps (lesson [layer]): residual sums, LayerNorm,
 // the FFN's activation, the layer's output. FFN products are projections.
@@ -174,12 +174,12 @@ StepFormula layer_formula(const Lesson& lesson, const Trace& trace, const Step& 
     case Op::relu:
     case Op::gelu: {
       const bool gelu = step.made.op == Op::gelu;
-      return {fmt::format("{} = {}, cell by cell; then dropout, which {}", step.id,
-                          gelu ? fmt::format("GELU({0}) = {0}·Φ({0}) = {0}·(1 + erf({0}/√2))/2 "
-                                             "(exact)",
-                                             in[0])
-                               : fmt::format("ReLU({0}) = max(0, {0})", in[0]),
-                          "is the identity at inference"),
+      return {fmt::format(
+                  "{} = {}, cell by cell; then dropout, which {}", step.id,
+                  gelu ? fmt::format("GELU(h) = h·Φ(h) = h·(1 + erf(h/√2))/2, exact, with h = {}",
+                                     in[0])
+                       : fmt::format("ReLU({0}) = max(0, {0})", in[0]),
+                  "is the identity at inference"),
               gelu ? fmt::format("{} = {} \\cdot \\Phi({})", tex_id(step.id), tex_id(in[0]),
                                  tex_id(in[0]))
                    : fmt::format("{} = \\max(0, {})", tex_id(step.id), tex_id(in[0])),
