@@ -58,6 +58,27 @@ def softmax_rows(masked):
     return out
 
 
+def layer_norm(steps, w, k, x, eps):
+    """LayerNorm number k of x, as the trace shows it: mean, var, normalised, gamma, beta,
+    result. The variance is biased (divided by d)."""
+    d = x.shape[1]
+    mean = x.mean(axis=1, keepdims=True)
+    var = ((x - mean) ** 2).sum(axis=1, keepdims=True) / d
+    normalised = (x - mean) / np.sqrt(var + eps)
+    gamma = np.array([w.get(f"ln{k}_gamma", [1.0] * d)], dtype=float)
+    beta = np.array([w.get(f"ln{k}_beta", [0.0] * d)], dtype=float)
+    out = gamma * normalised + beta
+    steps += [(f"layer.ln{k}.mean", mean), (f"layer.ln{k}.var", var),
+              (f"layer.ln{k}.normalised", normalised), (f"ln{k}_gamma", gamma),
+              (f"ln{k}_beta", beta), (f"layer.ln{k}", out)]
+    return out
+
+
+def gelu(x):
+    """The exact GELU, x·Φ(x) with Φ by erf."""
+    return np.vectorize(lambda v: 0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))))(x)
+
+
 def recompute(lesson):
     """Every step of the lesson, in trace order: [(id, matrix)]."""
     model = lesson.get("model", {})
@@ -80,12 +101,18 @@ def recompute(lesson):
             source = source + positional_encoding(*source.shape)
             steps.append(("memory+PE", source))
     m, d_mem = source.shape
+    layer = lesson.get("layer")
+    eps = float(layer.get("eps", 1e-5)) if layer else 0.0
+    pre_ln = bool(layer) and layer.get("norm", "post") == "pre"
+    x_in = X  # the layer's input (X, or X+PE): the residual sums start from it
+    if pre_ln:
+        X = source = layer_norm(steps, w, 1, X, eps)
 
     def given_weights(name, size):
         """The weight matrix (and bias) as steps, as the trace shows them."""
         W = matrix(w[name], size)
         steps.append((name, W))
-        bias = "b_" + name[2:]
+        bias = "b_" + name[2:]  # W_Q -> b_Q, W_1 -> b_1
         if bias in w:
             steps.append((bias, np.array([w[bias]], dtype=float)))
         return W, (np.array(w[bias], dtype=float) if bias in w else 0.0)
@@ -140,7 +167,20 @@ def recompute(lesson):
     concat = np.hstack(contexts)
     steps.append(("concat", concat))
     if "W_O" in w:
-        project(concat, "output", "W_O", concat.shape[1])
+        output = project(concat, "output", "W_O", concat.shape[1])
+    if layer:  # Post-LN: y = LN2(h + FFN(h)), h = LN1(x + out); Pre-LN: y = h + FFN(LN2(h)), h = x + out
+        residual1 = x_in + output
+        steps.append(("layer.residual1", residual1))
+        h = residual1 if pre_ln else layer_norm(steps, w, 1, residual1, eps)
+        ffn_in = layer_norm(steps, w, 2, h, eps) if pre_ln else h
+        hidden = project(ffn_in, "layer.ffn.hidden", "W_1", None)
+        act = gelu(hidden) if layer.get("activation", "relu") == "gelu" else np.maximum(hidden, 0)
+        steps.append(("layer.ffn.activation", act))
+        ffn_out = project(act, "layer.ffn.out", "W_2", None)
+        residual2 = h + ffn_out
+        steps.append(("layer.residual2", residual2))
+        y = residual2 if pre_ln else layer_norm(steps, w, 2, residual2, eps)
+        steps.append(("layer.output", y))
     return steps
 
 

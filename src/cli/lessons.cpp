@@ -66,7 +66,7 @@ std::string course_listing() {
     for (const Lesson& v : course[i].variants) ids.push_back(v.id);
     out += wrapped("variants: ", ids, title_column);
   }
-  out += "\nSource documents (../shared/seeds/):\n";
+  out += "\nThe source documents (Chinese articles; each lesson cites its file and section):\n";
   for (const SourceDocument& d : source_documents())
     out += fmt::format("  {}  {}\n", std::string(d.file).substr(0, 3),
                        clip_to_width(fmt::format("{}  {}", d.file, d.title), kLineWidth - 7));

@@ -42,6 +42,40 @@ Bounds softmax_bounds(const Bounds& S, const arma::mat& weights) {
 
 namespace {
 
+// Each cell's square, [lo, hi] -> [lo², hi²] ordered, 0 when the interval holds 0.
+Bounds square_bounds(const Bounds& B) {
+  const arma::mat a = arma::square(B.lo), b = arma::square(B.hi);
+  arma::mat lo = arma::min(a, b);
+  lo.elem(arma::find((B.lo <= 0) % (B.hi >= 0))).zeros();
+  return {lo, arma::max(a, b)};
+}
+
+// A cell-by-cell product of intervals.
+Bounds times_bounds(const Bounds& A, const Bounds& B) {
+  const arma::mat p1 = A.lo % B.lo, p2 = A.lo % B.hi, p3 = A.hi % B.lo, p4 = A.hi % B.hi;
+  return {arma::min(arma::min(p1, p2), arma::min(p3, p4)),
+          arma::max(arma::max(p1, p2), arma::max(p3, p4))};
+}
+
+// Column vectors broadcast to `cols` columns, row vectors to `rows` rows.
+arma::mat spread_cols(const arma::mat& column, arma::uword cols) {
+  return arma::repmat(column, 1, cols);
+}
+arma::mat spread_rows(const arma::mat& row, arma::uword rows) {
+  return arma::repmat(row, rows, 1);
+}
+
+// The exact GELU's value range over [lo, hi]: it falls to its minimum at
+// x ≈ -0.7518 and rises on either side.
+Bounds gelu_bounds(const Bounds& B) {
+  const double x_min = -0.75179187516;
+  const arma::mat a = gelu(B.lo), b = gelu(B.hi);
+  arma::mat lo = arma::min(a, b);
+  const double y_min = gelu(arma::mat{x_min})(0, 0);
+  lo.elem(arma::find((B.lo <= x_min) % (B.hi >= x_min))).fill(y_min);
+  return {lo, arma::max(a, b)};
+}
+
 // The bounds of `step` from the bounds of its inputs, by its operation.
 Bounds computed(const Step& step, const Trace& trace, const Overrides& overrides,
                 const BoundsMap& bounds) {
@@ -110,6 +144,39 @@ Bounds computed(const Step& step, const Trace& trace, const Overrides& overrides
       }
       return out;
     }
+    case Op::add:
+      return {in(0).lo + in(1).lo, in(0).hi + in(1).hi};
+    case Op::row_mean:
+      return {arma::mean(in(0).lo, 1), arma::mean(in(0).hi, 1)};
+    case Op::row_var: {  // mean over j of (x_j − mean)², each term bounded on its own
+      const arma::uword d = in(0).lo.n_cols;
+      const Bounds centred{in(0).lo - spread_cols(in(1).hi, d),
+                           in(0).hi - spread_cols(in(1).lo, d)};
+      const Bounds squares = square_bounds(centred);
+      return {arma::mean(squares.lo, 1), arma::mean(squares.hi, 1)};
+    }
+    case Op::normalise: {  // (x − mean) × 1/√(var + eps), var + eps > 0
+      const arma::uword d = in(0).lo.n_cols;
+      const Bounds centred{in(0).lo - spread_cols(in(1).hi, d),
+                           in(0).hi - spread_cols(in(1).lo, d)};
+      const Bounds inverse_root{
+          spread_cols(1.0 / arma::sqrt(in(2).hi + made.eps), d),
+          spread_cols(1.0 / arma::sqrt(arma::clamp(in(2).lo, 0.0, arma::datum::inf) + made.eps),
+                      d)};
+      return times_bounds(centred, inverse_root);
+    }
+    case Op::scale_shift: {
+      const arma::uword n = in(0).lo.n_rows;
+      const Bounds gamma{spread_rows(in(1).lo, n), spread_rows(in(1).hi, n)};
+      const Bounds scaled = times_bounds(in(0), gamma);
+      return {scaled.lo + spread_rows(in(2).lo, n), scaled.hi + spread_rows(in(2).hi, n)};
+    }
+    case Op::relu:
+      return {relu(in(0).lo), relu(in(0).hi)};
+    case Op::gelu:
+      return gelu_bounds(in(0));
+    case Op::identity:
+      return in(0);
     case Op::concat: {
       Bounds out;
       for (std::size_t i = 0; i < made.inputs.size(); ++i) {

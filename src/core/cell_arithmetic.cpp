@@ -10,7 +10,7 @@ namespace attn {
 
 OperandRef operand_ref(const Step& step, std::size_t row, std::size_t col) {
   OperandRef ref{step.id, row, col, {}};
-  ref.label = step.made.op == Op::given && step.id.starts_with("b_")
+  ref.label = is_row_parameter(step)
                   ? fmt::format("{}[d{}]", step.id, col)
                   : fmt::format("{}[{},{}]", step.id, step.rows.at(row), step.cols.at(col));
   return ref;

@@ -55,7 +55,8 @@ struct CellSum {
 std::optional<CellSum> cell_sum(const Trace& trace, std::string_view step, std::size_t row,
                                 std::size_t col);
 
-// `step`[row, col] as people read it: "head0.K[bank,d3]"; a one-row bias "b_Q[d1]".
+// `step`[row, col] as people read it: "head0.K[bank,d3]"; a one-row parameter
+// (a bias, a LayerNorm γ or β) "b_Q[d1]".
 OperandRef operand_ref(const Step& step, std::size_t row, std::size_t col);
 
 // Throws InputError "cell [r, c] is outside step S, which is 4×4 (rows 0 to 3, ...)".

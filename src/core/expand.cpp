@@ -100,6 +100,18 @@ std::string_view expansion_kind_name(ExpansionKind kind) {
       return "head_max";
     case ExpansionKind::concat:
       return "concat";
+    case ExpansionKind::row_mean:
+      return "row_mean";
+    case ExpansionKind::row_var:
+      return "row_var";
+    case ExpansionKind::normalise:
+      return "normalise";
+    case ExpansionKind::scale_shift:
+      return "scale_shift";
+    case ExpansionKind::activation:
+      return "activation";
+    case ExpansionKind::copy:
+      return "copy";
   }
   return "";
 }
@@ -182,6 +194,42 @@ CellExpansion expand_cell(const Lesson& lesson, const Trace& trace, std::string_
     case Op::max:
       e.kind = made.op == Op::mean ? ExpansionKind::head_mean : ExpansionKind::head_max;
       for (const std::string& id : made.inputs) add_source(e, trace, id, row, col);
+      break;
+    case Op::add:
+      e.kind = ExpansionKind::add;
+      add_source(e, trace, made.inputs[0], row, col);
+      add_source(e, trace, made.inputs[1], row, col);
+      break;
+    case Op::row_mean:
+    case Op::row_var: {
+      e.kind = made.op == Op::row_mean ? ExpansionKind::row_mean : ExpansionKind::row_var;
+      const arma::rowvec x = trace.input(step, 0).value.row(row);
+      e.row_values.assign(x.begin(), x.end());
+      if (made.op == Op::row_var) e.mean = trace.input(step, 1).value(row, 0);
+      break;
+    }
+    case Op::normalise:
+      e.kind = ExpansionKind::normalise;
+      add_source(e, trace, made.inputs[0], row, col);
+      add_source(e, trace, made.inputs[1], row, 0);
+      add_source(e, trace, made.inputs[2], row, 0);
+      e.eps = made.eps;
+      break;
+    case Op::scale_shift:
+      e.kind = ExpansionKind::scale_shift;
+      add_source(e, trace, made.inputs[0], row, col);
+      add_source(e, trace, made.inputs[1], 0, col);
+      add_source(e, trace, made.inputs[2], 0, col);
+      break;
+    case Op::relu:
+    case Op::gelu:
+      e.kind = ExpansionKind::activation;
+      e.gelu = made.op == Op::gelu;
+      add_source(e, trace, made.inputs[0], row, col);
+      break;
+    case Op::identity:
+      e.kind = ExpansionKind::copy;
+      add_source(e, trace, made.inputs[0], row, col);
       break;
     case Op::concat: {  // the input whose columns hold `col`
       e.kind = ExpansionKind::concat;

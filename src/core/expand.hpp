@@ -24,6 +24,13 @@
 //               note says why the stable shift changes nothing (or why a masked row is
 //               not a softmax)
 //   concat      sources = {head{h}.context[r,c']}, source_values
+//   add         (a residual sum, Op::add) sources = {input[r,c], sub-layer output[r,c]}
+//   row_mean    row_values = the row of the LayerNorm's input, value = their mean
+//   row_var     row_values = that row, mean = its row mean
+//   normalise   sources = {x[r,c], mean[r], var[r]}, source_values, eps
+//   scale_shift sources = {x̂[r,c], γ[c], β[c]}, source_values
+//   activation  sources = {layer.ffn.hidden[r,c]}, source_values, gelu (false: ReLU)
+//   copy        sources = {the step it names[r,c]}, source_values (layer.output)
 #pragma once
 
 #include <optional>
@@ -49,8 +56,14 @@ enum class ExpansionKind {
   row_sum,
   softmax,
   concat,
-  head_mean,  // heads.mean: (A₀ + …) / h of one cell
-  head_max,   // heads.max: max(A₀, …) of one cell
+  head_mean,    // heads.mean: (A₀ + …) / h of one cell
+  head_max,     // heads.max: max(A₀, …) of one cell
+  row_mean,     // layer.ln{k}.mean
+  row_var,      // layer.ln{k}.var
+  normalise,    // layer.ln{k}.normalised
+  scale_shift,  // layer.ln{k}: γ × x̂ + β
+  activation,   // layer.ffn.activation: ReLU or GELU of one cell
+  copy,         // layer.output: the cell of the step it names
 };
 
 // "input", "positional", ... : the JSON name of a kind.
@@ -89,6 +102,10 @@ struct CellExpansion {
   bool given_exps = false;         // softmax: E and Σ are given, not exp(x): sources = {E, Σ}
   double denominator = 0.0;        // softmax
   std::string note;                // softmax: a remark for people, or empty
+
+  double mean = 0.0;  // row_var: the row mean the squares are taken about
+  double eps = 0.0;   // normalise
+  bool gelu = false;  // activation: GELU (else ReLU)
 };
 
 // The arithmetic of `step`[row, col]. A step with one column (head{h}.row_sum)

@@ -55,15 +55,17 @@ class LessonParser {
   Lesson parse() {
     const toml::table& root = toml_.root();
     toml_.require_known_keys(root, "",
-                             {"lesson", "model", "input", "weights", "exercise", "claim"});
+                             {"lesson", "model", "input", "weights", "layer", "exercise", "claim"});
     lesson_.origin = toml_.origin();
     read_header(root);
     read_model(root);
     read_input(root);
     read_weights(root);
+    read_layer(root);
     read_exercise(root);
     read_claims(root);
     check_shapes();
+    check_layer_shapes();
     return std::move(lesson_);
   }
 
@@ -287,7 +289,8 @@ class LessonParser {
                       toml_.origin()));
     weights_ = t;
     toml_.require_known_keys(*t, "weights",
-                             {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"});
+                             {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", "W_1", "b_1",
+                              "W_2", "b_2", "ln1_gamma", "ln1_beta", "ln2_gamma", "ln2_beta"});
     const std::size_t d_model = lesson_.X.n_cols;
     const std::size_t d_mem = lesson_.memory ? lesson_.memory->n_cols : d_model;
     auto required = [&](std::string_view key, std::size_t size) {
@@ -308,6 +311,67 @@ class LessonParser {
     if (const toml::node* n = get(t, "b_K")) lesson_.b_K = toml_.row(*n, "weights.b_K");
     if (const toml::node* n = get(t, "b_V")) lesson_.b_V = toml_.row(*n, "weights.b_V");
     if (const toml::node* n = get(t, "b_O")) lesson_.b_O = toml_.row(*n, "weights.b_O");
+  }
+
+  // [layer] and the layer's weights; without [layer] those weights are an error.
+  void read_layer(const toml::table& root) {
+    static constexpr std::string_view kLayerWeights[] = {
+        "W_1", "b_1", "W_2", "b_2", "ln1_gamma", "ln1_beta", "ln2_gamma", "ln2_beta"};
+    const toml::table* t = toml_.table(root, "layer");
+    if (!t) {
+      for (std::string_view key : kLayerWeights)
+        if (const toml::node* n = get(weights_, key))
+          toml_.fail(n, fmt::format("weights.{}", key),
+                     fmt::format("{} belongs to an encoder layer, but the lesson has no [layer]; "
+                                 "add [layer] kind = \"encoder\" or remove {}",
+                                 key, key));
+      return;
+    }
+    toml_.require_known_keys(*t, "layer", {"kind", "norm", "activation", "eps"});
+    EncoderLayer layer;
+    if (const toml::node* n = get(t, "kind"))
+      choice<int>(*n, "layer.kind", "layer kind", {{"encoder", 0}});
+    if (const toml::node* n = get(t, "norm"))
+      layer.norm =
+          choice<NormPlacement>(*n, "layer.norm", "LayerNorm placement",
+                                {{"post", NormPlacement::post}, {"pre", NormPlacement::pre}});
+    if (const toml::node* n = get(t, "activation"))
+      layer.activation =
+          choice<Activation>(*n, "layer.activation", "activation",
+                             {{"relu", Activation::relu}, {"gelu", Activation::gelu}});
+    if (const toml::node* n = get(t, "eps")) {
+      layer.eps = toml_.number(*n, "layer.eps").value;
+      if (!(layer.eps > 0))
+        toml_.fail(n, "layer.eps",
+                   fmt::format("{} cannot keep √(var + eps) away from 0; give a small positive "
+                               "number such as 1e-5",
+                               layer.eps));
+    }
+    auto required = [&](std::string_view key) {
+      const toml::node* n = get(weights_, key);
+      if (!n)
+        toml_.fail(weights_, fmt::format("weights.{}", key),
+                   fmt::format("missing; an encoder layer needs {} ({})", key,
+                               key == "W_1" ? "d_model × d_ff, the FFN's first layer"
+                                            : "d_ff × d_model, the FFN's second layer"));
+      return toml_.matrix(*n, fmt::format("weights.{}", key));
+    };
+    layer.W_1 = required("W_1");
+    layer.W_2 = required("W_2");
+    auto optional_row = [&](std::string_view key) -> std::optional<arma::rowvec> {
+      if (const toml::node* n = get(weights_, key))
+        return toml_.row(*n, fmt::format("weights.{}", key));
+      return std::nullopt;
+    };
+    layer.b_1 = optional_row("b_1");
+    layer.b_2 = optional_row("b_2");
+    const std::size_t d_model = lesson_.X.n_cols;
+    const arma::rowvec ones(d_model, arma::fill::ones), zeros(d_model, arma::fill::zeros);
+    layer.ln1_gamma = optional_row("ln1_gamma").value_or(ones);
+    layer.ln1_beta = optional_row("ln1_beta").value_or(zeros);
+    layer.ln2_gamma = optional_row("ln2_gamma").value_or(ones);
+    layer.ln2_beta = optional_row("ln2_beta").value_or(zeros);
+    lesson_.layer = std::move(layer);
   }
 
   // [exercise]: what a sheet asks of this lesson (written by `exercise`).
@@ -419,6 +483,67 @@ class LessonParser {
     } else if (l.b_O) {
       toml_.fail(w("b_O"), "weights.b_O", "b_O given without W_O; add W_O or remove b_O");
     }
+  }
+
+  // The encoder layer's shape rules: the sub-layers' outputs are added to
+  // their inputs, so every width the residual sums meet is d_model.
+  void check_layer_shapes() {
+    if (!lesson_.layer) return;
+    const Lesson& l = lesson_;
+    const EncoderLayer& layer = *l.layer;
+    const std::size_t d_model = l.X.n_cols;
+    const std::string x_shape = shape_str(l.X.n_rows, l.X.n_cols);
+    auto w = [&](std::string_view key) { return get(weights_, key); };
+    if (l.memory)
+      toml_.fail(get(toml_.table(toml_.root(), "input"), "memory"), "input.memory",
+                 "an encoder layer is self-attention: its keys and values come from X; remove "
+                 "memory (and memory_tokens) or remove [layer]");
+    if (!l.W_O)
+      toml_.fail(weights_, "weights.W_O",
+                 fmt::format("missing; an encoder layer adds the attention's output to X ({}), "
+                             "so give W_O, {} × {} (concat width × d_model)",
+                             x_shape, l.heads * l.d_v, d_model));
+    if (l.W_O->n_cols != d_model)
+      toml_.fail(w("W_O"), "weights.W_O",
+                 fmt::format("W_O is {} but X is {}: the residual sum X + output needs output "
+                             "as wide as X, so W_O must be {} × {} (d_model = {} columns)",
+                             shape_str(l.W_O->n_rows, l.W_O->n_cols), x_shape, l.W_O->n_rows,
+                             d_model, d_model));
+    const arma::mat& W_1 = layer.W_1;
+    const arma::mat& W_2 = layer.W_2;
+    if (W_1.n_rows != d_model)
+      toml_.fail(w("W_1"), "weights.W_1",
+                 fmt::format("W_1 is {} but X is {}: the FFN multiplies rows of width d_model = "
+                             "{} by W_1, so W_1 must be d_model × d_ff; give W_1 {} rows",
+                             shape_str(W_1.n_rows, W_1.n_cols), x_shape, d_model, d_model));
+    const std::size_t d_ff = W_1.n_cols;
+    if (W_2.n_rows != d_ff || W_2.n_cols != d_model)
+      toml_.fail(w("W_2"), "weights.W_2",
+                 fmt::format("W_2 is {} but W_1 is {} and X is {}: W_2 must be d_ff × d_model "
+                             "= {} (its rows take W_1's {} columns, its columns give back "
+                             "d_model for the residual sum)",
+                             shape_str(W_2.n_rows, W_2.n_cols), shape_str(W_1.n_rows, W_1.n_cols),
+                             x_shape, shape_str(d_ff, d_model), d_ff));
+    auto length_rule = [&](const std::optional<arma::rowvec>& v, std::string_view key,
+                           std::size_t width, std::string_view why) {
+      if (v && v->n_elem != width)
+        toml_.fail(
+            w(key), fmt::format("weights.{}", key),
+            fmt::format("{} has {} entries but {}; give {} entries", key, v->n_elem, why, width));
+    };
+    length_rule(
+        layer.b_1, "b_1", d_ff,
+        fmt::format("W_1 is {} (d_ff = {} columns)", shape_str(W_1.n_rows, W_1.n_cols), d_ff));
+    length_rule(layer.b_2, "b_2", d_model,
+                fmt::format("W_2 is {} (d_model = {} columns)", shape_str(W_2.n_rows, W_2.n_cols),
+                            d_model));
+    const std::string per_feature =
+        fmt::format("LayerNorm scales and shifts each of X's d_model = {} features (X is {})",
+                    d_model, x_shape);
+    length_rule(layer.ln1_gamma, "ln1_gamma", d_model, per_feature);
+    length_rule(layer.ln1_beta, "ln1_beta", d_model, per_feature);
+    length_rule(layer.ln2_gamma, "ln2_gamma", d_model, per_feature);
+    length_rule(layer.ln2_beta, "ln2_beta", d_model, per_feature);
   }
 
   TomlReader toml_;

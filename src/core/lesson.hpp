@@ -13,6 +13,25 @@ namespace attn {
 enum class ScaleKind { sqrt_dk, none, number };
 enum class MaskedRowPolicy { nan, zero, uniform };
 enum class PositionalEncoding { none, sinusoidal };
+enum class NormPlacement {
+  post,
+  pre
+};  // LayerNorm after each residual sum, or before each sub-layer
+enum class Activation { relu, gelu };  // gelu: exact, x·Φ(x) with Φ by erf
+
+// [layer] kind = "encoder": the attention becomes the first sub-layer of a
+// Transformer encoder layer (docs/lesson-format.md). Shapes are checked on load.
+struct EncoderLayer {
+  NormPlacement norm = NormPlacement::post;
+  Activation activation = Activation::relu;
+  double eps = 1e-5;
+  arma::mat W_1;                     // (d_model, d_ff)
+  arma::mat W_2;                     // (d_ff, d_model)
+  std::optional<arma::rowvec> b_1;   // (d_ff)
+  std::optional<arma::rowvec> b_2;   // (d_model)
+  arma::rowvec ln1_gamma, ln1_beta;  // (d_model): default 1 and 0, as PyTorch starts them
+  arma::rowvec ln2_gamma, ln2_beta;  // (d_model)
+};
 
 // A number as the document or the learner wrote it: the value and how many
 // decimals were written (the default tolerance is half a unit in the last one).
@@ -111,6 +130,9 @@ struct Lesson {
   arma::mat W_Q, W_K, W_V;  // (d_model, h*d_k), (d_mem, h*d_k), (d_mem, h*d_v)
   std::optional<arma::mat> W_O;
   std::optional<arma::rowvec> b_Q, b_K, b_V, b_O;
+
+  // [layer] (and its weights in [weights]); absent: attention alone.
+  std::optional<EncoderLayer> layer;
 
   // [exercise] (a lesson written by `exercise`): the steps its sheet asks for,
   // the decimals answers are to be written with, and whose variant it is.

@@ -142,6 +142,47 @@ arma::mat concat_heads(const std::vector<arma::mat>& contexts) {
   return out;
 }
 
+// x:(n,d) -> (n,1)
+arma::mat row_mean(const arma::mat& x) {
+  return arma::mean(x, 1);
+}
+
+// x:(n,d) mean:(n,1) -> (n,1)
+arma::mat row_variance(const arma::mat& x, const arma::mat& mean) {
+  arma::mat centred = x;
+  centred.each_col() -= mean.col(0);
+  return arma::mean(arma::square(centred), 1);
+}
+
+// x:(n,d) mean:(n,1) var:(n,1) -> (n,d)
+arma::mat normalise_rows(const arma::mat& x, const arma::mat& mean, const arma::mat& var,
+                         double eps) {
+  arma::mat out = x;
+  out.each_col() -= mean.col(0);
+  out.each_col() /= arma::sqrt(var.col(0) + eps);
+  return out;
+}
+
+// x:(n,d) gamma:(d) beta:(d) -> (n,d)
+arma::mat scale_shift(const arma::mat& x, const arma::rowvec& gamma, const arma::rowvec& beta) {
+  arma::mat out = x;
+  out.each_row() %= gamma;
+  out.each_row() += beta;
+  return out;
+}
+
+// (n,p) -> (n,p)
+arma::mat relu(const arma::mat& x) {
+  return arma::clamp(x, 0.0, arma::datum::inf);
+}
+
+// (n,p) -> (n,p)
+arma::mat gelu(const arma::mat& x) {
+  arma::mat out = x;
+  out.transform([](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); });
+  return out;
+}
+
 namespace {
 
 // One forward pass being recorded: one member function per step id (or family
@@ -164,7 +205,7 @@ class Forward {
     trace_.mask = mask_reasons(lesson);
     // Every step's place at once: a growing vector would copy every matrix
     // already recorded (Armadillo's move is not noexcept).
-    trace_.steps.reserve(16 + 10 * lesson.heads);
+    trace_.steps.reserve(24 + 10 * lesson.heads + (lesson.layer ? 24 : 0));
   }
 
   Trace finish() { return std::move(trace_); }
@@ -332,6 +373,76 @@ class Forward {
            concat_heads(contexts), lesson_.tokens);
   }
 
+  // The encoder layer's sub-steps (lesson [layer]), each recorded under its
+  // layer_step_id. Dropout is the identity at inference: no step for it.
+
+  // layer.residual1 / layer.residual2:(n,d) = input + sub-layer output. -> its id
+  std::string residual(LayerStep which, const std::string& input, const std::string& sublayer) {
+    const std::string id = layer_step_id(which);
+    record(id,
+           which == LayerStep::residual1 ? "Residual sum around attention"
+                                         : "Residual sum around the feed-forward network",
+           StepKind::residual, {Op::add, {input, sublayer}}, value(input) + value(sublayer),
+           lesson_.tokens);
+    return id;
+  }
+
+  // LayerNorm number `which` (1 or 2) of x:(n,d): layer.ln{k}.mean:(n,1),
+  // .var:(n,1), .normalised:(n,d), then its γ and β (given) and
+  // layer.ln{k}:(n,d) = γ ⊙ normalised + β. -> "layer.ln{k}"
+  std::string layer_norm(int which, const std::string& x) {
+    const EncoderLayer& layer = *lesson_.layer;
+    const bool first = which == 1;
+    const std::string mean = layer_step_id(first ? LayerStep::ln1_mean : LayerStep::ln2_mean);
+    const std::string var = layer_step_id(first ? LayerStep::ln1_var : LayerStep::ln2_var);
+    const std::string normalised =
+        layer_step_id(first ? LayerStep::ln1_normalised : LayerStep::ln2_normalised);
+    const std::string out = layer_step_id(first ? LayerStep::ln1 : LayerStep::ln2);
+    record(mean, fmt::format("LayerNorm {}: row means", which), StepKind::norm, {Op::row_mean, {x}},
+           row_mean(value(x)), lesson_.tokens, {"mean"});
+    record(var, fmt::format("LayerNorm {}: row variances", which), StepKind::norm,
+           {Op::row_var, {x, mean}}, row_variance(value(x), value(mean)), lesson_.tokens, {"var"});
+    Operation made{Op::normalise, {x, mean, var}};
+    made.eps = layer.eps;
+    record(normalised, fmt::format("LayerNorm {}: normalised rows", which), StepKind::norm, made,
+           normalise_rows(value(x), value(mean), value(var), layer.eps), lesson_.tokens);
+    const std::string gamma = first ? "ln1_gamma" : "ln2_gamma";
+    const std::string beta = first ? "ln1_beta" : "ln2_beta";
+    record(gamma, fmt::format("LayerNorm {} scale γ", which), StepKind::input, {},
+           arma::mat(first ? layer.ln1_gamma : layer.ln2_gamma), {gamma});
+    record(beta, fmt::format("LayerNorm {} shift β", which), StepKind::input, {},
+           arma::mat(first ? layer.ln1_beta : layer.ln2_beta), {beta});
+    record(out, fmt::format("LayerNorm {}", which), StepKind::norm,
+           {Op::scale_shift, {normalised, gamma, beta}},
+           scale_shift(value(normalised), value(gamma).row(0), value(beta).row(0)), lesson_.tokens);
+    return out;
+  }
+
+  // The position-wise feed-forward network on x:(n,d): layer.ffn.hidden:(n,d_ff)
+  // = x·W_1 + b_1, layer.ffn.activation:(n,d_ff) = act(hidden),
+  // layer.ffn.out:(n,d) = activation·W_2 + b_2. -> "layer.ffn.out"
+  std::string feed_forward(const std::string& x) {
+    const EncoderLayer& layer = *lesson_.layer;
+    const std::string hidden = layer_step_id(LayerStep::ffn_hidden);
+    const std::string activation = layer_step_id(LayerStep::ffn_activation);
+    const std::string out = layer_step_id(LayerStep::ffn_out);
+    projection(hidden, "Feed-forward hidden layer", StepKind::ffn, x, "W_1", layer.W_1, layer.b_1,
+               lesson_.tokens);
+    const bool gelu_on = layer.activation == Activation::gelu;
+    record(activation, gelu_on ? "GELU" : "ReLU", StepKind::ffn,
+           {gelu_on ? Op::gelu : Op::relu, {hidden}},
+           gelu_on ? gelu(value(hidden)) : relu(value(hidden)), lesson_.tokens);
+    projection(out, "Feed-forward output", StepKind::ffn, activation, "W_2", layer.W_2, layer.b_2,
+               lesson_.tokens);
+    return out;
+  }
+
+  // layer.output:(n,d): the layer's result, the input of a next layer.
+  void layer_output(const std::string& result) {
+    record(layer_step_id(LayerStep::output), "Encoder layer output", StepKind::layer_output,
+           {Op::identity, {result}}, value(result), lesson_.tokens);
+  }
+
  private:
   bool positions() const { return lesson_.positional_encoding == PositionalEncoding::sinusoidal; }
 
@@ -436,10 +547,14 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
 
   // 1. Inputs: X:(n,d) (+ PE), and memory:(m,d_mem) (+ PE) for cross-attention.
   const std::string x = pass.queries_input();
-  const std::string source = pass.keys_input(x);
+  // An encoder layer placed Pre-LN normalises X before attention: layer.ln1:(n,d).
+  const bool pre_ln = lesson.layer && lesson.layer->norm == NormPlacement::pre;
+  const std::string attended = pre_ln ? pass.layer_norm(1, x) : x;
+  const std::string source = pass.keys_input(attended);
 
   // 2. Projections: Q:(n,h·d_k) from the queries, K:(m,h·d_k) and V:(m,h·d_v) from the source.
-  pass.projection("Q", "Queries", StepKind::projection, x, "W_Q", lesson.W_Q, lesson.b_Q, queries);
+  pass.projection("Q", "Queries", StepKind::projection, attended, "W_Q", lesson.W_Q, lesson.b_Q,
+                  queries);
   pass.projection("K", "Keys", StepKind::projection, source, "W_K", lesson.W_K, lesson.b_K, keys);
   pass.projection("V", "Values", StepKind::projection, source, "W_V", lesson.W_V, lesson.b_V, keys);
 
@@ -465,6 +580,17 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   if (lesson.W_O)
     pass.projection("output", "Output projection", StepKind::output, "concat", "W_O", *lesson.W_O,
                     lesson.b_O, queries);
+
+  // 6. Encoder layer (003 section 5): residual sums, LayerNorms and the FFN.
+  //    Post-LN: h = LN1(x + output), y = LN2(h + FFN(h)).
+  //    Pre-LN:  h = x + output (output from LN1(x) above), y = h + FFN(LN2(h)).
+  if (lesson.layer) {
+    const std::string h = pass.residual(LayerStep::residual1, x, "output");  // (n,d)
+    const std::string ffn_in = pre_ln ? pass.layer_norm(2, h) : pass.layer_norm(1, h);
+    const std::string ffn_out = pass.feed_forward(ffn_in);  // (n,d)
+    const std::string y = pass.residual(LayerStep::residual2, pre_ln ? h : ffn_in, ffn_out);
+    pass.layer_output(pre_ln ? y : pass.layer_norm(2, y));  // (n,d)
+  }
   return pass.finish();
 }
 

@@ -70,6 +70,25 @@ arma::mat max_over_heads(const MatrixRefs& weights);
 // contexts: h × (n,d_v) -> concat:(n,h·d_v)
 arma::mat concat_heads(const std::vector<arma::mat>& contexts);
 
+// x:(n,d) -> the mean of each row:(n,1)
+arma::mat row_mean(const arma::mat& x);
+
+// x:(n,d) mean:(n,1) -> the biased variance of each row, Σ_j (x_ij − mean_i)² / d:(n,1)
+arma::mat row_variance(const arma::mat& x, const arma::mat& mean);
+
+// x:(n,d) mean:(n,1) var:(n,1) -> (x − mean) / √(var + eps):(n,d), row by row
+arma::mat normalise_rows(const arma::mat& x, const arma::mat& mean, const arma::mat& var,
+                         double eps);
+
+// x:(n,d) gamma:(d) beta:(d) -> gamma ⊙ x + beta:(n,d), column j scaled by gamma_j
+arma::mat scale_shift(const arma::mat& x, const arma::rowvec& gamma, const arma::rowvec& beta);
+
+// x:(n,p) -> max(0, x):(n,p)
+arma::mat relu(const arma::mat& x);
+
+// x:(n,p) -> x·Φ(x) = x·(1 + erf(x/√2))/2:(n,p), the exact GELU
+arma::mat gelu(const arma::mat& x);
+
 // "d0", "d1", ... : labels for feature columns.
 std::vector<std::string> feature_labels(std::size_t count);
 

@@ -14,7 +14,21 @@ namespace {
 constexpr const char* kHeadStepNames[] = {"Q",      "K",   "V",       "scores",  "scaled",
                                           "masked", "exp", "row_sum", "weights", "context"};
 
+constexpr const char* kLayerStepIds[] = {
+    "layer.residual1", "layer.ln1.mean",   "layer.ln1.var",        "layer.ln1.normalised",
+    "layer.ln1",       "layer.ffn.hidden", "layer.ffn.activation", "layer.ffn.out",
+    "layer.residual2", "layer.ln2.mean",   "layer.ln2.var",        "layer.ln2.normalised",
+    "layer.ln2",       "layer.output"};
+
 }  // namespace
+
+std::string layer_step_id(LayerStep step) {
+  return kLayerStepIds[static_cast<int>(step)];
+}
+
+bool is_row_parameter(const Step& step) {
+  return step.made.op == Op::given && step.rows.size() == 1 && step.rows[0] == step.id;
+}
 
 std::string head_step_id(std::size_t head, HeadStep step) {
   return fmt::format("head{}.{}", head, kHeadStepNames[static_cast<int>(step)]);

@@ -24,6 +24,10 @@ enum class StepKind {
   head_summary,  // heads.mean, heads.max: the weights summarised over heads
   concat,
   output,
+  residual,      // layer.residual1, layer.residual2: a sub-layer's input plus its output
+  norm,          // layer.ln{1,2}.mean / .var / .normalised, and layer.ln{1,2} (γ ⊙ x̂ + β)
+  ffn,           // layer.ffn.hidden, layer.ffn.activation, layer.ffn.out
+  layer_output,  // layer.output: the encoder layer's result
 };
 
 // The per-head steps, in pipeline order. head_step_id is the one place their
@@ -31,6 +35,29 @@ enum class StepKind {
 enum class HeadStep { Q, K, V, scores, scaled, masked, exp, row_sum, weights, context };
 
 std::string head_step_id(std::size_t head, HeadStep step);
+
+// The encoder layer's own steps (lesson [layer]), in Post-LN order. Pre-LN
+// records the same ids in another order (docs/steps.md). layer_step_id is the
+// one place their ids are spelled: layer_step_id(LayerStep::ln1_mean) ==
+// "layer.ln1.mean".
+enum class LayerStep {
+  residual1,
+  ln1_mean,
+  ln1_var,
+  ln1_normalised,
+  ln1,
+  ffn_hidden,
+  ffn_activation,
+  ffn_out,
+  residual2,
+  ln2_mean,
+  ln2_var,
+  ln2_normalised,
+  ln2,
+  output,
+};
+
+std::string layer_step_id(LayerStep step);
 
 // What made a step, so that whatever explains a cell (--expand, errata,
 // diagnoses) reads the dataflow instead of knowing it by heart. `inputs` are
@@ -50,6 +77,14 @@ enum class Op {
   mean,           // the inputs' mean, cell by cell
   max,            // the inputs' max, cell by cell
   concat,         // the inputs side by side
+  add,            // inputs[0] + inputs[1], cell by cell (a residual connection)
+  row_mean,       // the mean of each row of inputs[0]: one column
+  row_var,        // the biased variance of each row of inputs[0] about inputs[1] (its row mean)
+  normalise,      // (inputs[0] − inputs[1]) / √(inputs[2] + eps): row, mean, variance
+  scale_shift,    // inputs[1] ⊙ inputs[0] + inputs[2]: each column scaled by γ, shifted by β
+  relu,           // max(0, inputs[0]), cell by cell
+  gelu,           // inputs[0]·Φ(inputs[0]) = x·(1 + erf(x/√2))/2, cell by cell (exact GELU)
+  identity,       // inputs[0] as it is (layer.output names the layer's result)
 };
 
 struct Operation {
@@ -58,6 +93,7 @@ struct Operation {
   std::size_t offset = 0;  // slice: the first column taken
   double divisor = 1.0;    // divide
   double fill = 0.0;       // mask: the value a masked cell gets
+  double eps = 0.0;        // normalise: added to the variance under the root
 };
 
 struct Step {
@@ -70,6 +106,10 @@ struct Step {
   std::vector<std::string> rows;  // one label per row (tokens)
   std::vector<std::string> cols;  // one label per column (tokens or d0, d1, ...)
 };
+
+// A given one-row parameter (b_Q, ln1_gamma, ...): its cells are named by
+// column only, "b_Q[d1]".
+bool is_row_parameter(const Step& step);
 
 // Why a score cell is masked: bit flags, several may be set.
 enum MaskReason : unsigned {

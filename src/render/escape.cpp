@@ -51,6 +51,16 @@ const char* tex_symbol(char32_t cp) {
       return "$\\alpha$";
     case U'β':
       return "$\\beta$";
+    case U'γ':
+      return "$\\gamma$";
+    case U'ε':
+      return "$\\varepsilon$";
+    case U'μ':
+      return "$\\mu$";
+    case U'Φ':
+      return "$\\Phi$";
+    case U'⊙':
+      return "$\\odot$";
     case U'π':
       return "$\\pi$";
     case U'σ':

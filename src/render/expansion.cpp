@@ -107,6 +107,10 @@ std::string remark(const CellExpansion& e, int precision) {
       return mask_decision(e, precision);
     case ExpansionKind::slice:
       return fmt::format("head {}'s block of columns", e.step.substr(4, e.step.find('.') - 4));
+    case ExpansionKind::add:
+      return e.step.starts_with("layer.") ? "dropout is the identity at inference" : "";
+    case ExpansionKind::row_var:
+      return "biased: divided by d, as PyTorch";
     default:
       return "";
   }
@@ -180,6 +184,36 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
       for (double v : e.source_values) values += (values.empty() ? "" : ", ") + num(v);
       return n.latex ? fmt::format("\\max({})", values) : fmt::format("max({})", values);
     }
+    case ExpansionKind::row_mean:
+      return fmt::format("({}) / {}", joined(e.row_values, num), e.row_values.size());
+    case ExpansionKind::row_var: {
+      const std::string mean = num(e.mean);
+      auto square = [&](double x) {
+        const std::string d = fmt::format("({}{}{})", num(x), n.minus, mean);
+        return n.latex ? d + "^2" : d + "²";
+      };
+      return fmt::format("({}) / {}", joined(e.row_values, square), e.row_values.size());
+    }
+    case ExpansionKind::normalise: {
+      const std::string top =
+          fmt::format("{}{}{}", num(e.source_values[0]), n.minus, num(e.source_values[1]));
+      const std::string under = fmt::format("{} + {:g}", num(e.source_values[2]), e.eps);
+      return n.latex ? fmt::format("\\frac{{{}}}{{\\sqrt{{{}}}}}", top, under)
+                     : fmt::format("({}) / √({})", top, under);
+    }
+    case ExpansionKind::scale_shift:
+      return fmt::format("{}{}{} + {} = {}{}{} + {}", ref_label(e.sources[1], n), n.times,
+                         ref_label(e.sources[0], n), ref_label(e.sources[2], n),
+                         num(e.source_values[1]), n.times, num(e.source_values[0]),
+                         num(e.source_values[2]));
+    case ExpansionKind::activation: {
+      const std::string x = num(e.source_values[0]);
+      if (!e.gelu) return n.latex ? fmt::format("\\max(0, {})", x) : fmt::format("max(0, {})", x);
+      return n.latex ? fmt::format("{0} \\cdot \\tfrac12 (1 + \\mathrm{{erf}}({0} / \\sqrt2))", x)
+                     : fmt::format("{0} × (1 + erf({0} / √2)) / 2", x);
+    }
+    case ExpansionKind::copy:
+      return ref_label(e.sources[0], n);
     case ExpansionKind::softmax: {
       if (e.exps.empty()) return words(e.note, n);
       if (e.given_exps)
@@ -270,7 +304,18 @@ std::string expansion_json(const CellExpansion& e, int precision) {
                          json_number(e.angle));
       break;
     case ExpansionKind::row_sum:
+    case ExpansionKind::row_mean:
       out += fmt::format(", \"row\": {}", json_row(arma::rowvec(e.row_values)));
+      break;
+    case ExpansionKind::row_var:
+      out += fmt::format(", \"row\": {}, \"mean\": {}", json_row(arma::rowvec(e.row_values)),
+                         json_number(e.mean));
+      break;
+    case ExpansionKind::normalise:
+      out += fmt::format(", \"eps\": {}", json_number(e.eps));
+      break;
+    case ExpansionKind::activation:
+      out += fmt::format(", \"function\": \"{}\"", e.gelu ? "gelu" : "relu");
       break;
     case ExpansionKind::softmax:
       out += fmt::format(

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/number_text.hpp"
+#include "render/escape.hpp"
 
 namespace attn {
 
@@ -41,6 +42,16 @@ std::string mask_sources(const arma::umat& mask) {
   return out;
 }
 
+// A step id in LaTeX math: upright, escaped ("\\mathrm{layer.ln1}").
+std::string tex_id(const std::string& id) {
+  return fmt::format("\\mathrm{{{}}}", tex_text(id));
+}
+
+// A projection's operand or result in LaTeX: a layer step id upright, X, W_Q as they are.
+std::string tex_operand(const std::string& id) {
+  return id.starts_with("layer.") ? tex_id(id) : operand_name(id);
+}
+
 StepFormula given(const Step& step) {
   const std::string shape = dims(step.value);
   if (step.id == "X") return {"X: one row per token", "X", shape};
@@ -48,6 +59,13 @@ StepFormula given(const Step& step) {
     return {"memory: one row per source token; keys and values come from it", "M", shape};
   if (step.id.starts_with("b_"))
     return {fmt::format("{}: given in the lesson, added to every row", step.id), step.id, shape};
+  if (step.id.starts_with("ln")) {  // ln1_gamma, ln2_beta: LayerNorm's per-feature parameters
+    const bool gamma = step.id.ends_with("gamma");
+    const std::string k = step.id.substr(2, 1);
+    return {fmt::format("{}: given in the lesson, {} of LayerNorm {}", step.id,
+                        gamma ? "one scale γ per feature" : "one shift β per feature", k),
+            fmt::format("\\{}_{{{}}}", gamma ? "gamma" : "beta", k), shape};
+  }
   return {fmt::format("{}: given in the lesson (rows: input features, columns: output features)",
                       step.id),
           step.id, shape};
@@ -66,10 +84,10 @@ StepFormula projection(const Trace& trace, const Step& step) {
             fmt::format("\\mathrm{{output}} = \\mathrm{{concat}}\\, {}{}", in[1],
                         bias ? " + " + in[2] : ""),
             shapes};
-  return {
-      text,
-      fmt::format("{} = {} {}{}", step.id, operand_name(in[0]), in[1], bias ? " + " + in[2] : ""),
-      shapes};
+  return {text,
+          fmt::format("{} = {} {}{}", tex_operand(step.id), tex_operand(in[0]), in[1],
+                      bias ? " + " + in[2] : ""),
+          shapes};
 }
 
 // "√d_k, with √d_k = √4 = 2" and its LaTeX.
@@ -109,6 +127,76 @@ std::string per_head(const Trace& trace, const Step& step, const char* letter,
   return out;
 }
 
+constexpr const char* kDropout =
+    "dropout is the identity at inference: nothing dropped, nothing rescaled; only training "
+    "scales the kept values by 1/(1−p)";
+
+// The encoder layer's own steps (lesson [layer]): residual sums, LayerNorm,
+// the FFN's activation, the layer's output. FFN products are projections.
+StepFormula layer_formula(const Lesson& lesson, const Trace& trace, const Step& step) {
+  const std::vector<std::string>& in = step.made.inputs;
+  const std::string out = dims(step.value);
+  const auto shape = [&](std::size_t i) { return dims(trace.at(in.at(i)).value); };
+  // The LayerNorm number of layer.ln{k}...: "1" or "2".
+  const std::string k = step.id.size() > 8 ? step.id.substr(8, 1) : "";
+  switch (step.made.op) {
+    case Op::add:
+      return {fmt::format("{} = {} + {} ({})", step.id, operand_name(in[0]), in[1], kDropout),
+              fmt::format("{} = {} + {}", tex_id(step.id), tex_id(in[0]), tex_id(in[1])),
+              fmt::format("{} + {} → {}", shape(0), shape(1), out)};
+    case Op::row_mean:
+      return {fmt::format("μ{} = Σ_j x[i, j] / d: the mean of each row of {} over its {} features",
+                          subscript(std::stoul(k)), in[0], trace.at(in[0]).value.n_cols),
+              fmt::format("\\mu_{{{}}} = \\tfrac1d \\textstyle\\sum_j {}_{{ij}}", k, tex_id(in[0])),
+              fmt::format("{} → {}", shape(0), out)};
+    case Op::row_var:
+      return {fmt::format("σ²{0} = Σ_j (x[i, j] − μ{0})² / d over each row of {1} (biased: divided "
+                          "by d, not d − 1, as PyTorch)",
+                          subscript(std::stoul(k)), in[0]),
+              fmt::format(
+                  "\\sigma^2_{{{0}}} = \\tfrac1d \\textstyle\\sum_j ({1}_{{ij}} - \\mu_{{{0}}})^2",
+                  k, tex_id(in[0])),
+              fmt::format("{}, {} → {}", shape(0), shape(1), out)};
+    case Op::normalise:
+      return {
+          fmt::format("x̂ = (x − μ{0}) / √(σ²{0} + ε), ε = {1:g}, row by row (x = {2})",
+                      subscript(std::stoul(k)), step.made.eps, in[0]),
+          fmt::format("\\hat x = ({2} - \\mu_{{{0}}}) / \\sqrt{{\\sigma^2_{{{0}}} + \\varepsilon}},"
+                      "\\ \\varepsilon = {1:g}",
+                      k, step.made.eps, tex_id(in[0])),
+          fmt::format("{}, {}, {} → {}", shape(0), shape(1), shape(2), out)};
+    case Op::scale_shift:
+      return {
+          fmt::format("{0} = γ ⊙ x̂ + β: column j of {1} times {2}[j], plus {3}[j]", step.id, in[0],
+                      in[1], in[2]),
+          fmt::format("{} = \\gamma_{{{}}} \\odot \\hat x + \\beta_{{{}}}", tex_id(step.id), k, k),
+          fmt::format("{} ⊙ {} + {} → {}", shape(1), shape(0), shape(2), out)};
+    case Op::relu:
+    case Op::gelu: {
+      const bool gelu = step.made.op == Op::gelu;
+      return {fmt::format(
+                  "{} = {}, cell by cell; then dropout, which {}", step.id,
+                  gelu ? fmt::format("GELU(h) = h·Φ(h) = h·(1 + erf(h/√2))/2, exact, with h = {}",
+                                     in[0])
+                       : fmt::format("ReLU({0}) = max(0, {0})", in[0]),
+                  "is the identity at inference"),
+              gelu ? fmt::format("{} = {} \\cdot \\Phi({})", tex_id(step.id), tex_id(in[0]),
+                                 tex_id(in[0]))
+                   : fmt::format("{} = \\max(0, {})", tex_id(step.id), tex_id(in[0])),
+              fmt::format("{} → {}", shape(0), out)};
+    }
+    case Op::identity:
+      return {fmt::format(
+                  "{} = {}: the encoder layer's result ({}, {})", step.id, in[0],
+                  lesson.layer && lesson.layer->norm == NormPlacement::pre ? "Pre-LN" : "Post-LN",
+                  lesson.layer && lesson.layer->activation == Activation::gelu ? "GELU" : "ReLU"),
+              fmt::format("{} = {}", tex_id(step.id), tex_id(in[0])),
+              fmt::format("{} → {}", shape(0), out)};
+    default:
+      return {};
+  }
+}
+
 }  // namespace
 
 std::string subscript(std::size_t n) {
@@ -135,6 +223,13 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
     case StepKind::projection:
     case StepKind::output:
       return projection(trace, step);
+    case StepKind::ffn:
+      if (step.made.op == Op::matmul) return projection(trace, step);
+      return layer_formula(lesson, trace, step);
+    case StepKind::residual:
+    case StepKind::norm:
+    case StepKind::layer_output:
+      return layer_formula(lesson, trace, step);
     case StepKind::head_slice: {
       const std::string& of = step.made.inputs.at(0);
       const std::size_t lo = step.made.offset, hi = lo + step.value.n_cols;

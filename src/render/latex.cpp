@@ -15,8 +15,9 @@ namespace {
 
 // The Unicode of a shapes line ("(4×4)·(4×4)ᵀ → 4×4") in math mode.
 std::string tex_shapes(const std::string& s) {
-  static const std::pair<const char*, const char*> map[] = {
-      {"×", "\\times "}, {"·", "\\cdot "}, {"ᵀ", "^\\top "}, {"→", "\\to "}, {"…", "\\dots "}};
+  static const std::pair<const char*, const char*> map[] = {{"×", "\\times "}, {"·", "\\cdot "},
+                                                            {"ᵀ", "^\\top "},  {"→", "\\to "},
+                                                            {"…", "\\dots "},  {"⊙", "\\odot "}};
   std::string out;
   for (std::size_t i = 0; i < s.size();) {
     bool replaced = false;

@@ -199,6 +199,22 @@ class OwnNumbers {
         say(short_number(v));
         break;
       }
+      case Op::add:
+        v = value(made.inputs.at(0), row, col) + value(made.inputs.at(1), row, col);
+        say(short_number(v));
+        break;
+      case Op::identity:
+        v = value(made.inputs.at(0), row, col);
+        say(short_number(v));
+        break;
+      // The rest of the encoder layer: no document states a number inside
+      // one yet, so these are taken as computed.
+      case Op::row_mean:
+      case Op::row_var:
+      case Op::normalise:
+      case Op::scale_shift:
+      case Op::relu:
+      case Op::gelu:
       case Op::given:
       case Op::positional:
         say(short_number(v));

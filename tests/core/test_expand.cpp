@@ -2,6 +2,7 @@
 // printers, against plain loops and the river-bank numbers known by hand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -129,6 +130,57 @@ TEST_CASE("expand_all: the cell at every step that has it — none has it is an 
   for (std::size_t k = 0; k < all.size(); ++k) CHECK(all[k].step == rb.trace.steps[k].id);
   CHECK_THROWS_WITH_AS(expand_all(rb.lesson, rb.trace, 9, 9), doctest::Contains("4×4"), InputError);
   CHECK_THROWS_AS(expand_cell(rb.lesson, rb.trace, "head0.scores", 0, 4), InputError);
+}
+
+}  // namespace attn
+
+namespace attn {
+
+TEST_CASE("expand: the encoder layer's cells, from the graph, checked by plain loops") {
+  const Traced post("encoder-layer-post-ln");
+  const Lesson& L = post.lesson;
+  const Trace& t = post.trace;
+  const arma::mat& r1 = t.at("layer.residual1").value;
+  const CellExpansion sum = expand_cell(L, t, "layer.residual1", 2, 3);
+  CHECK(sum.kind == ExpansionKind::add);
+  CHECK(sum.sources.at(0).label == "X[sat,d3]");
+  CHECK(sum.sources.at(1).label == "output[sat,d3]");
+  CHECK(sum.source_values[0] + sum.source_values[1] == doctest::Approx(sum.value).epsilon(1e-12));
+  const CellExpansion mean = expand_cell(L, t, "layer.ln1.mean", 2, 5);  // one column: col 0
+  CHECK(mean.kind == ExpansionKind::row_mean);
+  CHECK(mean.col == 0);
+  double total = 0;
+  for (double v : mean.row_values) total += v;
+  CHECK(mean.row_values.size() == 8);
+  CHECK(total / 8 == doctest::Approx(mean.value).epsilon(1e-12));
+  CHECK(mean.row_values[3] == r1(2, 3));
+  const CellExpansion var = expand_cell(L, t, "layer.ln1.var", 2, 0);
+  CHECK(var.kind == ExpansionKind::row_var);
+  double squares = 0;
+  for (double v : var.row_values) squares += (v - var.mean) * (v - var.mean);
+  CHECK(squares / 8 == doctest::Approx(var.value).epsilon(1e-12));
+  const CellExpansion x_hat = expand_cell(L, t, "layer.ln1.normalised", 2, 3);
+  CHECK(x_hat.kind == ExpansionKind::normalise);
+  CHECK(x_hat.eps == 1e-5);
+  CHECK((x_hat.source_values[0] - x_hat.source_values[1]) /
+            std::sqrt(x_hat.source_values[2] + x_hat.eps) ==
+        doctest::Approx(x_hat.value).epsilon(1e-12));
+  const CellExpansion affine = expand_cell(L, t, "layer.ln1", 2, 3);
+  CHECK(affine.kind == ExpansionKind::scale_shift);
+  CHECK(affine.sources.at(1).label == "ln1_gamma[d3]");
+  CHECK(affine.source_values[1] * affine.source_values[0] + affine.source_values[2] ==
+        doctest::Approx(affine.value).epsilon(1e-12));
+  const CellExpansion relu = expand_cell(L, t, "layer.ffn.activation", 0, 0);
+  CHECK(relu.kind == ExpansionKind::activation);
+  CHECK(!relu.gelu);
+  CHECK(relu.value == std::max(0.0, relu.source_values[0]));
+  const CellExpansion hidden = expand_cell(L, t, "layer.ffn.hidden", 1, 4);
+  REQUIRE(hidden.sum);
+  CHECK(hidden.sum->terms.size() == 8);
+  CHECK(hidden.sum->bias_ref.label == "b_1[d4]");
+  CHECK(expand_cell(L, t, "layer.output", 3, 7).kind == ExpansionKind::copy);
+  CHECK(expansion_text(affine, 4).starts_with("layer.ln1[sat,d3] = ln1_gamma[d3]×"));
+  CHECK(expansion_text(sum, 4).ends_with("(dropout is the identity at inference)"));
 }
 
 }  // namespace attn

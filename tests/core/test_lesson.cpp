@@ -258,3 +258,115 @@ TEST_CASE("[lesson] level, after and variant_of: read, defaulted, checked") {
               "variant of itself"));
   }
 }
+
+namespace {
+
+// A small valid encoder layer: d_model 2, d_ff 3; `extra` is added to [weights].
+std::string layer_lesson(const std::string& layer, const std::string& extra,
+                         const std::string& w_1 = "[[1, 0, 1], [0, 1, 1]]",
+                         const std::string& w_2 = "[[1, 0], [0, 1], [1, 1]]") {
+  return "[input]\nX = [[1, 2], [3, 5]]\n[layer]\n" + layer +
+         "\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = \"identity\"\nW_O = "
+         "\"identity\"\nW_1 = " +
+         w_1 + "\nW_2 = " + w_2 + "\n" + extra;
+}
+
+}  // namespace
+
+TEST_CASE("[layer]: an encoder layer is read, with PyTorch's defaults") {
+  const attn::Lesson L = attn::parse_lesson(layer_lesson("kind = \"encoder\"", ""), "ok.toml");
+  REQUIRE(L.layer);
+  CHECK(L.layer->norm == attn::NormPlacement::post);
+  CHECK(L.layer->activation == attn::Activation::relu);
+  CHECK(L.layer->eps == 1e-5);
+  CHECK(L.layer->W_1.n_cols == 3);
+  CHECK(!L.layer->b_1);
+  CHECK(arma::all(L.layer->ln1_gamma == 1.0));
+  CHECK(arma::all(L.layer->ln2_beta == 0.0));
+  const attn::Lesson P = attn::parse_lesson(
+      layer_lesson("norm = \"pre\"\nactivation = \"gelu\"\neps = 1e-6",
+                   "b_1 = [1, 2, 3]\nb_2 = [0.5, 0.5]\nln1_gamma = [2, 3]\nln2_beta = [1, -1]"),
+      "ok.toml");
+  CHECK(P.layer->norm == attn::NormPlacement::pre);
+  CHECK(P.layer->activation == attn::Activation::gelu);
+  CHECK(P.layer->eps == 1e-6);
+  CHECK((*P.layer->b_1)(2) == 3.0);
+  CHECK(P.layer->ln1_gamma(1) == 3.0);
+  CHECK(P.layer->ln2_beta(1) == -1.0);
+}
+
+TEST_CASE("[layer]: bad encoder layers, one clear message each") {
+  SUBCASE("unknown key in [layer], with a suggestion") {
+    const std::string m = error_of(layer_lesson("activaton = \"relu\"", ""));
+    CHECK(has(m, "bad.toml:4: key 'layer.activaton'"));
+    CHECK(has(m, "did you mean 'activation'?"));
+  }
+  SUBCASE("unknown norm placement") {
+    const std::string m = error_of(layer_lesson("norm = \"middle\"", ""));
+    CHECK(has(m, "key 'layer.norm'"));
+    CHECK(has(m, "write \"post\" or \"pre\""));
+  }
+  SUBCASE("unknown activation and kind") {
+    CHECK(has(error_of(layer_lesson("activation = \"tanh\"", "")), "write \"relu\" or \"gelu\""));
+    CHECK(has(error_of(layer_lesson("kind = \"decoder\"", "")), "write \"encoder\""));
+  }
+  SUBCASE("eps must be positive") {
+    CHECK(has(error_of(layer_lesson("eps = 0", "")), "key 'layer.eps'"));
+  }
+  SUBCASE("W_1 with the wrong number of rows") {
+    const std::string m = error_of(layer_lesson("", "", "[[1, 0, 1], [0, 1, 1], [1, 1, 1]]"));
+    CHECK(has(m, "bad.toml:10: key 'weights.W_1'"));
+    CHECK(has(m, "W_1 is 3×3 but X is 2×2"));
+    CHECK(has(m, "W_1 must be d_model × d_ff; give W_1 2 rows"));
+  }
+  SUBCASE("W_2 not d_ff × d_model") {
+    const std::string m =
+        error_of(layer_lesson("", "", "[[1, 0, 1], [0, 1, 1]]", "[[1, 0], [0, 1]]"));
+    CHECK(has(m, "key 'weights.W_2'"));
+    CHECK(has(m, "W_2 is 2×2 but W_1 is 2×3 and X is 2×2"));
+    CHECK(has(m, "W_2 must be d_ff × d_model = 3×2"));
+  }
+  SUBCASE("b_1 of the wrong length") {
+    const std::string m = error_of(layer_lesson("", "b_1 = [1, 2]"));
+    CHECK(has(m, "key 'weights.b_1'"));
+    CHECK(has(m, "b_1 has 2 entries but W_1 is 2×3 (d_ff = 3 columns); give 3 entries"));
+  }
+  SUBCASE("a LayerNorm gamma of the wrong length") {
+    const std::string m = error_of(layer_lesson("", "ln2_gamma = [1, 1, 1]"));
+    CHECK(has(m, "key 'weights.ln2_gamma'"));
+    CHECK(has(m,
+              "ln2_gamma has 3 entries but LayerNorm scales and shifts each of X's d_model = "
+              "2 features (X is 2×2); give 2 entries"));
+  }
+  SUBCASE("W_1 is required") {
+    const std::string m = error_of(
+        "[input]\nX = [[1, 2]]\n[layer]\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = "
+        "\"identity\"\nW_O = \"identity\"\nW_2 = [[1, 0], [0, 1]]\n");
+    CHECK(has(m, "key 'weights.W_1'"));
+    CHECK(has(m, "missing; an encoder layer needs W_1 (d_model × d_ff"));
+  }
+  SUBCASE("W_O is required, and must give d_model columns") {
+    const std::string missing = error_of(
+        "[input]\nX = [[1, 2]]\n[layer]\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = "
+        "\"identity\"\nW_1 = [[1], [1]]\nW_2 = [[1, 1]]\n");
+    CHECK(has(missing, "key 'weights.W_O'"));
+    CHECK(has(missing, "so give W_O, 2 × 2"));
+    const std::string narrow = error_of(
+        "[input]\nX = [[1, 2]]\n[layer]\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = "
+        "\"identity\"\nW_O = [[1], [1]]\nW_1 = [[1], [1]]\nW_2 = [[1, 1]]\n");
+    CHECK(has(narrow, "W_O is 2×1 but X is 1×2"));
+    CHECK(has(narrow, "W_O must be 2 × 2"));
+  }
+  SUBCASE("layer weights without [layer]") {
+    const std::string m =
+        error_of(std::string("[input]\nX = [[1, 2]]\n") + kWeights + "W_1 = [[1], [1]]\n");
+    CHECK(has(m, "key 'weights.W_1'"));
+    CHECK(has(m, "add [layer] kind = \"encoder\" or remove W_1"));
+  }
+  SUBCASE("an encoder layer is self-attention") {
+    const std::string m = error_of(layer_lesson("", "").replace(0, std::string("[input]\n").size(),
+                                                                "[input]\nmemory = [[1, 1]]\n"));
+    CHECK(has(m, "key 'input.memory'"));
+    CHECK(has(m, "an encoder layer is self-attention"));
+  }
+}

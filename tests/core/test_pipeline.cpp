@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "backend/cpu_backend.hpp"
 #include "core/lesson.hpp"
@@ -362,4 +364,119 @@ TEST_CASE("without positions, permuted tokens give permuted outputs (permutation
                                arma::mat(step(a, "head0.weights").submat(p, p)), "absdiff", 1e-12));
     } while (std::next_permutation(p.begin(), p.end()));
   }
+}
+
+namespace {
+
+// One token [1, 3], identity attention (one key: weight 1, output = X), an FFN
+// of width 3: small enough to follow by hand.
+const char* kLayer = R"(
+[input]
+X = [[1, 3]]
+[layer]
+norm = "{}"
+activation = "{}"
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+W_O = "identity"
+W_1 = [[1, 0, 1], [0, 1, 1]]
+b_1 = [0, 0, 0.5]
+W_2 = [[1, 0], [0, 1], [1, 1]]
+)";
+
+attn::Lesson layer_lesson(const char* norm, const char* activation) {
+  std::string body = kLayer;
+  body.replace(body.find("{}"), 2, norm);
+  body.replace(body.find("{}"), 2, activation);
+  return lesson(body);
+}
+
+std::vector<std::string> ids_from(const attn::Trace& t, const std::string& first) {
+  const std::vector<std::string> all = t.ids();
+  return {std::find(all.begin(), all.end(), first), all.end()};
+}
+
+}  // namespace
+
+TEST_CASE("encoder layer, Post-LN with ReLU: every sub-step by hand") {
+  const attn::Trace t = trace_of(layer_lesson("post", "relu"));
+  const double eps = 1e-5;
+  // residual1 = X + output = [2, 6]: mean 4, biased variance 4.
+  CHECK(step(t, "layer.residual1")(0, 1) == 6.0);
+  CHECK(step(t, "layer.ln1.mean")(0, 0) == doctest::Approx(4.0).epsilon(kTol));
+  CHECK(step(t, "layer.ln1.var")(0, 0) == doctest::Approx(4.0).epsilon(kTol));
+  const double a = 2.0 / std::sqrt(4.0 + eps);  // LN1 = [-a, a] (gamma 1, beta 0)
+  CHECK(step(t, "layer.ln1.normalised")(0, 0) == doctest::Approx(-a).epsilon(kTol));
+  CHECK(step(t, "layer.ln1")(0, 1) == doctest::Approx(a).epsilon(kTol));
+  // hidden = [-a, a, 0.5]; ReLU -> [0, a, 0.5]; out = [0.5, a + 0.5]
+  CHECK(step(t, "layer.ffn.hidden")(0, 0) == doctest::Approx(-a).epsilon(kTol));
+  CHECK(step(t, "layer.ffn.activation")(0, 0) == 0.0);
+  CHECK(step(t, "layer.ffn.out")(0, 1) == doctest::Approx(a + 0.5).epsilon(kTol));
+  // residual2 = LN1 + FFN = [0.5 − a, 2a + 0.5]: deviations ∓3a/2 from the mean.
+  CHECK(step(t, "layer.residual2")(0, 0) == doctest::Approx(0.5 - a).epsilon(kTol));
+  const double d = 1.5 * a, y = d / std::sqrt(d * d + eps);
+  CHECK(step(t, "layer.ln2.var")(0, 0) == doctest::Approx(d * d).epsilon(kTol));
+  CHECK(step(t, "layer.output")(0, 0) == doctest::Approx(-y).epsilon(kTol));
+  CHECK(step(t, "layer.output")(0, 1) == doctest::Approx(y).epsilon(kTol));
+  CHECK(ids_from(t, "layer.residual1") == std::vector<std::string>{"layer.residual1",
+                                                                   "layer.ln1.mean",
+                                                                   "layer.ln1.var",
+                                                                   "layer.ln1.normalised",
+                                                                   "ln1_gamma",
+                                                                   "ln1_beta",
+                                                                   "layer.ln1",
+                                                                   "W_1",
+                                                                   "b_1",
+                                                                   "layer.ffn.hidden",
+                                                                   "layer.ffn.activation",
+                                                                   "W_2",
+                                                                   "layer.ffn.out",
+                                                                   "layer.residual2",
+                                                                   "layer.ln2.mean",
+                                                                   "layer.ln2.var",
+                                                                   "layer.ln2.normalised",
+                                                                   "ln2_gamma",
+                                                                   "ln2_beta",
+                                                                   "layer.ln2",
+                                                                   "layer.output"});
+  // Each step says what it was made from.
+  CHECK(t.at("layer.residual1").made.inputs == std::vector<std::string>{"X", "output"});
+  CHECK(t.at("layer.residual2").made.inputs ==
+        std::vector<std::string>{"layer.ln1", "layer.ffn.out"});
+  CHECK(t.at("layer.ln1.normalised").made.eps == eps);
+  CHECK(t.at("layer.output").made.inputs == std::vector<std::string>{"layer.ln2"});
+}
+
+TEST_CASE("encoder layer, Pre-LN: LayerNorm first, attention on it, no final LayerNorm") {
+  const attn::Trace t = trace_of(layer_lesson("pre", "relu"));
+  const std::vector<std::string> ids = t.ids();
+  CHECK(ids[1] == "layer.ln1.mean");
+  CHECK(t.at("Q").made.inputs.at(0) == "layer.ln1");
+  CHECK(t.at("K").made.inputs.at(0) == "layer.ln1");
+  CHECK(t.at("layer.residual1").made.inputs == std::vector<std::string>{"X", "output"});
+  CHECK(t.at("layer.ln2.mean").made.inputs == std::vector<std::string>{"layer.residual1"});
+  CHECK(t.at("layer.ffn.hidden").made.inputs.at(0) == "layer.ln2");
+  CHECK(t.at("layer.residual2").made.inputs ==
+        std::vector<std::string>{"layer.residual1", "layer.ffn.out"});
+  CHECK(t.at("layer.output").made.inputs == std::vector<std::string>{"layer.residual2"});
+  // x = [1, 3]: LN1 = [-b, b], b = 1/√(1 + eps); attention of one token gives it back.
+  const double b = 1.0 / std::sqrt(1.0 + 1e-5);
+  CHECK(step(t, "output")(0, 0) == doctest::Approx(-b).epsilon(kTol));
+  CHECK(step(t, "layer.residual1")(0, 1) == doctest::Approx(3.0 + b).epsilon(kTol));
+  CHECK(arma::approx_equal(step(t, "layer.output"), step(t, "layer.residual2"), "absdiff", 0.0));
+}
+
+TEST_CASE("encoder layer with GELU: x·Φ(x), exact") {
+  const attn::Trace t = trace_of(layer_lesson("post", "gelu"));
+  const arma::mat& hidden = step(t, "layer.ffn.hidden");
+  const arma::mat& act = step(t, "layer.ffn.activation");
+  for (arma::uword c = 0; c < hidden.n_cols; ++c) {
+    const double x = hidden(0, c);
+    CHECK(act(0, c) == doctest::Approx(0.5 * x * std::erfc(-x / std::sqrt(2.0))).epsilon(kTol));
+  }
+  CHECK(attn::gelu(arma::mat{1.0})(0, 0) == doctest::Approx(0.8413447460685429).epsilon(kTol));
+  CHECK(attn::gelu(arma::mat{-1.0})(0, 0) == doctest::Approx(-0.15865525393145705).epsilon(kTol));
+  CHECK(t.at("layer.ffn.activation").made.op == attn::Op::gelu);
 }

@@ -60,3 +60,35 @@ TEST_CASE("subscript writes every digit of a head number") {
   CHECK(attn::subscript(0) == "₀");
   CHECK(attn::subscript(12) == "₁₂");
 }
+
+TEST_CASE("formula: the encoder layer's steps, Post-LN and Pre-LN") {
+  const Traced post("encoder-layer-post-ln");
+  CHECK(post("layer.residual1")
+            .text.starts_with("layer.residual1 = X + output (dropout is the "
+                              "identity at inference"));
+  CHECK(post("layer.residual1").latex ==
+        "\\mathrm{layer.residual1} = \\mathrm{X} + \\mathrm{output}");
+  CHECK(post("layer.residual1").shapes == "4×8 + 4×8 → 4×8");
+  CHECK(post("layer.ln1.mean").text.starts_with("μ₁ = Σ_j x[i, j] / d"));
+  CHECK(post("layer.ln1.mean").shapes == "4×8 → 4×1");
+  CHECK(post("layer.ln2.var").text.find("biased") != std::string::npos);
+  CHECK(post("layer.ln1.normalised").text.starts_with("x̂ = (x − μ₁) / √(σ²₁ + ε), ε = 1e-05"));
+  CHECK(post("layer.ln1").text.starts_with("layer.ln1 = γ ⊙ x̂ + β"));
+  CHECK(post("layer.ln1").latex == "\\mathrm{layer.ln1} = \\gamma_{1} \\odot \\hat x + \\beta_{1}");
+  CHECK(post("ln1_gamma").latex == "\\gamma_{1}");
+  CHECK(post("layer.ffn.hidden").text == "layer.ffn.hidden = layer.ln1·W_1 + b_1");
+  CHECK(post("layer.ffn.hidden").shapes == "(4×8)·(8×32) → 4×32");
+  CHECK(post("layer.ffn.activation")
+            .text.starts_with(
+                "layer.ffn.activation = ReLU(layer.ffn.hidden) = max(0, layer.ffn.hidden)"));
+  CHECK(post("layer.ffn.out").text == "layer.ffn.out = layer.ffn.activation·W_2 + b_2");
+  CHECK(post("layer.residual2").text.starts_with("layer.residual2 = layer.ln1 + layer.ffn.out"));
+  CHECK(post("layer.output").text.starts_with("layer.output = layer.ln2"));
+  const Traced pre("encoder-layer-pre-ln");
+  CHECK(pre("Q").text == "Q = layer.ln1·W_Q + b_Q");
+  CHECK(pre("Q").latex == "Q = \\mathrm{layer.ln1} W_Q + b_Q");
+  CHECK(pre("layer.output").text.starts_with("layer.output = layer.residual2"));
+  const Traced gelu("encoder-layer-gelu");
+  CHECK(gelu("layer.ffn.activation").text.find("GELU(h) = h·Φ(h) = h·(1 + erf(h/√2))/2") !=
+        std::string::npos);
+}
