@@ -55,6 +55,8 @@ void check_command(const CheckOptions& o, CommandContext& context) {
     pass += c.status == GoldenStatus::pass;
     claims += c.claims.size();
     for (const ClaimVerdict& v : c.claims) agree += v.agrees();
+    claims += c.quantities.size();
+    for (const QuantityVerdict& v : c.quantities) agree += v.agrees;
   }
   if (o.format == "json") {
     std::vector<std::string> objects;

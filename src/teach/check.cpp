@@ -85,6 +85,7 @@ LessonCheck check_lesson(Lesson lesson, const std::string& golden_path, double t
     out.status = out.mismatches.empty() ? GoldenStatus::pass : GoldenStatus::fail;
   }
   out.claims = check_claims(out.lesson, out.trace);
+  out.quantities = check_quantity_claims(out.lesson, out.trace);
   return out;
 }
 
@@ -126,6 +127,7 @@ std::string check_report_text(const LessonCheck& c, double tolerance) {
     for (const ClaimCell& cell : v.cells)
       if (!cell.agrees) out += fmt::format("               {}\n", cell.explanation);
   }
+  out += quantity_claims_text(c.quantities);
   return out;
 }
 
@@ -156,12 +158,16 @@ std::string check_report_json(const LessonCheck& c) {
         claim_values(v, exact, "[", "]"), v.agrees() ? "agrees" : "disagrees",
         v.agrees() ? "null" : json_string(v.explanation()));
   }
+  std::string quantities;
+  for (const QuantityVerdict& v : c.quantities)
+    quantities += fmt::format("{}\n    {}", quantities.empty() ? "" : ",", quantity_claim_json(v));
   return fmt::format(
       "{{\"lesson\": {}, \"title\": {}, \"source\": {},\n  \"golden\": {{\"status\": \"{}\", "
-      "\"file\": {}, \"mismatches\": [{}]}},\n  \"claims\": [{}{}]}}",
+      "\"file\": {}, \"mismatches\": [{}]}},\n  \"claims\": [{}{}],\n  \"quantity_claims\": "
+      "[{}{}]}}",
       json_string(c.lesson.id), json_string(c.lesson.title), json_string(c.lesson.source),
       status_name(c.status), json_string(c.golden_path), mismatches, claims,
-      claims.empty() ? "" : "\n  ");
+      claims.empty() ? "" : "\n  ", quantities, quantities.empty() ? "" : "\n  ");
 }
 
 }  // namespace attn
