@@ -78,7 +78,7 @@ std::string quoted(std::string text) {
 
 LessonCheck check_lesson(Lesson lesson, const std::string& golden_path, double tolerance,
                          Backend& backend) {
-  LessonCheck out{std::move(lesson), {}, golden_path, GoldenStatus::missing, {}, {}};
+  LessonCheck out{std::move(lesson), {}, golden_path, GoldenStatus::missing, {}, {}, {}};
   out.trace = run_pipeline(out.lesson, backend);
   if (const std::optional<Golden> golden = read_golden_file(golden_path)) {
     out.mismatches = compare_with_golden(*golden, out.trace, tolerance);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -54,22 +55,28 @@ QkMoments moments(const std::vector<double>& xs) {
   }
   const double variance = m2 / (S - 1.0);
   const double fourth = m4 / S;
-  const double std = std::sqrt(variance);
+  const double deviation = std::sqrt(variance);
   const double p = static_cast<double>(beyond) / S;
-  QkMoments out;
-  out.mean = {mean, std / std::sqrt(S)};
   const double variance_error = std::sqrt(std::max(0.0, fourth - variance * variance) / S);
-  out.variance = {variance, variance_error};
-  out.std = {std, std > 0 ? variance_error / (2.0 * std) : 0.0};
-  out.beyond_3 = {p, std::sqrt(p * (1.0 - p) / S)};
+  QkMoments out;
+  out.mean.value = mean;
+  out.mean.standard_error = deviation / std::sqrt(S);
+  out.variance.value = variance;
+  out.variance.standard_error = variance_error;
+  out.std.value = deviation;
+  out.std.standard_error = deviation > 0 ? variance_error / (2.0 * deviation) : 0.0;
+  out.beyond_3.value = p;
+  out.beyond_3.standard_error = std::sqrt(p * (1.0 - p) / S);
   return out;
 }
 
-// What theory says of x = q·k / divisor.
-void set_theory(QkMoments& m, QkVectors vectors, double d_k, double divisor) {
-  // Var(q·k): d_k for unit-variance components, 1/d_k on the unit sphere.
-  const double variance =
-      (vectors == QkVectors::unit_variance ? d_k : 1.0 / d_k) / (divisor * divisor);
+// What theory says of q·k, or of q·k/√d_k when `scaled`.
+void set_theory(QkMoments& m, QkVectors vectors, double d_k, bool scaled) {
+  // Var(q·k): d_k for unit-variance components, 1/d_k on the unit sphere;
+  // dividing by √d_k divides it by d_k.
+  const double variance = vectors == QkVectors::unit_variance
+                              ? (scaled ? 1.0 : d_k)
+                              : (scaled ? 1.0 / (d_k * d_k) : 1.0 / d_k);
   m.mean.theory = 0.0;
   m.variance.theory = variance;
   m.std.theory = std::sqrt(variance);
@@ -92,8 +99,8 @@ std::string section_text(const QkStats& s) {
                            "1/d_k):\n";
   out += fmt::format("  {:<13}{:<10}{:>12}{:>12}   {}\n", "", "", "sampled", "± s.e.", "theory");
   const auto block = [&](const char* label, const QkMoments& m, double divisor) {
-    const std::string why_var = unit ? (divisor == 1.0 ? " (= d_k)" : " (= d_k / d_k)")
-                                     : (divisor == 1.0 ? " (= 1/d_k)" : " (= 1/d_k²)");
+    const std::string why_var =
+        unit ? (divisor == 1.0 ? " (= d_k)" : "") : (divisor == 1.0 ? " (= 1/d_k)" : " (= 1/d_k²)");
     const std::pair<const char*, const Estimate*> rows[] = {
         {"mean", &m.mean}, {"variance", &m.variance}, {"std", &m.std}, {"|x| > 3", &m.beyond_3}};
     bool first = true;
@@ -174,8 +181,8 @@ QkStats sample_qk(const QkSampleSpec& spec) {
     scaled[s] = dot / root;
   }
   QkStats out{spec, moments(raw), moments(scaled)};
-  set_theory(out.raw, spec.vectors, static_cast<double>(spec.d_k), 1.0);
-  set_theory(out.scaled, spec.vectors, static_cast<double>(spec.d_k), root);
+  set_theory(out.raw, spec.vectors, static_cast<double>(spec.d_k), false);
+  set_theory(out.scaled, spec.vectors, static_cast<double>(spec.d_k), true);
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/costs.hpp"
@@ -75,7 +76,8 @@ std::string as_stated(double value, const QuantityClaim& c, int least = 0) {
 
 QuantityVerdict check_shape(const Trace& trace, const QuantityClaim& c,
                             const std::vector<const Step*>& steps) {
-  QuantityVerdict v{c};
+  QuantityVerdict v;
+  v.claim = c;
   const CostSizes sizes{c.seq, c.seq};
   const Step& step = *steps.front();
   const auto [rows, cols] = step_shape(trace, step, sizes);
@@ -103,7 +105,8 @@ QuantityVerdict check_shape(const Trace& trace, const QuantityClaim& c,
 
 QuantityVerdict check_cost(const Trace& trace, const QuantityClaim& c,
                            const std::vector<const Step*>& steps) {
-  QuantityVerdict v{c};
+  QuantityVerdict v;
+  v.claim = c;
   const CostSizes sizes{c.seq, c.seq};
   const std::uint64_t batch = c.batch.value_or(1);
   const bool bytes = c.kind == QuantityClaim::Kind::bytes;
@@ -145,7 +148,8 @@ QuantityVerdict check_cost(const Trace& trace, const QuantityClaim& c,
 }
 
 QuantityVerdict check_sampled(const Lesson& lesson, const QuantityClaim& c) {
-  QuantityVerdict v{c};
+  QuantityVerdict v;
+  v.claim = c;
   QkSampleSpec spec{c.d_k, c.samples, c.seed,
                     c.unit_length ? QkVectors::unit_length : QkVectors::unit_variance};
   try {

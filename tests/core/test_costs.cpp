@@ -8,6 +8,8 @@
 
 namespace {
 
+using Shape = std::pair<std::size_t, std::size_t>;
+
 // Cross-attention: 2 queries of width 3, 5 memory keys of width 3, 1 head, d_k 2, bias on Q.
 attn::Trace cross_trace() {
   const attn::Lesson lesson = attn::parse_lesson(R"(
@@ -47,9 +49,9 @@ TEST_CASE("step FLOPs: 2·n·k·m per matmul, one per cell for divide, exp and s
 TEST_CASE("shapes at another sequence length: queries and keys change, widths stay") {
   const attn::Trace t = cross_trace();
   const attn::CostSizes sizes{512, 7};
-  CHECK(attn::step_shape(t, t.at("head0.scores"), sizes) == std::pair<std::size_t, std::size_t>{512, 7});
-  CHECK(attn::step_shape(t, t.at("K"), sizes) == std::pair<std::size_t, std::size_t>{7, 2});
-  CHECK(attn::step_shape(t, t.at("W_Q"), sizes) == std::pair<std::size_t, std::size_t>{3, 2});
+  CHECK(attn::step_shape(t, t.at("head0.scores"), sizes) == Shape{512, 7});
+  CHECK(attn::step_shape(t, t.at("K"), sizes) == Shape{7, 2});
+  CHECK(attn::step_shape(t, t.at("W_Q"), sizes) == Shape{3, 2});
   CHECK(attn::step_flops(t, t.at("head0.scores"), sizes) == 2 * 512 * 2 * 7);
   CHECK(attn::step_flops(t, t.at("head0.row_sum"), sizes) == 512 * 6);
 }
