@@ -56,7 +56,7 @@ TEST_CASE("shapes at another sequence length: queries and keys change, widths st
   CHECK(attn::step_flops(t, t.at("head0.row_sum"), sizes) == 512 * 6);
 }
 
-TEST_CASE("bytes: rows × cols × batch × the dtype's size; the pass leaves out the weights") {
+TEST_CASE("bytes: rows × cols × batch × the dtype's size — the pass leaves out the weights") {
   const attn::Trace t = cross_trace();
   CHECK(attn::step_bytes(t, t.at("head0.scores"), attn::Dtype::f32, 16) == 2 * 5 * 16 * 4);
   CHECK(attn::step_bytes(t, t.at("head0.scores"), attn::Dtype::bf16, 1) == 2 * 5 * 2);

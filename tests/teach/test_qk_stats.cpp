@@ -16,7 +16,7 @@ TEST_CASE("NormalStream: SplitMix64 + Box–Muller gives the documented numbers"
   CHECK(z.next() == doctest::Approx(0.0830941684715009).epsilon(1e-14));
 }
 
-TEST_CASE("sample_qk: Var(q·k) = d_k, then 1 after √d_k; unit vectors: 1/d_k, never past ±1") {
+TEST_CASE("sample_qk: Var(q·k) = d_k, then 1 after √d_k — unit vectors: 1/d_k, never past ±1") {
   attn::QkSampleSpec spec{64, 20000, 9, attn::QkVectors::unit_variance};
   const attn::QkStats a = attn::sample_qk(spec);
   for (const attn::Estimate* e : {&a.raw.mean, &a.raw.variance, &a.scaled.variance, &a.scaled.std})
