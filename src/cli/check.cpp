@@ -55,6 +55,9 @@ void check_command(const CheckOptions& o, CommandContext& context) {
   for (const LessonCheck& c : checks) {
     pass += c.status == GoldenStatus::pass;
     claims += count_claims(c.claims);
+    // Shape and quantity claims agree or not: no carried ones.
+    claims.checked += c.quantities.size();
+    for (const QuantityVerdict& v : c.quantities) ++(v.agrees ? claims.agree : claims.disagree);
   }
   if (o.format == "json") {
     std::vector<std::string> objects;

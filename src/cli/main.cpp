@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   attn::setup_mark(app, context);
   attn::setup_check(app, context);
   attn::setup_golden(app, context);
+  attn::setup_stats(app, context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -11,6 +11,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/number_text.hpp"
+#include "core/quantity_claim.hpp"
 #include "core/toml_read.hpp"
 
 namespace attn {
@@ -402,6 +403,10 @@ class LessonParser {
     for (const toml::node& item : *claims) {
       const toml::table& t = *item.as_table();
       const std::string where = fmt::format("claim[{}]", i++);
+      if (is_quantity_claim(t)) {  // a shape or a cost, not values
+        lesson_.quantity_claims.push_back(read_quantity_claim(toml_, item, where));
+        continue;
+      }
       toml_.require_known_keys(t, where,
                                {"step", "cell", "row", "value", "values", "tolerance", "says"});
       Claim claim;

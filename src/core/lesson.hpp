@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/costs.hpp"
+
 namespace attn {
 
 enum class ScaleKind { sqrt_dk, none, number };
@@ -92,6 +94,39 @@ struct Claim : StepValues {
 inline constexpr int kMinLevel = 1;
 inline constexpr int kMaxLevel = 4;
 
+// A shape or a quantity a source document states (docs/lesson-format.md,
+// "Shape and quantity claims"): a [[claim]] with `shape` or `quantity`.
+struct QuantityClaim {
+  enum class Kind {
+    shape,    // shape = [rows, cols] of a step ([batch, ...] with batch; [.., heads, ..] for head*)
+    bytes,    // bytes of a step or the whole pass
+    flops,    // FLOPs of a step or the whole pass
+    sampled,  // a statistic of q·k by sampling: qk_mean, qk_variance, qk_std, qk_beyond_3
+  };
+  Kind kind = Kind::shape;
+  std::string quantity;             // "shape", "bytes", "flops", "qk_variance", ...
+  std::string step;                 // "" = the whole pass; "head*.scores" = that step of every head
+  std::vector<std::size_t> shape;   // shape claims
+  WrittenNumber value;              // the other kinds, in `unit`
+  std::string unit;                 // bytes: "B", "KB", "MB", "GB", "KiB", "MiB", "GiB"
+  double unit_size = 1.0;           // bytes per unit
+  std::optional<double> tolerance;  // default: half a unit in the last decimal written
+  std::optional<std::uint64_t> batch;  // sequences in a batch (default 1)
+  std::optional<std::size_t> seq;      // cost at this many queries and keys, not the lesson's
+  Dtype dtype = Dtype::f64;            // bytes: the number format
+  // sampled: q·k of `samples` pairs of `d_k`-component vectors from `seed`,
+  // divided by √d_k when `scaled`; vectors "unit_variance" or "unit_length".
+  std::uint64_t d_k = 0;
+  std::uint64_t samples = 20000;
+  std::uint64_t seed = 1;
+  bool unit_length = false;
+  bool scaled = false;
+  std::string says;
+  std::string key;  // "claim[3]"
+  int line = 0;
+  int step_line = 0;
+};
+
 struct Lesson {
   // [lesson]
   std::string id;
@@ -142,6 +177,7 @@ struct Lesson {
   std::string variant;  // the student's stream, 16 hex digits
 
   std::vector<Claim> claims;
+  std::vector<QuantityClaim> quantity_claims;
 
   std::size_t queries() const { return X.n_rows; }
   std::size_t keys() const { return memory ? memory->n_rows : X.n_rows; }

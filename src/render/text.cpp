@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/costs.hpp"
 #include "core/error.hpp"
 #include "core/number_text.hpp"
 #include "core/parallel.hpp"
@@ -121,6 +122,9 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
     block += fmt::format("\n── {} {}\n", title, rule);
     const StepFormula f = step_formula(lesson, trace, *step);
     block += fmt::format("  {}\n  shapes: {}\n", f.text, f.shapes);
+    if (options.summary)
+      block +=
+          fmt::format("  FLOPs: {} ({})\n", step_flops(trace, *step), flops_formula(trace, *step));
     if (first_weights != steps.end() && *first_weights == step)
       block +=
           "  (subtracting the row max changes nothing: the factor exp(-max) cancels between\n"
@@ -132,6 +136,11 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
       if (w.starts_with(step->id + " ")) block += "  warning: " + w + "\n";
   });
   for (const std::string& block : blocks) out += block;
+  if (options.summary)
+    out += fmt::format(
+        "\nFLOPs of the whole pass: {} (every step but the weights and heads.mean/max; a "
+        "matmul (n×k)·(k×m) counts 2·n·k·m)\n",
+        pass_flops(trace));
   if (!trace.warnings.empty()) {
     out += "\nwarnings:\n";
     for (const std::string& w : trace.warnings) out += "  " + w + "\n";

@@ -97,13 +97,14 @@ ClaimCounts count_claims(const std::vector<ClaimVerdict>& claims) {
 
 LessonCheck check_lesson(Lesson lesson, const std::string& golden_path, double tolerance,
                          Backend& backend) {
-  LessonCheck out{std::move(lesson), {}, golden_path, GoldenStatus::missing, {}, {}};
+  LessonCheck out{std::move(lesson), {}, golden_path, GoldenStatus::missing, {}, {}, {}};
   out.trace = run_pipeline(out.lesson, backend);
   if (const std::optional<Golden> golden = read_golden_file(golden_path)) {
     out.mismatches = compare_with_golden(*golden, out.trace, tolerance);
     out.status = out.mismatches.empty() ? GoldenStatus::pass : GoldenStatus::fail;
   }
   out.claims = check_claims(out.lesson, out.trace);
+  out.quantities = check_quantity_claims(out.lesson, out.trace);
   return out;
 }
 
@@ -151,6 +152,7 @@ std::string check_report_text(const LessonCheck& c, double tolerance) {
                            cell.status == CellStatus::slip ? "real slip" : "carried",
                            cell.explanation);
   }
+  out += quantity_claims_text(c.quantities);
   return out;
 }
 
@@ -189,12 +191,16 @@ std::string check_report_json(const LessonCheck& c) {
         claim_values(v, cell_status, "[", "]"), claim_values(v, own, "[", "]"),
         v.agrees() ? "null" : json_string(v.explanation()));
   }
+  std::string quantities;
+  for (const QuantityVerdict& v : c.quantities)
+    quantities += fmt::format("{}\n    {}", quantities.empty() ? "" : ",", quantity_claim_json(v));
   return fmt::format(
       "{{\"lesson\": {}, \"title\": {}, \"source\": {},\n  \"golden\": {{\"status\": \"{}\", "
-      "\"file\": {}, \"mismatches\": [{}]}},\n  \"claims\": [{}{}]}}",
+      "\"file\": {}, \"mismatches\": [{}]}},\n  \"claims\": [{}{}],\n  \"quantity_claims\": "
+      "[{}{}]}}",
       json_string(c.lesson.id), json_string(c.lesson.title), json_string(c.lesson.source),
       status_name(c.status), json_string(c.golden_path), mismatches, claims,
-      claims.empty() ? "" : "\n  ");
+      claims.empty() ? "" : "\n  ", quantities, quantities.empty() ? "" : "\n  ");
 }
 
 }  // namespace attn

@@ -11,6 +11,7 @@
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
 #include "teach/errata.hpp"
+#include "teach/quantity_claims.hpp"
 
 namespace attn {
 
@@ -23,6 +24,7 @@ struct LessonCheck {
   GoldenStatus status = GoldenStatus::missing;
   std::vector<GoldenMismatch> mismatches;
   std::vector<ClaimVerdict> claims;
+  std::vector<QuantityVerdict> quantities;  // shape, bytes, FLOPs, sampled statistics
 };
 
 // Claims by status: every cell agrees; carried (none a real slip); a real slip.

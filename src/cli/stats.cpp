@@ -1,0 +1,65 @@
+// `attn-trace stats`: the variance of q·k before and after dividing by √d_k,
+// by sampling random vectors from a seed (docs/stats.md).
+#include <fmt/format.h>
+
+#include <charconv>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "teach/qk_stats.hpp"
+
+namespace attn {
+
+namespace {
+
+struct StatsOptions {
+  std::string d_k, samples = "10000", seed = "1";  // read as whole numbers in the callback
+  std::string format = "text";
+};
+
+// A whole number from 0 to 2^64−1 as typed, or an InputError naming the option.
+std::uint64_t whole_number(const std::string& text, const char* option, const char* range) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+    throw InputError(
+        fmt::format("stats: {} must be a whole number {}, not '{}'", option, range, text));
+  return value;
+}
+
+void stats_command(const StatsOptions& o) {
+  QkSampleSpec spec;
+  spec.d_k = whole_number(o.d_k, "--d-k", fmt::format("from 1 to {}", kMaxQkDk).c_str());
+  spec.samples =
+      whole_number(o.samples, "--samples", fmt::format("from 2 to {}", kMaxQkSamples).c_str());
+  spec.seed = whole_number(o.seed, "--seed", "from 0 to 18446744073709551615");
+  validate(spec);
+  const QkStats unit_variance = sample_qk(spec);
+  spec.vectors = QkVectors::unit_length;
+  const QkStats unit_length = sample_qk(spec);
+  write_stdout(o.format == "json" ? qk_stats_json(unit_variance, unit_length)
+                                  : qk_stats_text(unit_variance, unit_length));
+}
+
+}  // namespace
+
+void setup_stats(CLI::App& app, CommandContext& /*context*/) {
+  auto options = std::make_shared<StatsOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "stats", "Sample q·k of random vectors: its variance before and after dividing by √d_k");
+  cmd->add_option("--d-k", options->d_k, fmt::format("Components per vector, 1 to {}", kMaxQkDk))
+      ->required();
+  cmd->add_option("--samples", options->samples,
+                  fmt::format("Pairs (q, k) drawn, 2 to {} (default 10000; samples × d_k at most "
+                              "{})",
+                              kMaxQkSamples, kMaxQkNumbers));
+  cmd->add_option("--seed", options->seed,
+                  "Seed of SplitMix64, 0 to 18446744073709551615 (default 1; same seed, same "
+                  "output)");
+  cmd->add_option("--format", options->format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([options] { stats_command(*options); });
+}
+
+}  // namespace attn

@@ -1,0 +1,186 @@
+// Shapes, FLOPs and bytes of the steps of a trace, read from its graph.
+#include "core/costs.hpp"
+
+#include <fmt/format.h>
+
+namespace attn {
+
+namespace {
+
+const std::vector<std::string>& query_labels(const Trace& trace) {
+  return trace.at("X").rows;
+}
+const std::vector<std::string>& key_labels(const Trace& trace) {
+  const Step* memory = trace.find("memory");
+  return memory ? memory->rows : query_labels(trace);
+}
+
+// One dimension at `sizes`: tokens of the queries or of the keys, or fixed.
+std::size_t dimension(const Trace& trace, const std::vector<std::string>& labels,
+                      std::size_t actual, const CostSizes& sizes) {
+  if (sizes.queries && labels == query_labels(trace)) return *sizes.queries;
+  if (sizes.keys && labels == key_labels(trace)) return *sizes.keys;
+  return actual;
+}
+
+// The sizes a formula is written with: the output (n×m) and the inner width k.
+struct FlopTerms {
+  std::uint64_t n = 0, k = 0, m = 0;
+};
+
+FlopTerms terms(const Trace& trace, const Step& step, const CostSizes& sizes) {
+  const auto [n, m] = step_shape(trace, step, sizes);
+  std::uint64_t k = 0;
+  if (!step.made.inputs.empty()) k = step_shape(trace, trace.input(step, 0), sizes).second;
+  return {n, k, m};
+}
+
+}  // namespace
+
+std::size_t dtype_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::f64:
+      return 8;
+    case Dtype::f32:
+      return 4;
+    case Dtype::f16:
+    case Dtype::bf16:
+      return 2;
+  }
+  return 8;
+}
+
+std::string_view dtype_name(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::f64:
+      return "f64";
+    case Dtype::f32:
+      return "f32";
+    case Dtype::f16:
+      return "f16";
+    case Dtype::bf16:
+      return "bf16";
+  }
+  return "f64";
+}
+
+std::optional<Dtype> parse_dtype(std::string_view name) {
+  for (Dtype d : {Dtype::f64, Dtype::f32, Dtype::f16, Dtype::bf16})
+    if (dtype_name(d) == name) return d;
+  return std::nullopt;
+}
+
+std::pair<std::size_t, std::size_t> step_shape(const Trace& trace, const Step& step,
+                                               const CostSizes& sizes) {
+  return {dimension(trace, step.rows, step.value.n_rows, sizes),
+          dimension(trace, step.cols, step.value.n_cols, sizes)};
+}
+
+std::uint64_t step_flops(const Trace& trace, const Step& step, const CostSizes& sizes) {
+  const FlopTerms t = terms(trace, step, sizes);
+  switch (step.made.op) {
+    case Op::matmul:  // (n×k)·(k×m), + a bias row
+      return 2 * t.n * t.k * t.m + (step.made.inputs.size() > 2 ? t.n * t.m : 0);
+    case Op::matmul_t:  // (n×k)·(m×k)ᵀ
+      return 2 * t.n * t.k * t.m;
+    case Op::add_positions:
+    case Op::divide:
+    case Op::exp:
+    case Op::softmax:  // exp / row sum: one division per cell
+      return t.n * t.m;
+    case Op::row_sum:  // m−1 additions per row, m the columns summed
+      return t.k > 0 ? t.n * (t.k - 1) : 0;
+    case Op::mean:  // h−1 additions and one division per cell
+      return step.made.inputs.size() * t.n * t.m;
+    case Op::add:   // a residual sum
+    case Op::gelu:  // x·Φ(x), counted as one operation per cell
+      return t.n * t.m;
+    case Op::row_mean:  // k−1 additions and one division per row
+      return t.n * t.k;
+    case Op::row_var:  // k subtractions, k squares, k−1 additions, one division per row
+      return 3 * t.n * t.k;
+    case Op::normalise:    // (x − mean) / √(var + ε): a subtraction and a division per cell
+    case Op::scale_shift:  // γ ⊙ x + β
+      return 2 * t.n * t.m;
+    case Op::relu:      // a comparison
+    case Op::identity:  // a name for the layer's result
+    case Op::given:
+    case Op::positional:  // a constant table, computed once for every input
+    case Op::slice:
+    case Op::mask:  // a choice, not arithmetic
+    case Op::max:   // comparisons
+    case Op::concat:
+      return 0;
+  }
+  return 0;
+}
+
+std::string flops_formula(const Trace& trace, const Step& step, const CostSizes& sizes) {
+  const FlopTerms t = terms(trace, step, sizes);
+  switch (step.made.op) {
+    case Op::matmul:
+      if (step.made.inputs.size() > 2)
+        return fmt::format("2·n·k·m + n·m = 2·{}·{}·{} + {}·{}", t.n, t.k, t.m, t.n, t.m);
+      return fmt::format("2·n·k·m = 2·{}·{}·{}", t.n, t.k, t.m);
+    case Op::matmul_t:
+      return fmt::format("2·n·d·m = 2·{}·{}·{}", t.n, t.k, t.m);
+    case Op::add_positions:
+    case Op::divide:
+    case Op::exp:
+    case Op::softmax:
+      return fmt::format("one per cell: {}·{}", t.n, t.m);
+    case Op::row_sum:
+      return fmt::format("n·(m−1) = {}·{}", t.n, t.k > 0 ? t.k - 1 : 0);
+    case Op::mean:
+      return fmt::format("h·n·m = {}·{}·{}", step.made.inputs.size(), t.n, t.m);
+    case Op::add:
+    case Op::gelu:
+      return fmt::format("one per cell: {}·{}", t.n, t.m);
+    case Op::row_mean:
+      return fmt::format("n·d = {}·{}", t.n, t.k);
+    case Op::row_var:
+      return fmt::format("3·n·d = 3·{}·{}", t.n, t.k);
+    case Op::normalise:
+    case Op::scale_shift:
+      return fmt::format("two per cell: 2·{}·{}", t.n, t.m);
+    case Op::relu:
+    case Op::identity:
+    case Op::given:
+    case Op::positional:
+    case Op::slice:
+    case Op::mask:
+    case Op::max:
+    case Op::concat:
+      return "no arithmetic";
+  }
+  return "no arithmetic";
+}
+
+std::uint64_t step_bytes(const Trace& trace, const Step& step, Dtype dtype, std::uint64_t batch,
+                         const CostSizes& sizes) {
+  const auto [rows, cols] = step_shape(trace, step, sizes);
+  return static_cast<std::uint64_t>(rows) * cols * batch * dtype_bytes(dtype);
+}
+
+bool counts_in_pass(const Trace& trace, const Step& step) {
+  if (step.kind == StepKind::head_summary) return false;
+  if (step.made.op != Op::given) return true;
+  return step.rows == query_labels(trace) || step.rows == key_labels(trace);  // X, memory
+}
+
+std::uint64_t pass_flops(const Trace& trace, const CostSizes& sizes) {
+  std::uint64_t total = 0;
+  for (const Step& step : trace.steps)
+    if (counts_in_pass(trace, step)) total += step_flops(trace, step, sizes);
+  return total;
+}
+
+std::uint64_t pass_bytes(const Trace& trace, Dtype dtype, std::uint64_t batch,
+                         const CostSizes& sizes) {
+  std::uint64_t total = 0;
+  for (const Step& step : trace.steps)
+    if (counts_in_pass(trace, step)) total += step_bytes(trace, step, dtype, batch, sizes);
+  return total;
+}
+
+}  // namespace attn

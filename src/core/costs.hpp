@@ -1,0 +1,58 @@
+// What a forward pass costs: each step's shape (also at a sequence length the
+// lesson does not have), the FLOPs that made it and the bytes that hold it
+// (docs/lesson-format.md, "Shapes and costs"). Read from the trace's graph.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "core/trace.hpp"
+
+namespace attn {
+
+// A number format and the bytes of one of its numbers.
+enum class Dtype { f64, f32, f16, bf16 };
+std::size_t dtype_bytes(Dtype dtype);
+std::string_view dtype_name(Dtype dtype);
+// "f64" | "f32" | "f16" | "bf16"; nullopt for anything else.
+std::optional<Dtype> parse_dtype(std::string_view name);
+
+// The sizes to cost a trace at: the lesson's own (nullopt fields), or other
+// numbers of queries and keys, as "the same model at seq 512" says. Columns
+// (d_model, d_k, ...) stay the lesson's.
+struct CostSizes {
+  std::optional<std::size_t> queries;  // n
+  std::optional<std::size_t> keys;     // m
+};
+
+// (rows, cols) of `step` at `sizes`: a dimension labelled by the query tokens
+// becomes `queries`, one labelled by the key tokens `keys`, others stay.
+std::pair<std::size_t, std::size_t> step_shape(const Trace& trace, const Step& step,
+                                               const CostSizes& sizes = {});
+
+// FLOPs of one step at `sizes`, counted as on paper: a matmul (n×k)·(k×m) is
+// 2·n·k·m (+ n·m for a bias), divide, exp and softmax one per cell, a row sum
+// m−1 additions per row, a mean over h heads h per cell; slicing, masking,
+// concatenating, max and the lesson's own inputs cost nothing.
+std::uint64_t step_flops(const Trace& trace, const Step& step, const CostSizes& sizes = {});
+// The formula of step_flops for people: "2·n·k·m = 2·5·64·7".
+std::string flops_formula(const Trace& trace, const Step& step, const CostSizes& sizes = {});
+
+// Bytes of `step` at `sizes`: rows × cols × batch × dtype_bytes.
+std::uint64_t step_bytes(const Trace& trace, const Step& step, Dtype dtype, std::uint64_t batch,
+                         const CostSizes& sizes = {});
+
+// Whether a step belongs to the forward pass's totals: not a weight or bias of
+// the lesson (they are parameters, not activations) and not a teaching
+// summary over heads (heads.mean, heads.max).
+bool counts_in_pass(const Trace& trace, const Step& step);
+
+// The whole pass: the sums over the steps counts_in_pass() keeps.
+std::uint64_t pass_flops(const Trace& trace, const CostSizes& sizes = {});
+std::uint64_t pass_bytes(const Trace& trace, Dtype dtype, std::uint64_t batch,
+                         const CostSizes& sizes = {});
+
+}  // namespace attn

@@ -1,0 +1,203 @@
+// [[claim]] tables with `shape` or `quantity`: shape, bytes, flops and
+// sampled statistics of q·k, checked key by key.
+#include "core/quantity_claim.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace attn {
+
+namespace {
+
+// Sequence lengths beyond this are not a cost anyone computes by hand.
+constexpr long long kMaxClaimSeq = 10000000;
+
+// Bytes per unit, decimal (KB = 1000) and binary (KiB = 1024).
+constexpr std::pair<std::string_view, double> kByteUnits[] = {
+    {"B", 1.0},      {"KB", 1e3},        {"MB", 1e6},          {"GB", 1e9},
+    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+
+constexpr std::string_view kSampled[] = {"qk_mean", "qk_variance", "qk_std", "qk_beyond_3"};
+
+class QuantityClaimReader {
+ public:
+  QuantityClaimReader(const TomlReader& toml, const toml::node& item, const std::string& where)
+      : toml_(toml), item_(item), t_(*item.as_table()), where_(where) {}
+
+  QuantityClaim read() {
+    toml_.require_known_keys(
+        t_, where_,
+        {"step", "shape", "quantity", "value", "unit", "tolerance", "batch", "seq", "dtype", "d_k",
+         "samples", "seed", "vectors", "scaled", "says"});
+    c_.key = where_;
+    c_.line = toml_.line_of(&item_);
+    if (const toml::node* n = t_.get("says")) c_.says = toml_.string(*n, key("says"));
+    if (const toml::node* n = t_.get("step")) {
+      c_.step = toml_.string(*n, key("step"));
+      c_.step_line = toml_.line_of(n);
+    }
+    const toml::node* shape = t_.get("shape");
+    const toml::node* quantity = t_.get("quantity");
+    if (shape && quantity)
+      toml_.fail(quantity, key("quantity"),
+                 "a claim states a shape or a quantity, not both; split it into two [[claim]]s");
+    if (shape)
+      read_shape(*shape);
+    else
+      read_quantity(*quantity);
+    return std::move(c_);
+  }
+
+ private:
+  std::string key(std::string_view name) const { return fmt::format("{}.{}", where_, name); }
+
+  // Keys that mean nothing for this kind of claim are errors, not ignored.
+  void refuse(std::initializer_list<std::string_view> names, std::string_view why) const {
+    for (std::string_view name : names)
+      if (const toml::node* n = t_.get(name))
+        toml_.fail(n, key(name), fmt::format("{} (remove it)", why));
+  }
+
+  std::uint64_t positive(std::string_view name, long long max) const {
+    const toml::node* n = t_.get(name);
+    const long long v = toml_.integer(*n, key(name));
+    if (v < 1 || v > max)
+      toml_.fail(n, key(name),
+                 fmt::format("{} is out of range; give a whole number from 1 to {}", v, max));
+    return static_cast<std::uint64_t>(v);
+  }
+
+  void read_batch_and_seq() {
+    if (t_.get("batch")) c_.batch = positive("batch", 1LL << 31);
+    if (t_.get("seq")) c_.seq = positive("seq", kMaxClaimSeq);
+  }
+
+  void read_shape(const toml::node& node) {
+    c_.kind = QuantityClaim::Kind::shape;
+    c_.quantity = "shape";
+    refuse({"value", "unit", "tolerance", "dtype", "d_k", "samples", "seed", "vectors", "scaled"},
+           "a shape claim states only shape (and step, batch, seq)");
+    if (c_.step.empty())
+      toml_.fail(&item_, key("step"), "a shape claim needs step = \"<step id>\"");
+    read_batch_and_seq();
+    const toml::array* dims = node.as_array();
+    if (!dims || dims->empty())
+      toml_.fail(&node, key("shape"), "expected [rows, cols], whole numbers");
+    for (const toml::node& d : *dims) {
+      const long long v = toml_.integer(d, key("shape"));
+      if (v < 1) toml_.fail(&d, key("shape"), "every dimension is a whole number of at least 1");
+      c_.shape.push_back(static_cast<std::size_t>(v));
+    }
+    const bool heads = c_.step.starts_with("head*.");
+    const std::size_t expected = 2 + (c_.batch ? 1 : 0) + (heads ? 1 : 0);
+    if (c_.shape.size() != expected)
+      toml_.fail(&node, key("shape"),
+                 fmt::format("{} dimensions given but this claim has {}: write [{}rows, cols]",
+                             c_.shape.size(), expected,
+                             std::string(c_.batch ? "batch, " : "") + (heads ? "heads, " : "")));
+  }
+
+  void read_quantity(const toml::node& node) {
+    c_.quantity = toml_.string(node, key("quantity"));
+    const toml::node* value = t_.get("value");
+    if (!value)
+      toml_.fail(
+          &item_, key("value"),
+          fmt::format("a {} claim needs value = <the number the document states>", c_.quantity));
+    if (c_.quantity == "bytes" || c_.quantity == "flops") {
+      c_.kind = c_.quantity == "bytes" ? QuantityClaim::Kind::bytes : QuantityClaim::Kind::flops;
+      refuse({"d_k", "samples", "seed", "vectors", "scaled"},
+             "only a sampled statistic (quantity = \"qk_...\") draws samples");
+      read_batch_and_seq();
+      if (c_.kind == QuantityClaim::Kind::flops)
+        refuse({"unit", "dtype"}, "FLOPs are a count: they have no unit or dtype");
+      else
+        read_bytes_keys();
+    } else if (std::find(std::begin(kSampled), std::end(kSampled), c_.quantity) !=
+               std::end(kSampled)) {
+      c_.kind = QuantityClaim::Kind::sampled;
+      refuse({"step", "batch", "seq", "dtype", "unit"},
+             "a sampled statistic is about random vectors, not a step of the lesson");
+      read_sampling();
+    } else {
+      toml_.fail(&node, key("quantity"),
+                 fmt::format("\"{}\" is not a quantity; write \"bytes\", \"flops\", "
+                             "\"qk_mean\", \"qk_variance\", \"qk_std\" or \"qk_beyond_3\" (or "
+                             "shape = [rows, cols] instead)",
+                             c_.quantity));
+    }
+    c_.value = toml_.number(*value, key("value"));
+    if (const toml::node* n = t_.get("tolerance")) {
+      c_.tolerance = toml_.number(*n, key("tolerance")).value;
+      if (*c_.tolerance < 0) toml_.fail(n, key("tolerance"), "must not be negative");
+    }
+  }
+
+  void read_bytes_keys() {
+    if (const toml::node* n = t_.get("dtype")) {
+      const std::string name = toml_.string(*n, key("dtype"));
+      const std::optional<Dtype> dtype = parse_dtype(name);
+      if (!dtype)
+        toml_.fail(n, key("dtype"),
+                   fmt::format("\"{}\" is not a dtype; write \"f64\", \"f32\", \"f16\" or "
+                               "\"bf16\"",
+                               name));
+      c_.dtype = *dtype;
+    }
+    c_.unit = "B";
+    if (const toml::node* n = t_.get("unit")) {
+      c_.unit = toml_.string(*n, key("unit"));
+      const auto* found = std::find_if(std::begin(kByteUnits), std::end(kByteUnits),
+                                       [&](const auto& u) { return u.first == c_.unit; });
+      if (found == std::end(kByteUnits))
+        toml_.fail(n, key("unit"),
+                   fmt::format("\"{}\" is not a unit of bytes; write \"B\", \"KB\", \"MB\", "
+                               "\"GB\" (powers of 1000) or \"KiB\", \"MiB\", \"GiB\" (of 1024)",
+                               c_.unit));
+      c_.unit_size = found->second;
+    }
+  }
+
+  void read_sampling() {
+    if (!t_.get("d_k"))
+      toml_.fail(&item_, key("d_k"), "a sampled statistic needs d_k = <components per vector>");
+    c_.d_k = positive("d_k", 1LL << 31);
+    if (t_.get("samples")) c_.samples = positive("samples", 1LL << 31);
+    if (const toml::node* n = t_.get("seed")) {
+      const long long s = toml_.integer(*n, key("seed"));
+      if (s < 0) toml_.fail(n, key("seed"), "a seed is a whole number of at least 0");
+      c_.seed = static_cast<std::uint64_t>(s);
+    }
+    if (const toml::node* n = t_.get("vectors")) {
+      const std::string v = toml_.string(*n, key("vectors"));
+      if (v != "unit_variance" && v != "unit_length")
+        toml_.fail(n, key("vectors"),
+                   fmt::format("\"{}\" is not a kind of vectors; write \"unit_variance\" "
+                               "(components N(0, 1)) or \"unit_length\"",
+                               v));
+      c_.unit_length = v == "unit_length";
+    }
+    if (const toml::node* n = t_.get("scaled")) c_.scaled = toml_.boolean(*n, key("scaled"));
+  }
+
+  const TomlReader& toml_;
+  const toml::node& item_;
+  const toml::table& t_;
+  const std::string& where_;
+  QuantityClaim c_;
+};
+
+}  // namespace
+
+bool is_quantity_claim(const toml::table& claim) {
+  return claim.contains("shape") || claim.contains("quantity");
+}
+
+QuantityClaim read_quantity_claim(const TomlReader& toml, const toml::node& item,
+                                  const std::string& where) {
+  return QuantityClaimReader(toml, item, where).read();
+}
+
+}  // namespace attn

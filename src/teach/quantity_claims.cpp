@@ -1,0 +1,228 @@
+// Shape, bytes, FLOPs and sampled-statistic claims against the trace (via
+// core/costs) and the sampler (teach/qk_stats).
+#include "teach/quantity_claims.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/costs.hpp"
+#include "core/error.hpp"
+#include "core/number_text.hpp"
+#include "render/json_writer.hpp"
+#include "render/numbers.hpp"
+#include "teach/qk_stats.hpp"
+
+namespace attn {
+
+namespace {
+
+// A sampled statistic agrees when it is within the written tolerance plus
+// this many standard errors of the sample (docs/lesson-format.md).
+constexpr double kSamplingErrors = 4.0;
+
+[[noreturn]] void fail(const Lesson& lesson, const QuantityClaim& c, int line, std::string_view key,
+                       const std::string& message) {
+  throw InputError(fmt::format("{}:{}: key '{}.{}': {}", lesson.origin, line ? line : c.line, c.key,
+                               key, message));
+}
+
+// The steps a claim is about: one id, or "head*.<step>" for every head's step;
+// none for the whole pass.
+std::vector<const Step*> claimed_steps(const Lesson& lesson, const Trace& trace,
+                                       const QuantityClaim& c) {
+  std::vector<const Step*> out;
+  if (c.step.empty()) return out;
+  if (c.step.starts_with("head*.")) {
+    const std::string_view suffix = std::string_view(c.step).substr(5);  // ".scores"
+    for (const Step& step : trace.steps)
+      if (step.head >= 0 && std::string_view(step.id).substr(step.id.find('.')) == suffix)
+        out.push_back(&step);
+  } else if (const Step* step = trace.find(c.step)) {
+    out.push_back(step);
+  }
+  if (out.empty())
+    fail(lesson, c, c.step_line, "step",
+         fmt::format("unknown step id '{}' for lesson {}; valid ids: {} (or head*.<step> for "
+                     "every head)",
+                     c.step, trace.lesson_id, fmt::join(trace.ids(), ", ")));
+  return out;
+}
+
+// What a dimension counts, from its labels: "queries", "keys", "tokens"
+// (self-attention: both), or "columns".
+std::string dimension_name(const Trace& trace, const std::vector<std::string>& labels) {
+  const std::vector<std::string>& queries = trace.at("X").rows;
+  const Step* memory = trace.find("memory");
+  const std::vector<std::string>& keys = memory ? memory->rows : queries;
+  if (labels == queries) return memory ? "queries" : "tokens";
+  if (labels == keys) return "keys";
+  return "columns";
+}
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+std::string at_seq(const QuantityClaim& c) {
+  return c.seq ? fmt::format(" at seq {}", *c.seq) : "";
+}
+
+// A number to the decimals the claim was written with (at least `least`).
+std::string as_stated(double value, const QuantityClaim& c, int least = 0) {
+  return format_fixed(value, std::max(c.value.decimals, least));
+}
+
+QuantityVerdict check_shape(const Trace& trace, const QuantityClaim& c,
+                            const std::vector<const Step*>& steps) {
+  QuantityVerdict v;
+  v.claim = c;
+  const CostSizes sizes{c.seq, c.seq};
+  const Step& step = *steps.front();
+  const auto [rows, cols] = step_shape(trace, step, sizes);
+  std::vector<std::string> names;
+  if (c.batch) {
+    v.computed_shape.push_back(*c.batch);
+    names.push_back("batch");
+  }
+  if (c.step.starts_with("head*.")) {
+    v.computed_shape.push_back(steps.size());
+    names.push_back("heads");
+  }
+  v.computed_shape.push_back(rows);
+  v.computed_shape.push_back(cols);
+  names.push_back(dimension_name(trace, step.rows));
+  names.push_back(dimension_name(trace, step.cols));
+  v.place = fmt::format("{} shape", c.step);
+  v.stated = shape_text(c.shape);
+  v.computed = shape_text(v.computed_shape);
+  v.agrees = c.shape == v.computed_shape;
+  v.details =
+      fmt::format("{} is [{}] = {}{}", c.step, fmt::join(names, ", "), v.computed, at_seq(c));
+  return v;
+}
+
+QuantityVerdict check_cost(const Trace& trace, const QuantityClaim& c,
+                           const std::vector<const Step*>& steps) {
+  QuantityVerdict v;
+  v.claim = c;
+  const CostSizes sizes{c.seq, c.seq};
+  const std::uint64_t batch = c.batch.value_or(1);
+  const bool bytes = c.kind == QuantityClaim::Kind::bytes;
+  const std::string what = c.step.empty() ? "whole pass" : c.step;
+  v.place = fmt::format("{} {}", what, bytes ? "bytes" : "FLOPs");
+  std::uint64_t total = 0;
+  std::string how;
+  if (steps.empty()) {
+    total = bytes ? pass_bytes(trace, c.dtype, batch, sizes) : batch * pass_flops(trace, sizes);
+    std::size_t counted = 0;
+    for (const Step& step : trace.steps) counted += counts_in_pass(trace, step);
+    how = fmt::format(
+        "the sum over the pass's {} steps (inputs and every computed step; not "
+        "the weights, not heads.mean/max)",
+        counted);
+  } else {
+    for (const Step* step : steps)
+      total += bytes ? step_bytes(trace, *step, c.dtype, batch, sizes)
+                     : batch * step_flops(trace, *step, sizes);
+    const Step& first = *steps.front();
+    const auto [rows, cols] = step_shape(trace, first, sizes);
+    const std::string times = steps.size() > 1 ? fmt::format("{} heads × ", steps.size()) : "";
+    const std::string batched = batch > 1 ? fmt::format("batch {} × ", batch) : "";
+    how = bytes ? fmt::format("{}{}{}×{} × {} B ({})", times, batched, rows, cols,
+                              dtype_bytes(c.dtype), dtype_name(c.dtype))
+                : fmt::format("{}{}{}", times, batched, flops_formula(trace, first, sizes));
+  }
+  const double unit = bytes ? c.unit_size : 1.0;
+  const double value = static_cast<double>(total) / unit;
+  v.computed_value = value;
+  v.tolerance = c.tolerance.value_or(half_unit(c.value.decimals));
+  v.agrees = std::abs(c.value.value - value) <= v.tolerance;
+  const std::string suffix = bytes ? " " + c.unit : "";
+  v.stated = as_stated(c.value.value, c) + suffix;
+  v.computed_number = as_stated(value, c);
+  v.computed = v.computed_number + suffix;
+  v.details = fmt::format("{} = {} {}{}", how, total, bytes ? "B" : "FLOPs", at_seq(c));
+  return v;
+}
+
+QuantityVerdict check_sampled(const Lesson& lesson, const QuantityClaim& c) {
+  QuantityVerdict v;
+  v.claim = c;
+  QkSampleSpec spec{c.d_k, c.samples, c.seed,
+                    c.unit_length ? QkVectors::unit_length : QkVectors::unit_variance};
+  try {
+    validate(spec);
+  } catch (const InputError& e) {
+    fail(lesson, c, 0, "samples", e.what());
+  }
+  const QkStats stats = sample_qk(spec);
+  const Estimate& e = *find_statistic(c.scaled ? stats.scaled : stats.raw, c.quantity);
+  v.place = fmt::format("{}{} ({}, d_k {})", c.quantity, c.scaled ? " of q·k/√d_k" : "",
+                        vectors_name(spec.vectors), c.d_k);
+  v.computed_value = e.value;
+  v.tolerance =
+      c.tolerance.value_or(half_unit(c.value.decimals)) + kSamplingErrors * e.standard_error;
+  v.agrees = std::abs(c.value.value - e.value) <= v.tolerance;
+  v.stated = as_stated(c.value.value, c);
+  v.computed_number = as_stated(e.value, c, 3);
+  v.computed = v.computed_number;
+  v.details = fmt::format(
+      "sampled {:.6g} ± {:.2g} (standard error) from {} pairs, seed {}; theory {}{:.6g}; "
+      "`attn-trace stats --d-k {} --samples {} --seed {}` shows it",
+      e.value, e.standard_error, c.samples, c.seed, e.theory_exact ? "" : "≈ ", e.theory, c.d_k,
+      c.samples, c.seed);
+  return v;
+}
+
+}  // namespace
+
+std::vector<QuantityVerdict> check_quantity_claims(const Lesson& lesson, const Trace& trace) {
+  std::vector<QuantityVerdict> out;
+  for (const QuantityClaim& c : lesson.quantity_claims) {
+    if (c.kind == QuantityClaim::Kind::sampled) {
+      out.push_back(check_sampled(lesson, c));
+      continue;
+    }
+    const std::vector<const Step*> steps = claimed_steps(lesson, trace, c);
+    out.push_back(c.kind == QuantityClaim::Kind::shape ? check_shape(trace, c, steps)
+                                                       : check_cost(trace, c, steps));
+  }
+  return out;
+}
+
+std::string quantity_claims_text(const std::vector<QuantityVerdict>& verdicts) {
+  if (verdicts.empty()) return "";
+  std::size_t agree = 0;
+  for (const QuantityVerdict& v : verdicts) agree += v.agrees;
+  std::string out = fmt::format("  shape and cost claims: {} checked, {} agree, {} disagree\n",
+                                verdicts.size(), agree, verdicts.size() - agree);
+  for (const QuantityVerdict& v : verdicts)
+    out += fmt::format("    {:<9}  {}  \"{}\": stated {}, computed {}\n               {}\n",
+                       v.agrees ? "agrees" : "DISAGREES", v.place, v.claim.says, v.stated,
+                       v.computed, v.details);
+  return out;
+}
+
+std::string quantity_claim_json(const QuantityVerdict& v) {
+  const QuantityClaim& c = v.claim;
+  const bool shape = c.kind == QuantityClaim::Kind::shape;
+  const auto optional_number = [](const auto& o) {
+    return o ? fmt::format("{}", *o) : std::string("null");
+  };
+  return fmt::format(
+      "{{\"kind\": {}, \"step\": {}, \"says\": {}, \"line\": {}, \"batch\": {}, \"seq\": {}, "
+      "\"unit\": {}, \"stated\": {}, \"computed\": {}, \"computed_exact\": {}, \"tolerance\": {}, "
+      "\"status\": \"{}\", \"details\": {}}}",
+      json_string(c.quantity), c.step.empty() ? "null" : json_string(c.step), json_string(c.says),
+      c.line, optional_number(c.batch), optional_number(c.seq),
+      c.kind == QuantityClaim::Kind::bytes ? json_string(c.unit) : "null",
+      shape ? v.stated : format_fixed(c.value.value, c.value.decimals),
+      shape ? v.computed : v.computed_number,
+      v.computed_value ? json_number(*v.computed_value) : "null",
+      shape ? "null" : json_number(v.tolerance), v.agrees ? "agrees" : "disagrees",
+      json_string(v.details));
+}
+
+}  // namespace attn

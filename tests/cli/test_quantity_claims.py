@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""Command-line tests of shape and quantity claims (docs/lesson-format.md) and
+of the FLOPs `run --summary` shows: each kind of claim judged right and wrong,
+the JSON report (docs/json.md), FLOPs against a count written out by hand, and
+bad claims exiting 2 with the file, the key and the line.
+
+Usage: test_quantity_claims.py PATH/TO/attn-trace
+"""
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN = sys.argv[1]
+failures = []
+
+
+def run(*args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True)
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def by_says(report, words):
+    return next(c for c in report["quantity_claims"] if words in c["says"])
+
+
+# shapes-and-costs: 003's "64×64" refuted, 004's (2, 8, 5, 7) and 003's bytes agree.
+r = run("check", "shapes-and-costs", "--format", "json")
+check(r.returncode == 0, f"check shapes-and-costs: exit 0 ({r.stderr})")
+rep = json.loads(r.stdout)
+c = by_says(rep, "64×64")
+check(c["kind"] == "shape" and c["stated"] == [64, 64] and c["computed"] == [5, 7]
+      and c["status"] == "disagrees", f"QKᵀ 64×64 refuted: {c}")
+c = by_says(rep, "(2, 8, 5, 7)")
+check(c["computed"] == [2, 8, 5, 7] and c["status"] == "agrees" and c["batch"] == 2,
+      f"weights (2, 8, 5, 7): {c}")
+c = by_says(rep, "16 MB")
+check(c["kind"] == "bytes" and c["unit"] == "MiB" and c["computed_exact"] == 16
+      and c["status"] == "agrees" and "16777216 B" in c["details"], f"16 MB: {c}")
+c = by_says(rep, "128 MB")
+check(c["computed_exact"] == 128 and c["status"] == "agrees", f"128 MB: {c}")
+text = run("check", "shapes-and-costs").stdout
+check("shape and cost claims: 4 checked, 3 agree, 1 disagree" in text, "text: the count")
+check(re.search(r"DISAGREES\s+head0\.scores shape\s+\"with d_k = 64", text) is not None,
+      "text: the refuted shape")
+
+# why-scale-variance: sampled statistics judged within the sampling tolerance.
+rep = json.loads(run("check", "why-scale-variance", "--format", "json").stdout)
+statuses = [(c["kind"], c["status"]) for c in rep["quantity_claims"]]
+check(statuses == [("qk_std", "agrees"), ("qk_std", "disagrees"), ("qk_variance", "agrees"),
+                   ("qk_variance", "agrees")], f"sampled claims: {statuses}")
+unit_variance = rep["quantity_claims"][1]
+check(abs(unit_variance["computed_exact"] - 8) < 0.2, "0.125 read with unit variance: ≈ 8")
+
+# Every kind, right and wrong, on a lesson written here; FLOPs by hand.
+LESSON = """[lesson]
+id = "q-claims"
+[input]
+tokens = ["a", "b", "c"]
+X = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]
+[model]
+heads = 2
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+W_O = "identity"
+b_Q = [0, 0, 0, 0]
+"""
+# n = 3 tokens, d = 4, 2 heads of d_k = 2. Q = X·W_Q + b: 2·3·4·4 + 3·4 = 108;
+# K, V: 96 each; per head: scores 2·3·2·3 = 36, scaled 9, exp 9, row sums 3·2 = 6,
+# weights 9, context 2·3·3·2 = 36 -> 105; output 2·3·4·4 = 96.
+PASS = 108 + 96 + 96 + 2 * 105 + 96
+CLAIMS = f"""
+[[claim]]
+step = "head1.context"
+shape = [3, 2]
+says = "right shape"
+[[claim]]
+step = "output"
+batch = 4
+shape = [4, 3, 5]
+says = "wrong shape"
+[[claim]]
+step = "head0.scores"
+quantity = "flops"
+value = 36
+says = "right flops"
+[[claim]]
+quantity = "flops"
+value = {PASS}
+says = "whole pass flops"
+[[claim]]
+step = "head0.scores"
+quantity = "flops"
+seq = 100
+batch = 2
+value = 80000
+says = "flops at seq 100, batch 2"
+[[claim]]
+step = "Q"
+quantity = "bytes"
+value = 96
+says = "Q in f64"
+[[claim]]
+step = "head*.weights"
+quantity = "bytes"
+dtype = "bf16"
+value = 40
+says = "wrong bytes"
+[[claim]]
+quantity = "qk_mean"
+d_k = 16
+samples = 5000
+value = 0
+tolerance = 0
+says = "mean 0"
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    path = pathlib.Path(tmp) / "q-claims.toml"
+    path.write_text(LESSON + CLAIMS, encoding="utf-8")
+    r = run("check", str(path), "--format", "json")
+    rep = json.loads(r.stdout)
+    got = {c["says"]: c for c in rep["quantity_claims"]}
+    want = {"right shape": "agrees", "wrong shape": "disagrees", "right flops": "agrees",
+            "whole pass flops": "agrees", "flops at seq 100, batch 2": "agrees",
+            "Q in f64": "agrees", "wrong bytes": "disagrees", "mean 0": "agrees"}
+    for says, status in want.items():
+        check(got[says]["status"] == status, f"{says}: {status} ({got[says]})")
+    check(got["wrong shape"]["computed"] == [4, 3, 4], "batched output shape [4, 3, 4]")
+    check(got["wrong bytes"]["computed_exact"] == 2 * 9 * 2, "2 heads × 3×3 × 2 bytes = 36")
+    check(got["whole pass flops"]["computed_exact"] == PASS, f"pass FLOPs {PASS}")
+
+    # run --summary: FLOPs per step and the whole pass.
+    r = run("run", str(path), "--summary")
+    check("FLOPs: 36 (2·n·d·m = 2·3·2·3)" in r.stdout, "run --summary: the scores' FLOPs")
+    check(f"FLOPs of the whole pass: {PASS} " in r.stdout, "run --summary: the total")
+    check("FLOPs" not in run("run", str(path)).stdout, "without --summary: no FLOPs lines")
+
+    # Bad claims: exit 2 naming the file, the line and the key.
+    for claim, key, words in (
+            ('step = "head9.scores"\nshape = [3, 3]', "claim[0].step", "unknown step id 'head9.scores'"),
+            ('step = "Q"\nquantity = "bytes"\nbatch = -2\nvalue = 1', "claim[0].batch", "out of range"),
+            ('step = "Q"\nquantity = "bytes"\ndtype = "f8"\nvalue = 1', "claim[0].dtype", "\"f8\" is not a dtype"),
+            ('step = "Q"\nquantity = "bytes"\nunit = "MB2"\nvalue = 1', "claim[0].unit", "not a unit of bytes"),
+            ('step = "Q"\nquantity = "watts"\nvalue = 1', "claim[0].quantity", "is not a quantity"),
+            ('step = "Q"\nshape = [3]', "claim[0].shape", "1 dimensions given"),
+            ('step = "Q"\nshape = [3, 4]\nquantity = "bytes"', "claim[0].quantity", "not both"),
+            ('quantity = "flops"\ndtype = "f32"\nvalue = 1', "claim[0].dtype", "no unit or dtype"),
+            ('quantity = "qk_std"\nd_k = 64\nsamples = 1000000\nvalue = 1', "claim[0].samples", "kept under a second"),
+            ('quantity = "qk_std"\nstep = "Q"\nd_k = 4\nvalue = 1', "claim[0].step", "random vectors")):
+        path.write_text(LESSON + "\n[[claim]]\n" + claim + "\n", encoding="utf-8")
+        r = run("check", str(path))
+        first = LESSON.count("\n") + 2  # the [[claim]] line; its keys follow
+        m = re.search(rf"{re.escape(str(path))}:(\d+): key '{re.escape(key)}'", r.stderr)
+        check(r.returncode == 2 and words in r.stderr and m is not None
+              and first <= int(m.group(1)) <= first + 4,
+              f"bad claim {claim!r}: exit 2 with {key} and '{words}' (got {r.returncode}: {r.stderr.strip()})")
+
+if failures:
+    sys.exit(f"{len(failures)} failure(s)")
+print("quantity claims: all checks passed")

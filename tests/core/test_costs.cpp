@@ -1,0 +1,77 @@
+// Shapes, FLOPs and bytes of a trace's steps (core/costs), counted by hand.
+#include <doctest/doctest.h>
+
+#include "backend/cpu_backend.hpp"
+#include "core/costs.hpp"
+#include "core/lesson.hpp"
+#include "core/pipeline.hpp"
+
+namespace {
+
+using Shape = std::pair<std::size_t, std::size_t>;
+
+// Cross-attention: 2 queries of width 3, 5 memory keys of width 3, 1 head, d_k 2, bias on Q.
+attn::Trace cross_trace() {
+  const attn::Lesson lesson = attn::parse_lesson(R"(
+[input]
+X = [[1, 0, 0], [0, 1, 0]]
+memory = [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]]
+[weights]
+W_Q = [[1, 0], [0, 1], [1, 1]]
+W_K = [[1, 0], [0, 1], [1, 1]]
+W_V = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+b_Q = [0.5, 0.5]
+)",
+                                                 "test.toml");
+  attn::CpuBackend cpu;
+  return attn::run_pipeline(lesson, cpu);
+}
+
+}  // namespace
+
+TEST_CASE("step FLOPs: 2·n·k·m per matmul, one per cell for divide, exp and softmax") {
+  const attn::Trace t = cross_trace();
+  const auto flops = [&](const char* id) { return attn::step_flops(t, t.at(id)); };
+  CHECK(flops("Q") == 2 * 2 * 3 * 2 + 2 * 2);  // bias: one addition per cell
+  CHECK(flops("K") == 2 * 5 * 3 * 2);
+  CHECK(flops("head0.scores") == 2 * 2 * 2 * 5);
+  CHECK(flops("head0.scaled") == 2 * 5);
+  CHECK(flops("head0.masked") == 0);
+  CHECK(flops("head0.exp") == 2 * 5);
+  CHECK(flops("head0.row_sum") == 2 * 4);
+  CHECK(flops("head0.weights") == 2 * 5);
+  CHECK(flops("head0.context") == 2 * 2 * 5 * 3);
+  CHECK(flops("head0.Q") == 0);
+  CHECK(flops("W_Q") == 0);
+  CHECK(attn::flops_formula(t, t.at("head0.scores")) == "2·n·d·m = 2·2·2·5");
+}
+
+TEST_CASE("shapes at another sequence length: queries and keys change, widths stay") {
+  const attn::Trace t = cross_trace();
+  const attn::CostSizes sizes{512, 7};
+  CHECK(attn::step_shape(t, t.at("head0.scores"), sizes) == Shape{512, 7});
+  CHECK(attn::step_shape(t, t.at("K"), sizes) == Shape{7, 2});
+  CHECK(attn::step_shape(t, t.at("W_Q"), sizes) == Shape{3, 2});
+  CHECK(attn::step_flops(t, t.at("head0.scores"), sizes) == 2 * 512 * 2 * 7);
+  CHECK(attn::step_flops(t, t.at("head0.row_sum"), sizes) == 512 * 6);
+}
+
+TEST_CASE("bytes: rows × cols × batch × the dtype's size — the pass leaves out the weights") {
+  const attn::Trace t = cross_trace();
+  CHECK(attn::step_bytes(t, t.at("head0.scores"), attn::Dtype::f32, 16) == 2 * 5 * 16 * 4);
+  CHECK(attn::step_bytes(t, t.at("head0.scores"), attn::Dtype::bf16, 1) == 2 * 5 * 2);
+  CHECK_FALSE(attn::counts_in_pass(t, t.at("W_Q")));
+  CHECK_FALSE(attn::counts_in_pass(t, t.at("b_Q")));
+  CHECK(attn::counts_in_pass(t, t.at("X")));
+  CHECK(attn::counts_in_pass(t, t.at("memory")));
+  std::uint64_t cells = 0, flops = 0;
+  for (const attn::Step& s : t.steps)
+    if (s.id.rfind("W_", 0) != 0 && s.id.rfind("b_", 0) != 0 && s.id.rfind("heads.", 0) != 0) {
+      cells += s.value.n_elem;
+      flops += attn::step_flops(t, s);
+    }
+  CHECK(attn::pass_bytes(t, attn::Dtype::f64, 2) == cells * 8 * 2);
+  CHECK(attn::pass_flops(t) == flops);
+  CHECK(attn::parse_dtype("bf16") == attn::Dtype::bf16);
+  CHECK_FALSE(attn::parse_dtype("f8").has_value());
+}
