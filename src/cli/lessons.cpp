@@ -68,8 +68,9 @@ std::string course_listing() {
   }
   out += "\nThe source documents (Chinese articles; each lesson cites its file and section):\n";
   for (const SourceDocument& d : source_documents())
-    out += fmt::format("  {}  {}\n", std::string(d.file).substr(0, 3),
-                       clip_to_width(fmt::format("{}  {}", d.file, d.title), kLineWidth - 7));
+    out += fmt::format("  {}  {}\n       {}\n", std::string(d.file).substr(0, 3),
+                       clip_to_width(fmt::format("{}  {}", d.file, d.title), kLineWidth - 7),
+                       d.heading);
   return out;
 }
 

@@ -112,11 +112,16 @@ std::vector<CourseEntry> teaching_order(std::vector<Lesson> lessons) {
 const std::vector<SourceDocument>& source_documents() {
   static const std::vector<SourceDocument> documents = {
       {"000_0ccc5db2bedb29fc.txt",
-       "Self-attention from QKV to contextual vectors (\"river bank\")"},
-      {"001_ac27b42bbe3ea7c7.txt", "Attention principles and Transformer practice"},
-      {"002_51c47c7950c6e523.txt", "Attention from principle to code (masks, cross, PE)"},
-      {"003_87eaca95f9b8aedb.txt", "A close reading of \"Attention Is All You Need\""},
-      {"004_da6ac7aced185275.txt", "Multi-head attention from principle to PyTorch"},
+       "Self-attention from QKV to contextual vectors (\"river bank\")",
+       "从“bank”这个词开始，真正看懂自注意力怎么工作"},
+      {"001_ac27b42bbe3ea7c7.txt", "Attention principles and Transformer practice",
+       "注意力机制原理与Transformer实战解析"},
+      {"002_51c47c7950c6e523.txt", "Attention from principle to code (masks, cross, PE)",
+       "（无标题；首段：从原理到代码实战）"},
+      {"003_87eaca95f9b8aedb.txt", "A close reading of \"Attention Is All You Need\"",
+       "这篇论文为什么值得“精读”而不是“略读”"},
+      {"004_da6ac7aced185275.txt", "Multi-head attention from principle to PyTorch",
+       "从“注意力”到“多头”的进化之路"},
   };
   return documents;
 }

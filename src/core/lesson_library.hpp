@@ -47,7 +47,8 @@ std::vector<CourseEntry> teaching_order(std::vector<Lesson> lessons);
 // it, and its title (in English; the documents are Chinese).
 struct SourceDocument {
   const char* file;
-  const char* title;
+  const char* title;    // in English, what it covers
+  const char* heading;  // its own first heading, in Chinese
 };
 const std::vector<SourceDocument>& source_documents();
 
