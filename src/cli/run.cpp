@@ -23,6 +23,7 @@ struct RunOptions {
   std::string lesson = kDefaultLesson;
   std::string format = "text";
   std::string backend = "cpu";
+  std::string dtype;  // "" = the lesson's [model] dtype (f64 unless it says)
   std::vector<std::string> steps;
   int head = -1;
   int precision = 4;
@@ -53,7 +54,8 @@ std::pair<std::size_t, std::size_t> parse_expand(const std::string& text) {
 }
 
 void run_command(const RunOptions& o) {
-  const Lesson lesson = find_lesson(o.lesson);
+  Lesson lesson = find_lesson(o.lesson);
+  if (!o.dtype.empty()) lesson.dtype = *parse_dtype(o.dtype);
   const std::unique_ptr<Backend> backend = make_backend(o.backend);
   const Trace trace = run_pipeline(lesson, *backend);
 
@@ -99,6 +101,10 @@ void setup_run(CLI::App& app, CommandContext& /*context*/) {
       ->check(CLI::IsMember({"text", "json", "markdown", "latex"}));
   run->add_option("--backend", options->backend, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  run->add_option("--dtype", options->dtype,
+                  "f64, f32, f16 or bf16: the number format, emulated exactly on the CPU "
+                  "(default: the lesson's [model] dtype, else f64)")
+      ->check(CLI::IsMember({"f64", "f32", "f16", "bf16"}));
   run->add_option("--step", options->steps,
                   "Show only these step ids (e.g. head0.weights, or weights for head 0)");
   run->add_option("--head", options->head, "Show only this head's per-head steps")

@@ -37,39 +37,6 @@ FlopTerms terms(const Trace& trace, const Step& step, const CostSizes& sizes) {
 
 }  // namespace
 
-std::size_t dtype_bytes(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::f64:
-      return 8;
-    case Dtype::f32:
-      return 4;
-    case Dtype::f16:
-    case Dtype::bf16:
-      return 2;
-  }
-  return 8;
-}
-
-std::string_view dtype_name(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::f64:
-      return "f64";
-    case Dtype::f32:
-      return "f32";
-    case Dtype::f16:
-      return "f16";
-    case Dtype::bf16:
-      return "bf16";
-  }
-  return "f64";
-}
-
-std::optional<Dtype> parse_dtype(std::string_view name) {
-  for (Dtype d : {Dtype::f64, Dtype::f32, Dtype::f16, Dtype::bf16})
-    if (dtype_name(d) == name) return d;
-  return std::nullopt;
-}
-
 std::pair<std::size_t, std::size_t> step_shape(const Trace& trace, const Step& step,
                                                const CostSizes& sizes) {
   return {dimension(trace, step.rows, step.value.n_rows, sizes),

@@ -9,16 +9,10 @@
 #include <string_view>
 #include <utility>
 
+#include "core/dtype.hpp"
 #include "core/trace.hpp"
 
 namespace attn {
-
-// A number format and the bytes of one of its numbers.
-enum class Dtype { f64, f32, f16, bf16 };
-std::size_t dtype_bytes(Dtype dtype);
-std::string_view dtype_name(Dtype dtype);
-// "f64" | "f32" | "f16" | "bf16"; nullopt for anything else.
-std::optional<Dtype> parse_dtype(std::string_view name);
 
 // The sizes to cost a trace at: the lesson's own (nullopt fields), or other
 // numbers of queries and keys, as "the same model at seq 512" says. Columns

@@ -152,6 +152,7 @@ struct Lesson {
   double mask_fill = -arma::datum::inf;
   MaskedRowPolicy masked_row = MaskedRowPolicy::nan;
   PositionalEncoding positional_encoding = PositionalEncoding::none;
+  Dtype dtype = Dtype::f64;  // the number format the pass runs in (run --dtype overrides it)
 
   // [input]
   std::vector<std::string> tokens;         // one per row of X

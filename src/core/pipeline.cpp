@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "core/error.hpp"
+#include "core/format_arithmetic.hpp"
 #include "core/number_text.hpp"
 #include "core/parallel.hpp"
 
@@ -203,6 +204,14 @@ class Forward {
     trace_.backend = std::string(backend.name());
     trace_.scale = lesson.scale_divisor();
     trace_.mask = mask_reasons(lesson);
+    trace_.dtype = lesson.dtype;
+    if (lesson.dtype != Dtype::f64) {
+      if (backend.name() != "cpu")
+        throw BackendUnavailable(fmt::format(
+            "dtype {} is emulated exactly on the CPU only; use --backend cpu (or --dtype f64)",
+            dtype_name(lesson.dtype)));
+      format_.emplace(lesson.dtype);
+    }
     // Every step's place at once: a growing vector would copy every matrix
     // already recorded (Armadillo's move is not noexcept).
     trace_.steps.reserve(24 + 10 * lesson.heads + (lesson.layer ? 24 : 0));
@@ -245,7 +254,10 @@ class Forward {
       record(b_id, fmt::format("Bias {}", b_id), StepKind::input, {}, arma::mat(*b), {b_id});
       made.inputs.push_back(b_id);
     }
-    record(id, name, kind, made, project(backend_, value(in), W, b), rows);
+    // The product reads the weights as recorded (rounded to the format).
+    std::optional<arma::rowvec> bias;
+    if (b) bias = arma::rowvec(value(made.inputs.back()));
+    record(id, name, kind, made, project(compute(), value(in), value(w_id), bias), rows);
   }
 
   // head{h}.Q:(n,d_k), .K:(m,d_k), .V:(m,d_v): head h's column block of Q, K, V.
@@ -261,7 +273,7 @@ class Forward {
     const std::size_t h = head.h;
     const std::string Q = head_step_id(h, HeadStep::Q), K = head_step_id(h, HeadStep::K);
     record_head(head, HeadStep::scores, "Scores", StepKind::scores, {Op::matmul_t, {Q, K}},
-                attention_scores(backend_, value(head, Q), value(head, K)), lesson_.tokens,
+                attention_scores(compute(), value(head, Q), value(head, K)), lesson_.tokens,
                 lesson_.key_tokens());
   }
 
@@ -271,9 +283,10 @@ class Forward {
     const std::string scores = head_step_id(h, HeadStep::scores);
     Operation made{Op::divide, {scores}};
     made.divisor = trace_.scale;
+    // In a narrower format the divisor is an f32 number, as a kernel holds it.
+    const double s = format_ ? round_to(Dtype::f32, trace_.scale) : trace_.scale;
     record_head(head, HeadStep::scaled, "Scaled scores", StepKind::scaled, made,
-                scale_scores(value(head, scores), trace_.scale), lesson_.tokens,
-                lesson_.key_tokens());
+                scale_scores(value(head, scores), s), lesson_.tokens, lesson_.key_tokens());
   }
 
   // head{h}.masked:(n,m) = scaled with the masked cells replaced by the fill
@@ -281,9 +294,9 @@ class Forward {
     const std::size_t h = head.h;
     const std::string scaled = head_step_id(h, HeadStep::scaled);
     Operation made{Op::mask, {scaled}};
-    made.fill = lesson_.mask_fill;
+    made.fill = fill();
     record_head(head, HeadStep::masked, "Masked scores", StepKind::masked, made,
-                apply_mask(value(head, scaled), trace_.mask, lesson_.mask_fill), lesson_.tokens,
+                apply_mask(value(head, scaled), trace_.mask, fill()), lesson_.tokens,
                 lesson_.key_tokens());
   }
 
@@ -300,7 +313,8 @@ class Forward {
     const std::size_t h = head.h;
     const std::string exp = head_step_id(h, HeadStep::exp);
     record_head(head, HeadStep::row_sum, "Row sums", StepKind::row_sum, {Op::row_sum, {exp}},
-                arma::sum(value(head, exp), 1), lesson_.tokens, {"sum"});
+                format_ ? format_->row_sum(value(head, exp)) : arma::sum(value(head, exp), 1),
+                lesson_.tokens, {"sum"});
   }
 
   // head{h}.weights:(n,m) = softmax(masked) row by row, computed stably; given
@@ -311,7 +325,7 @@ class Forward {
     const std::string masked = head_step_id(h, HeadStep::masked);
     const std::string exp = head_step_id(h, HeadStep::exp);
     const std::string row_sum = head_step_id(h, HeadStep::row_sum);
-    arma::mat A = attention_weights(backend_, value(head, masked), lesson_.masked_row,
+    arma::mat A = attention_weights(compute(), value(head, masked), lesson_.masked_row,
                                     lesson_.tokens, static_cast<int>(h), head.warnings);
     if (overrides_.contains(exp) || overrides_.contains(row_sum)) {
       A = value(head, exp);
@@ -328,7 +342,7 @@ class Forward {
     const std::size_t h = head.h;
     const std::string A = head_step_id(h, HeadStep::weights), V = head_step_id(h, HeadStep::V);
     record_head(head, HeadStep::context, "Context", StepKind::context, {Op::matmul, {A, V}},
-                weighted_sum(backend_, value(head, A), value(head, V)), lesson_.tokens);
+                weighted_sum(compute(), value(head, A), value(head, V)), lesson_.tokens);
   }
 
   // Runs `attend` for every head, side by side on the machine's cores (a head
@@ -443,8 +457,38 @@ class Forward {
            {Op::identity, {result}}, value(result), lesson_.tokens);
   }
 
+  // The fill as the lesson asks for it, and what the format makes of it: a
+  // fill at or above 0 masks nothing (002 section 3.1); -1e9 is -inf in f16.
+  void warn_about_fill() {
+    const double asked = lesson_.mask_fill;
+    if (asked >= 0)
+      trace_.warnings.push_back(fmt::format(
+          "mask_fill = {:g} does not mask: a masked score becomes {:g}, and exp({:g} − row max) is "
+          "not 0, so masked keys keep real weight (a fill of 0 fails, as 002 section 3.1 says); "
+          "use -inf or a large negative number",
+          asked, asked, asked));
+    if (fill() == asked) return;
+    trace_.warnings.push_back(fmt::format(
+        "mask_fill = {:g} is not a number of {}: it rounds to {}{}", asked,
+        dtype_name(trace_.dtype), fill(),
+        std::isinf(fill())
+            ? fmt::format(" (the largest finite {} number is {:g}), so masked scores are -inf and "
+                          "a row with every key masked is 0/0 = NaN unless masked_row says "
+                          "otherwise; -{:g} stays finite",
+                          dtype_name(trace_.dtype), dtype_max(trace_.dtype),
+                          dtype_max(trace_.dtype))
+            : ""));
+  }
+
  private:
   bool positions() const { return lesson_.positional_encoding == PositionalEncoding::sinusoidal; }
+
+  // The products and the softmax: the backend's in f64, the emulated
+  // format's otherwise.
+  Backend& compute() { return format_ ? static_cast<Backend&>(*format_) : backend_; }
+
+  // The fill as the format holds it: -1e9 is -inf in f16.
+  double fill() const { return round_to(trace_.dtype, lesson_.mask_fill); }
 
   const arma::mat& value(const std::string& id) const { return trace_.at(id).value; }
 
@@ -461,6 +505,10 @@ class Forward {
                           arma::mat value, std::vector<std::string> rows,
                           std::vector<std::string> cols = {}, Head* head = nullptr) {
     if (made.op != Op::given) value = overridden(id, std::move(value));
+    // In a narrower format the lesson's numbers are rounded to it, and a
+    // computed step is stored in it (computed in f32 first).
+    if (format_)
+      value = made.op == Op::given ? round_to(trace_.dtype, value) : store_in(trace_.dtype, value);
     Step step;
     step.id = std::move(id);
     step.name = std::move(name);
@@ -515,24 +563,42 @@ class Forward {
         if (reported[i])
           warnings.push_back(fmt::format(
               "head{}.weights row {} ({}): not a number — a score of this row is infinite or NaN "
-              "(head{}.scores overflowed double precision); use smaller inputs",
-              h, i, tokens.at(i), h));
+              "(head{}.scores overflowed {}); use smaller inputs",
+              h, i, tokens.at(i), h,
+              format_ ? std::string(dtype_name(trace_.dtype)) : "double precision"));
     }
-    if (!std::isfinite(lesson_.mask_fill)) return;
-    const std::string fill = fmt::format("{:g}", lesson_.mask_fill);
+    if (!std::isfinite(fill())) return;
+    const std::string fill_text = fmt::format("{:g}", fill());
     const arma::uvec open_keys = arma::sum(arma::umat(trace_.mask == 0u), 1);
-    for (std::size_t i = 0; i < trace_.mask.n_rows; ++i)
-      if (open_keys(i) == 0)
+    for (std::size_t i = 0; i < trace_.mask.n_rows; ++i) {
+      if (open_keys(i) == 0) {
         warnings.push_back(fmt::format(
             "head{}.weights row {} ({}): every key is masked, but the fill {} is finite, so the "
-            "softmax is defined and the row comes out uniform (masked_row is not used). On paper "
-            "exp({}) underflows to 0, so head{}.exp and head{}.row_sum show 0 and E/Σ would be "
-            "0/0; only the row-max shift, exp(fill − fill) = 1 per key, gives 1/m",
-            h, i, tokens.at(i), fill, fill, h, h));
+            "softmax is defined and the row comes out uniform (masked_row is not used).{}",
+            h, i, tokens.at(i), fill_text,
+            store_in(trace_.dtype, std::exp(fill())) != 0.0
+                ? ""
+                : fmt::format(" On paper exp({}) underflows to 0, so head{}.exp and head{}.row_sum "
+                              "show 0 and E/Σ would be 0/0; only the row-max shift, exp(fill − "
+                              "fill) = 1 per key, gives 1/m",
+                              fill_text, h, h)));
+        continue;
+      }
+      double leaked = 0.0;  // the weight the masked keys of this row kept
+      for (std::size_t j = 0; j < trace_.mask.n_cols; ++j)
+        if (trace_.mask(i, j) != 0) leaked += weights(i, j);
+      if (leaked > 0.0)
+        warnings.push_back(fmt::format(
+            "head{}.weights row {} ({}): the masked keys keep {:.4g} of the weight: the fill {} "
+            "is not far enough below the row's scores for exp(fill − row max) to vanish; use "
+            "-inf, or a large negative number the format can hold (-65504 in f16)",
+            h, i, tokens.at(i), leaked, fill_text));
+    }
   }
 
   const Lesson& lesson_;
   Backend& backend_;
+  std::optional<FormatArithmetic> format_;  // set when the lesson's dtype is not f64
   const Overrides& overrides_;
   Trace trace_;
 };
@@ -546,6 +612,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   const std::vector<std::string>& keys = lesson.key_tokens();
 
   // 1. Inputs: X:(n,d) (+ PE), and memory:(m,d_mem) (+ PE) for cross-attention.
+  pass.warn_about_fill();
   const std::string x = pass.queries_input();
   // An encoder layer placed Pre-LN normalises X before attention: layer.ln1:(n,d).
   const bool pre_ln = lesson.layer && lesson.layer->norm == NormPlacement::pre;

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/dtype.hpp"
+
 namespace attn {
 
 enum class StepKind {
@@ -125,6 +127,7 @@ struct Trace {
   std::vector<std::string> warnings;  // e.g. a fully masked row
   arma::umat mask;                    // (n, m) MaskReason bits; 0 = may attend
   double scale = 1.0;                 // the divisor of head{h}.scaled
+  Dtype dtype = Dtype::f64;           // the number format it ran in (docs/numerics.md)
 
   const Step* find(std::string_view id) const;
   // The step id a person means by `name`: an id as it is, or a per-head

@@ -14,8 +14,12 @@ namespace attn {
 std::string render_json(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
   const std::vector<const Step*> steps = select_steps(trace, options);
   std::string out = "{";
-  out += fmt::format("\"lesson\": {}, \"title\": {}, \"backend\": {},\n \"steps\": [",
-                     json_string(lesson.id), json_string(lesson.title), json_string(trace.backend));
+  out += fmt::format("\"lesson\": {}, \"title\": {}, \"backend\": {},", json_string(lesson.id),
+                     json_string(lesson.title), json_string(trace.backend));
+  // f64 traces say nothing, as before there was a choice: "dtype" only when narrower.
+  if (trace.dtype != Dtype::f64)
+    out += fmt::format(" \"dtype\": {},", json_string(std::string(dtype_name(trace.dtype))));
+  out += "\n \"steps\": [";
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const Step& s = *steps[k];
     out += fmt::format(

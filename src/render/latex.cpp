@@ -59,6 +59,9 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
       lesson.id, tex_text(lesson.title.empty() ? lesson.id : lesson.title));
   if (!lesson.source.empty())
     out += fmt::format("\\noindent Source: {}\n\n", tex_text(lesson.source));
+  if (trace.dtype != Dtype::f64)
+    out += fmt::format("\\noindent Numbers: {}\n\n",
+                       tex_text(std::string(dtype_summary(trace.dtype))));
   for (const Step* step : steps) {
     const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
     const arma::mat& M = step->value;

@@ -16,6 +16,8 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
   std::string out = fmt::format("# {}{}\n\n", md_text(lesson.id),
                                 lesson.title.empty() ? "" : ": " + md_text(lesson.title));
   if (!lesson.source.empty()) out += fmt::format("*Source:* {}\n\n", md_text(lesson.source));
+  if (trace.dtype != Dtype::f64)
+    out += fmt::format("*Numbers:* {}\n\n", md_text(std::string(dtype_summary(trace.dtype))));
   if (!lesson.story.empty() && options.steps.empty()) {
     std::string quoted = "> ";
     for (char c : md_text(lesson.story))

@@ -103,6 +103,7 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
       lesson.queries(), lesson.keys(), lesson.is_cross() ? " (cross-attention)" : "",
       lesson.X.n_cols, lesson.heads, lesson.d_k, lesson.d_v, scale_text(lesson, trace),
       format_fixed(lesson.mask_fill, 0), trace.backend);
+  if (trace.dtype != Dtype::f64) out += fmt::format("numbers: {}\n", dtype_summary(trace.dtype));
   if (!lesson.story.empty() && options.steps.empty())
     out += "\n" + lesson.story + (lesson.story.ends_with('\n') ? "" : "\n");
 

@@ -187,7 +187,7 @@ TEST_CASE("the embedded course: every lesson after the ones it builds on, at no 
     return e.lesson.id == "fill-values";
   });
   REQUIRE(fill != course.end());
-  CHECK(fill->variants.size() == 4);
+  CHECK(fill->variants.size() == 7);
 }
 
 TEST_CASE("embedded_lesson: the text as embedded, an unknown id lists the ids") {

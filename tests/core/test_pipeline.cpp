@@ -480,3 +480,65 @@ TEST_CASE("encoder layer with GELU: x·Φ(x), exact") {
   CHECK(attn::gelu(arma::mat{-1.0})(0, 0) == doctest::Approx(-0.15865525393145705).epsilon(kTol));
   CHECK(t.at("layer.ffn.activation").made.op == attn::Op::gelu);
 }
+
+TEST_CASE("a narrower dtype: inputs rounded, the fill rounded, every step in the format") {
+  const std::string body = R"(
+[input]
+X = [[0.1, 0], [0, 1]]
+keep = [[0, 0], [1, 0]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = [[2, 0], [0, 4]]
+)";
+  SUBCASE("f16: -1e9 becomes -inf, the fully masked row NaN, both warned") {
+    const attn::Trace t = trace_of(lesson("[model]\ndtype = \"f16\"\nmask_fill = -1e9\n" + body));
+    CHECK(t.dtype == attn::Dtype::f16);
+    CHECK(step(t, "X")(0, 0) == 0.0999755859375);
+    CHECK(step(t, "head0.masked")(0, 0) == -HUGE_VAL);
+    CHECK(std::isnan(step(t, "head0.weights")(0, 1)));
+    CHECK(step(t, "head0.weights")(1, 0) == 1.0);
+    CHECK(step(t, "head0.weights")(1, 1) == 0.0);
+    REQUIRE(t.warnings.size() == 2);
+    CHECK(t.warnings[0].find("rounds to -inf") != std::string::npos);
+    CHECK(t.warnings[1].find("softmax is 0/0 = NaN") != std::string::npos);
+    for (const attn::Step& s : t.steps)
+      for (double x : s.value) CHECK((std::isnan(x) || attn::round_to(attn::Dtype::f16, x) == x));
+  }
+  SUBCASE("f16: -65504 stays finite and the row is uniform, 1/2 each") {
+    const attn::Trace t = trace_of(lesson("[model]\ndtype = \"f16\"\nmask_fill = -65504\n" + body));
+    CHECK(step(t, "head0.masked")(0, 0) == -65504.0);
+    CHECK(step(t, "head0.weights")(0, 1) == 0.5);
+  }
+  SUBCASE("bf16: -1e9 stays finite") {
+    const attn::Trace t = trace_of(lesson("[model]\ndtype = \"bf16\"\nmask_fill = -1e9\n" + body));
+    CHECK(step(t, "head0.masked")(0, 0) == -998244352.0);
+    CHECK(t.warnings.at(0).find("rounds to -998244352") != std::string::npos);
+  }
+  SUBCASE("f64 is untouched: 0.1 stays 0.1") {
+    const attn::Trace t = trace_of(lesson(body));
+    CHECK(t.dtype == attn::Dtype::f64);
+    CHECK(step(t, "X")(0, 0) == 0.1);
+  }
+}
+
+TEST_CASE("a fill of 0 is allowed, and the trace says how it fails") {
+  // Row 1 sees key 0 and has key 1 masked: with fill 0 the masked key keeps weight.
+  const attn::Trace t = trace_of(lesson(R"(
+[model]
+mask_fill = 0
+scale = "none"
+[input]
+X = [[1, 0], [0, 1]]
+keep = [[1, 0], [1, 0]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+)"));
+  CHECK(step(t, "head0.masked")(1, 1) == 0.0);
+  CHECK(step(t, "head0.weights")(1, 1) == doctest::Approx(0.5).epsilon(kTol));  // exp(0) / 2
+  REQUIRE(t.warnings.size() >= 2);
+  CHECK(t.warnings[0].find("does not mask") != std::string::npos);
+  CHECK(t.warnings.back().find("masked keys keep") != std::string::npos);
+}

