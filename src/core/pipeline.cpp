@@ -511,7 +511,7 @@ class Forward {
     const std::string id = decode_check_id(h);
     const arma::mat& check = record(
         id, "KV cache check: each decoding step vs the full computation", StepKind::decode_check,
-        made, max_abs_row_difference(value(full), rows), lesson_.tokens, {"max |Δ|"});
+        made, max_abs_row_difference(value(full), rows), lesson_.tokens, {"max |diff|"});
     trace_.steps.back().head = static_cast<int>(h);
     for (std::size_t t = 0; t < check.n_rows; ++t)
       if (!(check(t, 0) <= kDecodeTolerance))
