@@ -243,6 +243,47 @@ def recompute(lesson):
         steps.append(("layer.residual2", residual2))
         y = residual2 if pre_ln else layer_norm(steps, w, 2, residual2, eps)
         steps.append(("layer.output", y))
+    if lesson.get("decode", {}).get("kv_cache", False):
+        steps += decode_with_cache(w, X, heads, d_k, d_v, s, contexts)
+    return steps
+
+
+def decode_with_cache(w, X, heads, d_k, d_v, s, contexts):
+    """[decode] kv_cache: token by token, as a decoder with a KV cache runs.
+    Step t projects token t alone (x_t·W + b), appends its key and value rows
+    to each head's cache, and attends from its query over the cache; then per
+    head the largest |difference| of each step's context from the full one."""
+    d_model = X.shape[1]
+
+    def weights_of(name):
+        bias = "b_" + name[2:]
+        return matrix(w[name], d_model), (np.array(w[bias], dtype=float) if bias in w else 0.0)
+
+    (W_Q, b_Q), (W_K, b_K), (W_V, b_V) = weights_of("W_Q"), weights_of("W_K"), weights_of("W_V")
+    K_cache = [np.zeros((0, d_k)) for _ in range(heads)]
+    V_cache = [np.zeros((0, d_v)) for _ in range(heads)]
+    decoded = [[] for _ in range(heads)]
+    steps = []
+    for t in range(X.shape[0]):
+        x = X[t:t + 1]
+        q_all, k_all, v_all = x @ W_Q + b_Q, x @ W_K + b_K, x @ W_V + b_V
+        for h in range(heads):
+            q = q_all[:, h * d_k:(h + 1) * d_k]
+            K_cache[h] = np.vstack([K_cache[h], k_all[:, h * d_k:(h + 1) * d_k]])
+            V_cache[h] = np.vstack([V_cache[h], v_all[:, h * d_v:(h + 1) * d_v]])
+            scores = q @ K_cache[h].T
+            scaled = scores / s
+            weights = softmax_rows(scaled)
+            context = weights @ V_cache[h]
+            decoded[h].append(context)
+            p = f"decode.t{t}.head{h}."
+            steps += [(p + "q", q), (p + "K_cache", K_cache[h].copy()),
+                      (p + "V_cache", V_cache[h].copy()), (p + "scores", scores),
+                      (p + "scaled", scaled), (p + "weights", weights), (p + "context", context)]
+    for h in range(heads):
+        difference = np.abs(np.vstack(decoded[h]) - contexts[h]).max(axis=1, keepdims=True)
+        assert difference.max() <= 1e-12, f"head {h}: decoding differs by {difference.max()}"
+        steps.append((f"decode.head{h}.check", difference))
     return steps
 
 

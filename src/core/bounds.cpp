@@ -1,6 +1,7 @@
 // Interval bounds through the trace's graph, one rule per operation.
 #include "core/bounds.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attn {
@@ -102,6 +103,10 @@ Bounds computed(const Step& step, const Trace& trace, const Overrides& overrides
       const arma::uword first = made.offset, last = made.offset + step.value.n_cols - 1;
       return {in(0).lo.cols(first, last), in(0).hi.cols(first, last)};
     }
+    case Op::rows: {
+      const arma::uword first = made.offset, last = made.offset + step.value.n_rows - 1;
+      return {in(0).lo.rows(first, last), in(0).hi.rows(first, last)};
+    }
     case Op::divide:
       if (made.divisor < 0) return {in(0).hi / made.divisor, in(0).lo / made.divisor};
       return {in(0).lo / made.divisor, in(0).hi / made.divisor};
@@ -118,7 +123,8 @@ Bounds computed(const Step& step, const Trace& trace, const Overrides& overrides
       return {arma::sum(in(0).lo, 1), arma::sum(in(0).hi, 1)};
     case Op::softmax: {
       // Given exponentials or row sums are divided as on paper, E / Σ (E ≥ 0, Σ > 0).
-      if (overrides.contains(made.inputs.at(1)) || overrides.contains(made.inputs.at(2))) {
+      if (made.inputs.size() > 2 &&
+          (overrides.contains(made.inputs.at(1)) || overrides.contains(made.inputs.at(2)))) {
         Bounds out{in(1).lo, in(1).hi};
         out.lo.each_col() /= in(2).hi;
         out.hi.each_col() /= in(2).lo;
@@ -177,6 +183,19 @@ Bounds computed(const Step& step, const Trace& trace, const Overrides& overrides
       return gelu_bounds(in(0));
     case Op::identity:
       return in(0);
+    case Op::max_abs_diff: {  // row t: max_j |decoded_t[j] − full[t, j]|, each term on its own
+      arma::mat lo(step.value.n_rows, 1, arma::fill::zeros), hi(step.value.n_rows, 1);
+      for (arma::uword t = 0; t < step.value.n_rows; ++t) {
+        const Bounds& row = in(1 + t);
+        const arma::rowvec up = row.hi.row(0) - in(0).lo.row(t);    // largest decoded − full
+        const arma::rowvec down = in(0).hi.row(t) - row.lo.row(0);  // largest full − decoded
+        const arma::rowvec apart = arma::max(row.lo.row(0) - in(0).hi.row(t),
+                                             in(0).lo.row(t) - row.hi.row(0));  // the least gap
+        hi(t, 0) = arma::max(up, down).max();
+        lo(t, 0) = std::max(0.0, apart.max());
+      }
+      return {lo, hi};
+    }
     case Op::concat: {
       Bounds out;
       for (std::size_t i = 0; i < made.inputs.size(); ++i) {

@@ -66,6 +66,8 @@ std::uint64_t step_flops(const Trace& trace, const Step& step, const CostSizes& 
       return t.n * t.k;
     case Op::row_var:  // k subtractions, k squares, k−1 additions, one division per row
       return 3 * t.n * t.k;
+    case Op::max_abs_diff:  // a subtraction and a comparison per cell of the full context
+      return 2 * t.n * t.k;
     case Op::normalise:    // (x − mean) / √(var + ε): a subtraction and a division per cell
     case Op::scale_shift:  // γ ⊙ x + β
       return 2 * t.n * t.m;
@@ -74,6 +76,7 @@ std::uint64_t step_flops(const Trace& trace, const Step& step, const CostSizes& 
     case Op::given:
     case Op::positional:  // a constant table, computed once for every input
     case Op::slice:
+    case Op::rows:  // a query or a cache is read, not computed
     case Op::mask:  // a choice, not arithmetic
     case Op::max:   // comparisons
     case Op::concat:
@@ -107,6 +110,8 @@ std::string flops_formula(const Trace& trace, const Step& step, const CostSizes&
       return fmt::format("n·d = {}·{}", t.n, t.k);
     case Op::row_var:
       return fmt::format("3·n·d = 3·{}·{}", t.n, t.k);
+    case Op::max_abs_diff:
+      return fmt::format("2·n·d = 2·{}·{}", t.n, t.k);
     case Op::normalise:
     case Op::scale_shift:
       return fmt::format("two per cell: 2·{}·{}", t.n, t.m);
@@ -115,6 +120,7 @@ std::string flops_formula(const Trace& trace, const Step& step, const CostSizes&
     case Op::given:
     case Op::positional:
     case Op::slice:
+    case Op::rows:
     case Op::mask:
     case Op::max:
     case Op::concat:
@@ -129,8 +135,36 @@ std::uint64_t step_bytes(const Trace& trace, const Step& step, Dtype dtype, std:
   return static_cast<std::uint64_t>(rows) * cols * batch * dtype_bytes(dtype);
 }
 
+bool is_decode_step(const Step& step) {
+  switch (step.kind) {
+    case StepKind::decode_query:
+    case StepKind::decode_cache:
+    case StepKind::decode_scores:
+    case StepKind::decode_scaled:
+    case StepKind::decode_weights:
+    case StepKind::decode_context:
+    case StepKind::decode_check:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<std::uint64_t> decoding_flops(const Trace& trace, const CostSizes& sizes) {
+  std::vector<std::uint64_t> out;
+  for (std::size_t t = 0; trace.find(decode_step_id(t, 0, DecodeStep::q)); ++t) {
+    std::uint64_t total = 0;
+    for (std::size_t h = 0; trace.find(decode_step_id(t, h, DecodeStep::q)); ++h)
+      for (int part = 0; part <= static_cast<int>(DecodeStep::context); ++part)
+        total +=
+            step_flops(trace, trace.at(decode_step_id(t, h, static_cast<DecodeStep>(part))), sizes);
+    out.push_back(total);
+  }
+  return out;
+}
+
 bool counts_in_pass(const Trace& trace, const Step& step) {
-  if (step.kind == StepKind::head_summary) return false;
+  if (step.kind == StepKind::head_summary || is_decode_step(step)) return false;
   if (step.made.op != Op::given) return true;
   return step.rows == query_labels(trace) || step.rows == key_labels(trace);  // X, memory
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/dtype.hpp"
 #include "core/trace.hpp"
@@ -39,9 +40,18 @@ std::string flops_formula(const Trace& trace, const Step& step, const CostSizes&
 std::uint64_t step_bytes(const Trace& trace, const Step& step, Dtype dtype, std::uint64_t batch,
                          const CostSizes& sizes = {});
 
+// Whether `step` is one of the KV cache's decoding steps (decode.*).
+bool is_decode_step(const Step& step);
+
+// FLOPs of each decoding step t of a KV cache trace (lesson [decode]), all
+// heads together: q·K_cacheᵀ, the scaling, the softmax and weights·V_cache.
+// They grow with t, the cache's length. Empty without decoding steps.
+std::vector<std::uint64_t> decoding_flops(const Trace& trace, const CostSizes& sizes = {});
+
 // Whether a step belongs to the forward pass's totals: not a weight or bias of
-// the lesson (they are parameters, not activations) and not a teaching
-// summary over heads (heads.mean, heads.max).
+// the lesson (they are parameters, not activations), not a teaching summary
+// over heads (heads.mean, heads.max) and not a decoding step (the KV cache
+// computes the attention a second way; decoding_flops counts it).
 bool counts_in_pass(const Trace& trace, const Step& step);
 
 // The whole pass: the sums over the steps counts_in_pass() keeps.

@@ -41,8 +41,11 @@ void expand_softmax(CellExpansion& e, const Lesson& lesson, const Trace& trace,
         policy);
     return;
   }
-  const arma::rowvec exps = trace.input(weights, 1).value.row(e.row);
-  const double sum = trace.input(weights, 2).value(e.row, 0);
+  // A decoding step records no exponentials or row sum: they are exp() of its row.
+  const bool recorded = weights.made.inputs.size() > 2;
+  const arma::rowvec exps =
+      recorded ? arma::rowvec(trace.input(weights, 1).value.row(e.row)) : arma::exp(row);
+  const double sum = recorded ? trace.input(weights, 2).value(e.row, 0) : arma::accu(exps);
   if (exps.is_finite() && std::isfinite(sum) && sum > 0) {
     e.exps.assign(exps.begin(), exps.end());
     e.denominator = sum;
@@ -50,8 +53,8 @@ void expand_softmax(CellExpansion& e, const Lesson& lesson, const Trace& trace,
     // for carried credit) are divided as they are: E / Σ.
     const double close = 1e-12;
     const arma::rowvec on_paper = arma::exp(row);
-    e.given_exps = !arma::approx_equal(exps, on_paper, "reldiff", close) ||
-                   std::abs(arma::accu(exps) - sum) > close * sum;
+    e.given_exps = recorded && (!arma::approx_equal(exps, on_paper, "reldiff", close) ||
+                                std::abs(arma::accu(exps) - sum) > close * sum);
     if (e.given_exps) {
       e.sources = {operand_ref(trace.input(weights, 1), e.row, e.col),
                    operand_ref(trace.input(weights, 2), e.row, 0)};
@@ -112,6 +115,8 @@ std::string_view expansion_kind_name(ExpansionKind kind) {
       return "activation";
     case ExpansionKind::copy:
       return "copy";
+    case ExpansionKind::max_abs_diff:
+      return "max_abs_diff";
   }
   return "";
 }
@@ -162,6 +167,10 @@ CellExpansion expand_cell(const Lesson& lesson, const Trace& trace, std::string_
     case Op::slice:
       e.kind = ExpansionKind::slice;
       add_source(e, trace, made.inputs[0], row, made.offset + col);
+      break;
+    case Op::rows:  // a decoding step's query or cache: a row of head{h}.Q, .K, .V
+      e.kind = ExpansionKind::copy;
+      add_source(e, trace, made.inputs[0], made.offset + row, col);
       break;
     case Op::divide:
       e.kind = ExpansionKind::divide;
@@ -231,6 +240,17 @@ CellExpansion expand_cell(const Lesson& lesson, const Trace& trace, std::string_
       e.kind = ExpansionKind::copy;
       add_source(e, trace, made.inputs[0], row, col);
       break;
+    case Op::max_abs_diff: {  // decoding step `row`'s context against row `row` of the full one
+      e.kind = ExpansionKind::max_abs_diff;
+      const arma::rowvec decoded = trace.input(step, 1 + row).value.row(0);
+      const arma::rowvec full = trace.input(step, 0).value.row(row);
+      e.row_values.assign(decoded.begin(), decoded.end());
+      e.compare_values.assign(full.begin(), full.end());
+      e.sources = {operand_ref(trace.input(step, 1 + row), 0, 0),
+                   operand_ref(trace.input(step, 0), row, 0)};
+      e.source_values = {decoded(0), full(0)};
+      break;
+    }
     case Op::concat: {  // the input whose columns hold `col`
       e.kind = ExpansionKind::concat;
       std::size_t first = 0;

@@ -30,7 +30,10 @@
 //   normalise   sources = {x[r,c], mean[r], var[r]}, source_values, eps
 //   scale_shift sources = {x̂[r,c], γ[c], β[c]}, source_values
 //   activation  sources = {layer.ffn.hidden[r,c]}, source_values, gelu (false: ReLU)
-//   copy        sources = {the step it names[r,c]}, source_values (layer.output)
+//   copy        sources = {the step it names[r,c]}, source_values (layer.output; a decoding
+//               step's query or cache: the row of head{h}.Q, .K or .V it is)
+//   max_abs_diff row_values = decoding step r's context, compare_values = row r of
+//               head{h}.context, sources = their first cells; value = max_j |difference|
 #pragma once
 
 #include <optional>
@@ -56,14 +59,15 @@ enum class ExpansionKind {
   row_sum,
   softmax,
   concat,
-  head_mean,    // heads.mean: (A₀ + …) / h of one cell
-  head_max,     // heads.max: max(A₀, …) of one cell
-  row_mean,     // layer.ln{k}.mean
-  row_var,      // layer.ln{k}.var
-  normalise,    // layer.ln{k}.normalised
-  scale_shift,  // layer.ln{k}: γ × x̂ + β
-  activation,   // layer.ffn.activation: ReLU or GELU of one cell
-  copy,         // layer.output: the cell of the step it names
+  head_mean,     // heads.mean: (A₀ + …) / h of one cell
+  head_max,      // heads.max: max(A₀, …) of one cell
+  row_mean,      // layer.ln{k}.mean
+  row_var,       // layer.ln{k}.var
+  normalise,     // layer.ln{k}.normalised
+  scale_shift,   // layer.ln{k}: γ × x̂ + β
+  activation,    // layer.ffn.activation: ReLU or GELU of one cell
+  copy,          // layer.output: the cell of the step it names
+  max_abs_diff,  // decode.head{h}.check: max_j |decoded[j] − full[j]| of one row
 };
 
 // "input", "positional", ... : the JSON name of a kind.
@@ -95,13 +99,14 @@ struct CellExpansion {
   bool cosine = false;         // positional: odd column -> cos
   double angle = 0.0;          // positional: pos / 10000^(2i/d)
 
-  std::vector<double> row_values;  // row_sum, softmax
-  double row_max = 0.0;            // softmax
-  std::vector<double> exps;        // softmax: the exponentials divided
-  bool shifted = false;            // softmax: exps are exp(x − row_max)
-  bool given_exps = false;         // softmax: E and Σ are given, not exp(x): sources = {E, Σ}
-  double denominator = 0.0;        // softmax
-  std::string note;                // softmax: a remark for people, or empty
+  std::vector<double> row_values;      // row_sum, softmax, max_abs_diff (the decoded row)
+  std::vector<double> compare_values;  // max_abs_diff: the full computation's row
+  double row_max = 0.0;                // softmax
+  std::vector<double> exps;            // softmax: the exponentials divided
+  bool shifted = false;                // softmax: exps are exp(x − row_max)
+  bool given_exps = false;             // softmax: E and Σ are given, not exp(x): sources = {E, Σ}
+  double denominator = 0.0;            // softmax
+  std::string note;                    // softmax: a remark for people, or empty
 
   double mean = 0.0;  // row_var: the row mean the squares are taken about
   double eps = 0.0;   // normalise

@@ -55,14 +55,15 @@ class LessonParser {
 
   Lesson parse() {
     const toml::table& root = toml_.root();
-    toml_.require_known_keys(root, "",
-                             {"lesson", "model", "input", "weights", "layer", "exercise", "claim"});
+    toml_.require_known_keys(
+        root, "", {"lesson", "model", "input", "weights", "layer", "decode", "exercise", "claim"});
     lesson_.origin = toml_.origin();
     read_header(root);
     read_model(root);
     read_input(root);
     read_weights(root);
     read_layer(root);
+    read_decode(root);
     read_exercise(root);
     read_claims(root);
     check_shapes();
@@ -377,6 +378,34 @@ class LessonParser {
   }
 
   // [exercise]: what a sheet asks of this lesson (written by `exercise`).
+  // [decode] kv_cache = true: only where decoding token by token means
+  // something, causal self-attention whose only mask is the causal one.
+  void read_decode(const toml::table& root) {
+    const toml::table* t = toml_.table(root, "decode");
+    if (!t) return;
+    toml_.require_known_keys(*t, "decode", {"kv_cache"});
+    const toml::node* n = t->get("kv_cache");
+    if (!n) return;
+    lesson_.kv_cache = toml_.boolean(*n, "decode.kv_cache");
+    if (!lesson_.kv_cache) return;
+    const Lesson& l = lesson_;
+    if (l.memory)
+      toml_.fail(n, "decode.kv_cache",
+                 "a KV cache keeps the keys and values of the tokens decoded so far, but this "
+                 "lesson is cross-attention (input.memory): its keys and values do not grow. "
+                 "Remove input.memory or set kv_cache = false");
+    if (!l.causal)
+      toml_.fail(n, "decode.kv_cache",
+                 "decoding token by token needs causal attention (a token may not see later "
+                 "tokens, which are not generated yet); add causal = true under [model] or set "
+                 "kv_cache = false");
+    if (!l.key_padding.empty() || l.keep)
+      toml_.fail(n, "decode.kv_cache",
+                 fmt::format("the KV cache steps apply the causal mask only, but the lesson also "
+                             "masks by input.{}; remove it or set kv_cache = false",
+                             l.keep ? "keep" : "key_padding"));
+  }
+
   void read_exercise(const toml::table& root) {
     const toml::table* t = toml_.table(root, "exercise");
     if (!t) return;

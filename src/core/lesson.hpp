@@ -170,6 +170,10 @@ struct Lesson {
   // [layer] (and its weights in [weights]); absent: attention alone.
   std::optional<EncoderLayer> layer;
 
+  // [decode] kv_cache = true: the trace also decodes token by token with a KV
+  // cache (causal self-attention only, no other mask; checked on load).
+  bool kv_cache = false;
+
   // [exercise] (a lesson written by `exercise`): the steps its sheet asks for,
   // the decimals answers are to be written with, and whose variant it is.
   std::vector<std::string> asked;

@@ -184,6 +184,14 @@ arma::mat gelu(const arma::mat& x) {
   return out;
 }
 
+// full:(n,d_v) rows: n × (1,d_v) -> (n,1)
+arma::mat max_abs_row_difference(const arma::mat& full, const std::vector<arma::mat>& rows) {
+  arma::mat out(full.n_rows, 1);
+  for (std::size_t t = 0; t < full.n_rows; ++t)
+    out(t, 0) = arma::abs(rows.at(t).row(0) - full.row(t)).max();
+  return out;
+}
+
 namespace {
 
 // One forward pass being recorded: one member function per step id (or family
@@ -214,7 +222,8 @@ class Forward {
     }
     // Every step's place at once: a growing vector would copy every matrix
     // already recorded (Armadillo's move is not noexcept).
-    trace_.steps.reserve(24 + 10 * lesson.heads + (lesson.layer ? 24 : 0));
+    trace_.steps.reserve(24 + 10 * lesson.heads + (lesson.layer ? 24 : 0) +
+                         (lesson.kv_cache ? lesson.heads * (7 * lesson.queries() + 1) : 0));
   }
 
   Trace finish() { return std::move(trace_); }
@@ -283,10 +292,8 @@ class Forward {
     const std::string scores = head_step_id(h, HeadStep::scores);
     Operation made{Op::divide, {scores}};
     made.divisor = trace_.scale;
-    // In a narrower format the divisor is an f32 number, as a kernel holds it.
-    const double s = format_ ? round_to(Dtype::f32, trace_.scale) : trace_.scale;
     record_head(head, HeadStep::scaled, "Scaled scores", StepKind::scaled, made,
-                scale_scores(value(head, scores), s), lesson_.tokens, lesson_.key_tokens());
+                scale_scores(value(head, scores), divisor()), lesson_.tokens, lesson_.key_tokens());
   }
 
   // head{h}.masked:(n,m) = scaled with the masked cells replaced by the fill
@@ -480,12 +487,85 @@ class Forward {
             : ""));
   }
 
+  // Decoding token t with a KV cache (lesson [decode]), head h: the query of
+  // token t and the keys and values of tokens 0..t, nothing later, so nothing
+  // is masked. The cache is read from head{h}.K and .V: row t of K = x_t·W_K
+  // is what step t would compute and append, the earlier rows are cached.
+  void decode_step(std::size_t t, std::size_t h) {
+    const auto id = [&](DecodeStep part) { return decode_step_id(t, h, part); };
+    const std::string Q = head_step_id(h, HeadStep::Q), K = head_step_id(h, HeadStep::K),
+                      V = head_step_id(h, HeadStep::V);
+    const std::vector<std::string> token{lesson_.tokens.at(t)};
+    const std::vector<std::string> cached(lesson_.tokens.begin(),
+                                          lesson_.tokens.begin() + static_cast<long>(t) + 1);
+    // Records decoding step `part` of head h, labelled by `cols` (features when empty).
+    const auto step = [&](DecodeStep part, std::string name, StepKind kind, Operation made,
+                          arma::mat computed, std::vector<std::string> rows,
+                          std::vector<std::string> cols = {}) {
+      record(id(part), fmt::format("Decoding t{}: {}", t, name), kind, std::move(made),
+             std::move(computed), std::move(rows), std::move(cols));
+      trace_.steps.back().head = static_cast<int>(h);
+    };
+    // A step recorded above (looked up, not held: recording may move the steps).
+    const auto at = [&](DecodeStep part) -> const arma::mat& { return value(id(part)); };
+    // q:(1,d_k), K_cache:(t+1,d_k), V_cache:(t+1,d_v)
+    step(DecodeStep::q, fmt::format("query of {}", token[0]), StepKind::decode_query,
+         {Op::rows, {Q}, t}, value(Q).rows(t, t), token);
+    step(DecodeStep::K_cache, "key cache", StepKind::decode_cache, {Op::rows, {K}, 0},
+         value(K).rows(0, t), cached);
+    step(DecodeStep::V_cache, "value cache", StepKind::decode_cache, {Op::rows, {V}, 0},
+         value(V).rows(0, t), cached);
+    // scores:(1,t+1) = q·K_cacheᵀ, scaled:(1,t+1) = scores / s
+    step(DecodeStep::scores, "scores", StepKind::decode_scores,
+         {Op::matmul_t, {id(DecodeStep::q), id(DecodeStep::K_cache)}},
+         attention_scores(compute(), at(DecodeStep::q), at(DecodeStep::K_cache)), token, cached);
+    Operation divide{Op::divide, {id(DecodeStep::scores)}};
+    divide.divisor = trace_.scale;
+    step(DecodeStep::scaled, "scaled scores", StepKind::decode_scaled, divide,
+         scale_scores(at(DecodeStep::scores), divisor()), token, cached);
+    // weights:(1,t+1) = softmax(scaled), context:(1,d_v) = weights·V_cache
+    step(DecodeStep::weights, "attention weights", StepKind::decode_weights,
+         {Op::softmax, {id(DecodeStep::scaled)}}, compute().row_softmax(at(DecodeStep::scaled)),
+         token, cached);
+    step(DecodeStep::context, "context", StepKind::decode_context,
+         {Op::matmul, {id(DecodeStep::weights), id(DecodeStep::V_cache)}},
+         weighted_sum(compute(), at(DecodeStep::weights), at(DecodeStep::V_cache)), token);
+  }
+
+  // decode.head{h}.check:(n,1): row t = max_j |decode.t{t}.head{h}.context[j]
+  // − head{h}.context[t, j]|, the proof that the cache changes nothing; a row
+  // above kDecodeTolerance is a warning.
+  void decode_check(std::size_t h) {
+    const std::string full = head_step_id(h, HeadStep::context);
+    Operation made{Op::max_abs_diff, {full}};
+    std::vector<arma::mat> rows;
+    for (std::size_t t = 0; t < lesson_.queries(); ++t) {
+      made.inputs.push_back(decode_step_id(t, h, DecodeStep::context));
+      rows.push_back(value(made.inputs.back()));
+    }
+    const std::string id = decode_check_id(h);
+    const arma::mat& check = record(
+        id, "KV cache check: each decoding step vs the full computation", StepKind::decode_check,
+        made, max_abs_row_difference(value(full), rows), lesson_.tokens, {"max |diff|"});
+    trace_.steps.back().head = static_cast<int>(h);
+    for (std::size_t t = 0; t < check.n_rows; ++t)
+      if (!(check(t, 0) <= kDecodeTolerance))
+        trace_.warnings.push_back(fmt::format(
+            "{} row {} ({}): decoding step {} with the KV cache differs from row {} of {} by {:g}, "
+            "more than {:g}",
+            id, t, lesson_.tokens.at(t), t, t, full, check(t, 0), kDecodeTolerance));
+  }
+
  private:
   bool positions() const { return lesson_.positional_encoding == PositionalEncoding::sinusoidal; }
 
   // The products and the softmax: the backend's in f64, the emulated
   // format's otherwise.
   Backend& compute() { return format_ ? static_cast<Backend&>(*format_) : backend_; }
+
+  // The scale as the computation holds it: in a narrower format an f32
+  // number, as a kernel holds it.
+  double divisor() const { return format_ ? round_to(Dtype::f32, trace_.scale) : trace_.scale; }
 
   // The fill as the format holds it: -1e9 is -inf in f16.
   double fill() const { return round_to(trace_.dtype, lesson_.mask_fill); }
@@ -657,6 +737,15 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
     const std::string ffn_out = pass.feed_forward(ffn_in);  // (n,d)
     const std::string y = pass.residual(LayerStep::residual2, pre_ln ? h : ffn_in, ffn_out);
     pass.layer_output(pre_ln ? y : pass.layer_norm(2, y));  // (n,d)
+  }
+
+  // 7. Decoding with a KV cache (003 section 4.4), token by token: step t
+  //    attends from q_t:(1,d_k) over the cache of tokens 0..t, (t+1,d_k) and
+  //    (t+1,d_v); its context:(1,d_v) must be row t of head{h}.context.
+  if (lesson.kv_cache) {
+    for (std::size_t t = 0; t < lesson.queries(); ++t)
+      for (std::size_t h = 0; h < lesson.heads; ++h) pass.decode_step(t, h);
+    for (std::size_t h = 0; h < lesson.heads; ++h) pass.decode_check(h);  // (n,1)
   }
   return pass.finish();
 }

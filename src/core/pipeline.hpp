@@ -89,6 +89,13 @@ arma::mat relu(const arma::mat& x);
 // x:(n,p) -> x·Φ(x) = x·(1 + erf(x/√2))/2:(n,p), the exact GELU
 arma::mat gelu(const arma::mat& x);
 
+// How far a decoding step's context may be from row t of the full causal
+// computation (decode.head{h}.check); further is a warning in the trace.
+inline constexpr double kDecodeTolerance = 1e-12;
+
+// full:(n,d_v) rows: n × (1,d_v) -> (n,1): row t = max_j |rows[t][0,j] − full[t,j]|
+arma::mat max_abs_row_difference(const arma::mat& full, const std::vector<arma::mat>& rows);
+
 // "d0", "d1", ... : labels for feature columns.
 std::vector<std::string> feature_labels(std::size_t count);
 

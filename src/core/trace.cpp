@@ -20,7 +20,18 @@ constexpr const char* kLayerStepIds[] = {
     "layer.residual2", "layer.ln2.mean",   "layer.ln2.var",        "layer.ln2.normalised",
     "layer.ln2",       "layer.output"};
 
+constexpr const char* kDecodeStepNames[] = {"q",      "K_cache", "V_cache", "scores",
+                                            "scaled", "weights", "context"};
+
 }  // namespace
+
+std::string decode_step_id(std::size_t t, std::size_t head, DecodeStep step) {
+  return fmt::format("decode.t{}.head{}.{}", t, head, kDecodeStepNames[static_cast<int>(step)]);
+}
+
+std::string decode_check_id(std::size_t head) {
+  return fmt::format("decode.head{}.check", head);
+}
 
 std::string layer_step_id(LayerStep step) {
   return kLayerStepIds[static_cast<int>(step)];

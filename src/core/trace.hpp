@@ -30,6 +30,14 @@ enum class StepKind {
   norm,          // layer.ln{1,2}.mean / .var / .normalised, and layer.ln{1,2} (γ ⊙ x̂ + β)
   ffn,           // layer.ffn.hidden, layer.ffn.activation, layer.ffn.out
   layer_output,  // layer.output: the encoder layer's result
+  // Decoding with a KV cache (lesson [decode] kv_cache = true), step t, head h:
+  decode_query,    // decode.t{t}.head{h}.q: row t of head{h}.Q
+  decode_cache,    // decode.t{t}.head{h}.K_cache / .V_cache: rows 0..t of head{h}.K / .V
+  decode_scores,   // decode.t{t}.head{h}.scores: q·K_cacheᵀ
+  decode_scaled,   // decode.t{t}.head{h}.scaled: scores / s
+  decode_weights,  // decode.t{t}.head{h}.weights: softmax(scaled), nothing to mask
+  decode_context,  // decode.t{t}.head{h}.context: weights·V_cache
+  decode_check,    // decode.head{h}.check: per step, max |decode context − head{h}.context row t|
 };
 
 // The per-head steps, in pipeline order. head_step_id is the one place their
@@ -61,6 +69,15 @@ enum class LayerStep {
 
 std::string layer_step_id(LayerStep step);
 
+// The steps of decoding token t with a KV cache (lesson [decode]), per head,
+// in the order each decoding step records them. decode_step_id is the one
+// place their ids are spelled: decode_step_id(2, 0, DecodeStep::K_cache) ==
+// "decode.t2.head0.K_cache"; decode_check_id(0) == "decode.head0.check".
+enum class DecodeStep { q, K_cache, V_cache, scores, scaled, weights, context };
+
+std::string decode_step_id(std::size_t t, std::size_t head, DecodeStep step);
+std::string decode_check_id(std::size_t head);
+
 // What made a step, so that whatever explains a cell (--expand, errata,
 // diagnoses) reads the dataflow instead of knowing it by heart. `inputs` are
 // ids of earlier steps of the same trace, in operand order.
@@ -71,11 +88,13 @@ enum class Op {
   matmul,         // inputs[0]·inputs[1] (+ inputs[2], a bias row added to every row)
   matmul_t,       // inputs[0]·inputs[1]ᵀ
   slice,          // columns [offset, offset + width) of inputs[0]
+  rows,           // rows [offset, offset + the step's rows) of inputs[0] (a KV cache, a query)
   divide,         // inputs[0] / divisor, cell by cell
   mask,           // inputs[0] with the cells of Trace::mask replaced by fill
   exp,            // exp(inputs[0]), cell by cell
   row_sum,        // Σ_j inputs[0][i, j]: one column
-  softmax,        // row softmax of inputs[0] (masked), = inputs[1] / inputs[2] (exp, row_sum)
+  softmax,        // row softmax of inputs[0]; = inputs[1] / inputs[2] (exp, row_sum) when the
+                  // trace records those (head{h}.weights; a decoding step's weights do not)
   mean,           // the inputs' mean, cell by cell
   max,            // the inputs' max, cell by cell
   concat,         // the inputs side by side
@@ -87,12 +106,13 @@ enum class Op {
   relu,           // max(0, inputs[0]), cell by cell
   gelu,           // inputs[0]·Φ(inputs[0]) = x·(1 + erf(x/√2))/2, cell by cell (exact GELU)
   identity,       // inputs[0] as it is (layer.output names the layer's result)
+  max_abs_diff,   // row t: max_j |inputs[1 + t][0, j] − inputs[0][t, j]|: one column
 };
 
 struct Operation {
   Op op = Op::given;
   std::vector<std::string> inputs;
-  std::size_t offset = 0;  // slice: the first column taken
+  std::size_t offset = 0;  // slice: the first column taken; rows: the first row taken
   double divisor = 1.0;    // divide
   double fill = 0.0;       // mask: the value a masked cell gets
   double eps = 0.0;        // normalise: added to the variance under the root

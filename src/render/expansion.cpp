@@ -214,6 +214,17 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
     }
     case ExpansionKind::copy:
       return ref_label(e.sources[0], n);
+    case ExpansionKind::max_abs_diff: {
+      std::string terms;
+      for (std::size_t j = 0; j < e.row_values.size(); ++j)
+        terms += fmt::format("{}|{}{}{}|", j ? ", " : "", num(e.row_values[j]), n.minus,
+                             num(e.compare_values.at(j)));
+      const std::string operands =
+          fmt::format("|{}{}{}|", label(e.sources[0].step, e.row_label, ":", n), n.minus,
+                      label(e.sources[1].step, e.row_label, ":", n));
+      return n.latex ? fmt::format("\\max {} = \\max({})", operands, terms)
+                     : fmt::format("max {} = max({})", operands, terms);
+    }
     case ExpansionKind::softmax: {
       if (e.exps.empty()) return words(e.note, n);
       if (e.given_exps)
@@ -316,6 +327,10 @@ std::string expansion_json(const CellExpansion& e, int precision) {
       break;
     case ExpansionKind::activation:
       out += fmt::format(", \"function\": \"{}\"", e.gelu ? "gelu" : "relu");
+      break;
+    case ExpansionKind::max_abs_diff:
+      out += fmt::format(", \"row\": {}, \"full_row\": {}", json_row(arma::rowvec(e.row_values)),
+                         json_row(arma::rowvec(e.compare_values)));
       break;
     case ExpansionKind::softmax:
       out += fmt::format(

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/number_text.hpp"
+#include "core/pipeline.hpp"
 #include "render/escape.hpp"
 
 namespace attn {
@@ -197,6 +198,65 @@ StepFormula layer_formula(const Lesson& lesson, const Trace& trace, const Step& 
   }
 }
 
+// Decoding token t with a KV cache (lesson [decode]): t is read from the
+// shapes (the cache of step t holds t + 1 tokens), h from the step.
+StepFormula decode_formula(const Lesson& lesson, const Trace& trace, const Step& step,
+                           std::size_t h) {
+  const std::string sub = subscript(h);
+  const std::string out = dims(step.value);
+  const auto in = [&](std::size_t i) { return dims(trace.input(step, i).value); };
+  switch (step.kind) {
+    case StepKind::decode_query: {
+      const std::size_t t = step.made.offset;
+      return {fmt::format("q = Q{}[{}, :]: the query of token {} alone; step {} needs no other "
+                          "query",
+                          sub, t, t, t),
+              fmt::format("q_{{{0}}} = Q_{{{1}}}[{0},:]", t, h),
+              fmt::format("({}) → {}", in(0), out)};
+    }
+    case StepKind::decode_cache: {
+      const std::size_t t = step.value.n_rows - 1;
+      const bool keys = step.made.inputs.at(0) == head_step_id(h, HeadStep::K);
+      const char* M = keys ? "K" : "V";
+      const std::string grown =
+          t == 0 ? fmt::format("the cache starts with token 0's {}", keys ? "key" : "value")
+                 : fmt::format("rows 0..{} kept from earlier steps, row {} (x_{}·W_{}) added now",
+                               t - 1, t, t, M);
+      return {fmt::format("{}_cache = {}{}[0:{}, :]: {}", M, M, sub, t + 1, grown),
+              fmt::format("{0}^{{\\mathrm{{cache}}}}_{{{1}}} = {0}_{{{2}}}[0{{:}}{3},:]", M, t, h,
+                          t + 1),
+              fmt::format("({}) → {}", in(0), out)};
+    }
+    case StepKind::decode_scores:
+      return {
+          "s = q·K_cacheᵀ: the new query against every cached key; no later key exists yet, "
+          "so nothing is masked",
+          fmt::format("s = q\\, (K^{{\\mathrm{{cache}}}}_{{{}}})^\\top", step.value.n_cols - 1),
+          fmt::format("({})·({})ᵀ → {}", in(0), in(1), out)};
+    case StepKind::decode_scaled: {
+      const auto [text, latex] = divisor(lesson, step.made.divisor);
+      return {fmt::format("s / {}", text), fmt::format("s / {}", latex),
+              fmt::format("{} / scalar → {}", in(0), out)};
+    }
+    case StepKind::decode_weights:
+      return {"a = softmax(s) over the cached keys (computed stably, with the row max subtracted)",
+              "a = \\mathrm{softmax}(s)", fmt::format("{} → {}, sums to 1", in(0), out)};
+    case StepKind::decode_context:
+      return {fmt::format("c = a·V_cache: must equal row {} of head{}.context",
+                          trace.input(step, 0).value.n_cols - 1, h),
+              "c = a\\, V^{\\mathrm{cache}}", fmt::format("({})·({}) → {}", in(0), in(1), out)};
+    case StepKind::decode_check:
+      return {fmt::format("row t: max_j |c_t[j] − C{}[t, j]|, decoding step t's context against "
+                          "row t of head{}.context; at most {:g} proves the cache changes nothing",
+                          sub, h, kDecodeTolerance),
+              fmt::format("\\max_j |c_t[j] - C_{{{}}}[t,j]|", h),
+              fmt::format("{} × (1×{}), ({}) → {}", step.made.inputs.size() - 1,
+                          trace.input(step, 0).value.n_cols, in(0), out)};
+    default:
+      return {};
+  }
+}
+
 }  // namespace
 
 std::string subscript(std::size_t n) {
@@ -279,6 +339,14 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
                           per_head(trace, step, "A", ", ")),
               "\\max_h A_h", shapes};
     }
+    case StepKind::decode_query:
+    case StepKind::decode_cache:
+    case StepKind::decode_scores:
+    case StepKind::decode_scaled:
+    case StepKind::decode_weights:
+    case StepKind::decode_context:
+    case StepKind::decode_check:
+      return decode_formula(lesson, trace, step, h);
     case StepKind::concat: {
       std::string parts_tex;
       for (const std::string& id : step.made.inputs)

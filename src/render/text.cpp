@@ -44,7 +44,8 @@ void write_matrix(std::string& out, const Step& step, const RenderOptions& optio
   const auto rows = visible_indices(M.n_rows, summarised);
   const auto cols = visible_indices(M.n_cols, summarised);
   const bool shade =
-      options.color && (step.kind == StepKind::weights || step.kind == StepKind::head_summary);
+      options.color && (step.kind == StepKind::weights || step.kind == StepKind::head_summary ||
+                        step.kind == StepKind::decode_weights);
 
   std::size_t label_width = 0;
   for (const auto& r : rows)
@@ -142,6 +143,17 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
         "\nFLOPs of the whole pass: {} (every step but the weights and heads.mean/max; a "
         "matmul (n×k)·(k×m) counts 2·n·k·m)\n",
         pass_flops(trace));
+  if (const std::vector<std::uint64_t> decoding = decoding_flops(trace);
+      options.summary && !decoding.empty()) {
+    std::vector<std::string> per_step;
+    for (std::size_t t = 0; t < decoding.size(); ++t)
+      per_step.push_back(fmt::format("t{} ({}) {}", t, trace.at("X").rows.at(t), decoding[t]));
+    out += fmt::format(
+        "FLOPs per decoding step with the KV cache (all heads; not in the pass above): {}. Step t "
+        "attends over t+1 cached tokens, so its cost grows with t; the projections of the new "
+        "token (x_t·W_Q, x_t·W_K, x_t·W_V) cost the same at every step and are not counted here\n",
+        fmt::join(per_step, ", "));
+  }
   if (!trace.warnings.empty()) {
     out += "\nwarnings:\n";
     for (const std::string& w : trace.warnings) out += "  " + w + "\n";

@@ -130,6 +130,10 @@ class OwnNumbers {
         v = value(made.inputs.at(0), row, made.offset + col);
         say(short_number(v));
         break;
+      case Op::rows:
+        v = value(made.inputs.at(0), made.offset + row, col);
+        say(short_number(v));
+        break;
       case Op::divide: {
         const double in = value(made.inputs.at(0), row, col);
         v = in / made.divisor;
@@ -162,7 +166,12 @@ class OwnNumbers {
       }
       case Op::softmax: {
         // weights = exp / row_sum, unless the row sum is 0 (a fully masked row):
-        // then the stable softmax's own rule decided, and it stays.
+        // then the stable softmax's own rule decided, and it stays. A decoding
+        // step's weights record no exp and row sum: taken as computed.
+        if (made.inputs.size() < 3) {
+          say(short_number(v));
+          break;
+        }
         const double sum = value(made.inputs.at(2), row, 0);
         if (!(sum > 0) || !std::isfinite(sum)) break;
         const double e = value(made.inputs.at(1), row, col);
@@ -215,6 +224,7 @@ class OwnNumbers {
       case Op::scale_shift:
       case Op::relu:
       case Op::gelu:
+      case Op::max_abs_diff:  // the KV cache's check: no document states one
       case Op::given:
       case Op::positional:
         say(short_number(v));
@@ -339,7 +349,7 @@ std::string compare_written(const Trace& trace, const CellSum& sum,
 // A weight as the fraction it is on paper: " = e^x / row sum = a / b" (empty
 // for other steps, or when the row sum is 0 and the stable softmax decided).
 std::string softmax_fraction(const Trace& trace, const Step& step, const ClaimCell& cell) {
-  if (step.made.op != Op::softmax) return "";
+  if (step.made.op != Op::softmax || step.made.inputs.size() < 3) return "";
   const Step& exp = trace.input(step, 1);
   const Step& row_sum = trace.input(step, 2);
   const double e = exp.value(cell.row, cell.col);

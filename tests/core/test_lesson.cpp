@@ -370,3 +370,34 @@ TEST_CASE("[layer]: bad encoder layers, one clear message each") {
     CHECK(has(m, "an encoder layer is self-attention"));
   }
 }
+
+TEST_CASE("[decode] kv_cache: only on causal self-attention with no other mask") {
+  const std::string causal = "[model]\ncausal = true\n";
+  const std::string input = "[input]\nX = [[1, 0], [0, 1]]\n";
+  const std::string decode = "[decode]\nkv_cache = true\n";
+  CHECK(attn::parse_lesson(causal + input + kWeights + decode, "ok.toml").kv_cache);
+  CHECK_FALSE(
+      attn::parse_lesson(input + kWeights + "[decode]\nkv_cache = false\n", "ok.toml").kv_cache);
+  SUBCASE("not causal") {
+    const std::string m = error_of(input + kWeights + decode);
+    CHECK(has(m, "bad.toml"));
+    CHECK(has(m, "decode.kv_cache"));
+    CHECK(has(m, "causal = true"));
+  }
+  SUBCASE("cross-attention") {
+    const std::string m =
+        error_of(causal + input + "memory = [[1, 0], [0, 1], [1, 1]]\n" + kWeights + decode);
+    CHECK(has(m, "decode.kv_cache"));
+    CHECK(has(m, "Remove input.memory"));
+  }
+  SUBCASE("another mask") {
+    CHECK(has(error_of(causal + input + "key_padding = [false, true]\n" + kWeights + decode),
+              "input.key_padding"));
+    CHECK(has(error_of(causal + input + "keep = [[1, 0], [1, 1]]\n" + kWeights + decode),
+              "input.keep"));
+  }
+  SUBCASE("a typo and a wrong type") {
+    CHECK(has(error_of(causal + input + kWeights + "[decode]\nkv_cahce = true\n"), "kv_cahce"));
+    CHECK(has(error_of(causal + input + kWeights + "[decode]\nkv_cache = 1\n"), "decode.kv_cache"));
+  }
+}

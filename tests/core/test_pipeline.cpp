@@ -542,3 +542,60 @@ W_V = "identity"
   CHECK(t.warnings[0].find("does not mask") != std::string::npos);
   CHECK(t.warnings.back().find("masked keys keep") != std::string::npos);
 }
+
+TEST_CASE("kv-cache lesson: each decoding step sees only its query and a growing cache") {
+  const attn::Lesson L = attn::find_lesson("kv-cache");
+  REQUIRE(L.kv_cache);
+  const attn::Trace t = trace_of(L);
+  const std::size_t n = L.X.n_rows;
+  for (std::size_t s = 0; s < n; ++s) {
+    CAPTURE(s);
+    const auto at = [&](attn::DecodeStep part) -> const arma::mat& {
+      return t.at(attn::decode_step_id(s, 0, part)).value;
+    };
+    // q is row s of head0.Q; the caches are rows 0..s of head0.K and head0.V.
+    CHECK(arma::approx_equal(at(attn::DecodeStep::q), step(t, "head0.Q").row(s), "absdiff", 0.0));
+    CHECK(arma::approx_equal(at(attn::DecodeStep::K_cache), step(t, "head0.K").rows(0, s),
+                             "absdiff", 0.0));
+    CHECK(arma::approx_equal(at(attn::DecodeStep::V_cache), step(t, "head0.V").rows(0, s),
+                             "absdiff", 0.0));
+    // One row of s + 1 scores, equal to the unmasked part of row s of the full computation.
+    const arma::mat& scores = at(attn::DecodeStep::scores);
+    REQUIRE(scores.n_rows == 1);
+    REQUIRE(scores.n_cols == s + 1);
+    CHECK(arma::approx_equal(scores, step(t, "head0.scores").row(s).cols(0, s), "absdiff", kTol));
+    const arma::mat& weights = at(attn::DecodeStep::weights);
+    CHECK(arma::accu(weights) == doctest::Approx(1.0).epsilon(kTol));
+    CHECK(arma::approx_equal(weights, step(t, "head0.weights").row(s).cols(0, s), "absdiff", kTol));
+    // The context equals row s of the full causal context, to 1e-12.
+    CHECK(arma::approx_equal(at(attn::DecodeStep::context), step(t, "head0.context").row(s),
+                             "absdiff", kTol));
+    CHECK(step(t, "decode.head0.check")(s, 0) <= kTol);
+  }
+  // Step 0 attends to <s> alone: its context is <s>'s own value row, 2·x_0.
+  CHECK(arma::approx_equal(t.at(attn::decode_step_id(0, 0, attn::DecodeStep::context)).value,
+                           2.0 * step(t, "X").row(0), "absdiff", kTol));
+  // Adding a token changes nothing before it: rows 0..2 are causal-decoder's.
+  const attn::Trace shorter = trace_of(attn::find_lesson("causal-decoder"));
+  CHECK(arma::approx_equal(step(t, "head0.context").rows(0, 2), step(shorter, "head0.context"),
+                           "absdiff", kTol));
+  CHECK(t.warnings.empty());
+}
+
+TEST_CASE("kv-cache: the check step warns when a decoding step differs from the full row") {
+  // Overriding the full context (as verify does with a learner's numbers) breaks the equality.
+  const attn::Lesson L = attn::find_lesson("kv-cache");
+  attn::Overrides o;
+  attn::StepOverride bad;
+  bad.value = arma::mat(4, 4, arma::fill::zeros);
+  bad.given = arma::umat(4, 4, arma::fill::zeros);
+  bad.value(2, 1) = 5.0;
+  bad.given(2, 1) = 1;
+  o.emplace("head0.context", bad);
+  attn::CpuBackend cpu;
+  const attn::Trace t = attn::run_pipeline(L, cpu, o);
+  CHECK(step(t, "decode.head0.check")(2, 0) > 1.0);
+  CHECK(step(t, "decode.head0.check")(1, 0) <= kTol);
+  REQUIRE(t.warnings.size() == 1);
+  CHECK(t.warnings[0].starts_with("decode.head0.check row 2 (animal)"));
+}

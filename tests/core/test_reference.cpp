@@ -2,6 +2,7 @@
 // Armadillo in the reference) on 200+ seeded random lessons, to 1e-12.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -271,4 +272,50 @@ TEST_CASE("the pipeline matches a plain-loop reference on 240 random lessons") {
   CHECK(cross > 40);
   CHECK(masked_lessons > 80);
   CHECK(cells > 20000);
+}
+
+// Decoding token by token with a KV cache (lesson [decode]): every step's
+// context equals row t of the plain-loop reference's head{h}.context, and the
+// trace's own check says so, on random causal self-attention lessons.
+TEST_CASE("KV cache decoding equals the full causal rows on 120 random lessons") {
+  attn::CpuBackend cpu;
+  std::size_t rows = 0, multi_head = 0;
+  for (std::uint64_t seed = 1001; seed <= 1120; ++seed) {
+    attn::Lesson L = random_lesson(seed);
+    L.memory.reset();  // causal self-attention, the causal mask alone
+    L.memory_tokens.clear();
+    L.key_padding.clear();
+    L.keep.reset();
+    std::mt19937_64 rng(seed);  // keys and values from X now: d_model rows
+    L.W_K = random_matrix(rng, L.X.n_cols, L.heads * L.d_k);
+    L.W_V = random_matrix(rng, L.X.n_cols, L.heads * L.d_v);
+    L.causal = true;
+    L.kv_cache = true;
+    CAPTURE(seed);
+    const attn::Trace trace = attn::run_pipeline(L, cpu);
+    const RefTrace ref = reference_attention(L);
+    CHECK(trace.warnings.empty());
+    multi_head += L.heads > 1;
+    for (std::size_t h = 0; h < L.heads; ++h) {
+      const std::string full_id = "head" + std::to_string(h) + ".context";
+      const auto full = std::find_if(ref.steps.begin(), ref.steps.end(),
+                                     [&](const auto& s) { return s.first == full_id; });
+      REQUIRE(full != ref.steps.end());
+      const arma::mat& check = trace.at(attn::decode_check_id(h)).value;
+      for (std::size_t t = 0; t < L.X.n_rows; ++t) {
+        CAPTURE(h);
+        CAPTURE(t);
+        const arma::mat& K_cache =
+            trace.at(attn::decode_step_id(t, h, attn::DecodeStep::K_cache)).value;
+        CHECK(K_cache.n_rows == t + 1);  // the cache grows by one row per step
+        const arma::mat& c = trace.at(attn::decode_step_id(t, h, attn::DecodeStep::context)).value;
+        REQUIRE(c.n_rows == 1);
+        for (std::size_t j = 0; j < c.n_cols; ++j) CHECK(same(c(0, j), full->second[t][j]));
+        CHECK(check(t, 0) <= 1e-12);
+        ++rows;
+      }
+    }
+  }
+  CHECK(multi_head > 40);
+  CHECK(rows > 300);
 }

@@ -91,10 +91,25 @@ TEST_CASE("every step reads only earlier steps, and its operation fits its input
           CHECK(arma::approx_equal(step.value, trace.at(in.at(0)).value / step.made.divisor,
                                    "absdiff", 0.0));
           break;
-        case attn::Op::softmax:
+        case attn::Op::rows: {  // a decoding step's query or cache
+          const arma::mat& whole = trace.at(in.at(0)).value;
+          const arma::mat expected =
+              whole.rows(step.made.offset, step.made.offset + step.value.n_rows - 1);
+          CHECK(same(step.value, expected, 0.0));
+          break;
+        }
+        case attn::Op::softmax:  // head{h}.weights from exp and row_sum; a decoding step's alone
+          if (step.kind == attn::StepKind::decode_weights) {
+            REQUIRE(in.size() == 1);
+            break;
+          }
           REQUIRE(in.size() == 3);
           CHECK(trace.at(in[1]).made.op == attn::Op::exp);
           CHECK(trace.at(in[2]).made.op == attn::Op::row_sum);
+          break;
+        case attn::Op::max_abs_diff:  // the full context, then one decoded row per query
+          REQUIRE(in.size() == trace.at(in.at(0)).value.n_rows + 1);
+          CHECK(step.value.n_rows == trace.at(in[0]).value.n_rows);
           break;
         case attn::Op::concat: {
           std::size_t width = 0;
