@@ -7,6 +7,7 @@
 
 #include "core/costs.hpp"
 #include "core/error.hpp"
+#include "core/lesson_library.hpp"
 #include "core/number_text.hpp"
 #include "core/parallel.hpp"
 #include "core/pipeline.hpp"
@@ -98,6 +99,10 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
   out += fmt::format("attn-trace · {}{}\n", lesson.id,
                      lesson.title.empty() ? "" : " — " + lesson.title);
   if (!lesson.source.empty()) out += fmt::format("source: {}\n", lesson.source);
+  // Each document the source cites, by its own first heading.
+  for (const SourceDocument& d : source_documents())
+    if (lesson.source.find(d.file) != std::string::npos)
+      out += fmt::format("  {}: {}\n", std::string_view(d.file).substr(0, 3), d.heading);
   out += fmt::format(
       "{} queries × {} keys{} · d_model {} · heads {} · d_k {} · d_v {} · scale ÷ {} · mask "
       "fill {} · backend {}\n",
