@@ -24,8 +24,18 @@ struct Golden {
   std::vector<GoldenStep> steps;
 };
 
+// A matrix the lesson gives (X, W_Q, ...) with more cells than this is not
+// repeated in its golden file: the lesson file holds it already, and a d_model
+// 512 walkthrough would otherwise carry megabytes of its own weights. Every
+// computed step is always written.
+inline constexpr std::size_t kGoldenGivenCells = 4096;
+
+// Whether the golden file of a trace holds `step` (see kGoldenGivenCells).
+bool kept_in_golden(const Step& step);
+
 // The golden file of a trace: [golden] lesson = id, then one [[step]] per
-// step id with shape and data; -inf / inf / nan written as TOML's -inf / inf / nan.
+// step id kept (kept_in_golden) with shape and data; -inf / inf / nan written
+// as TOML's -inf / inf / nan.
 std::string golden_toml(const Trace& trace);
 
 // Parses a golden file. `origin` names it in errors (InputError: file, line, key, fix).
@@ -50,8 +60,9 @@ struct GoldenMismatch {
 // within `tolerance` of each other.
 bool same_number(double golden, double computed, double tolerance);
 
-// Every step of `trace` against `golden`: missing or extra steps, shapes,
-// and the first cell of each step that differs by more than `tolerance`.
+// Every step of `trace` against `golden`: missing or extra steps (a large
+// given matrix is not missing), shapes, and the first cell of each step that
+// differs by more than `tolerance`.
 std::vector<GoldenMismatch> compare_with_golden(const Golden& golden, const Trace& trace,
                                                 double tolerance);
 

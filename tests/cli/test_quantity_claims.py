@@ -31,13 +31,28 @@ def by_says(report, words):
     return next(c for c in report["quantity_claims"] if words in c["says"])
 
 
-# shapes-and-costs: 003's "64×64" refuted, 004's (2, 8, 5, 7) and 003's bytes agree.
+# d512-walkthrough (d_model 512, 8 heads of d_k 64): 003's "64×64" refuted,
+# 004's (2, 5, 512) input and output, 000's O(n²·d_k) as counted FLOPs.
+r = run("check", "d512-walkthrough", "--format", "json")
+check(r.returncode == 0, f"check d512-walkthrough: exit 0 ({r.stderr})")
+rep = json.loads(r.stdout)
+c = by_says(rep, "64×64")
+check(c["kind"] == "shape" and c["stated"] == [64, 64] and c["computed"] == [5, 5]
+      and c["status"] == "disagrees", f"QKᵀ 64×64 refuted at d_k = 64: {c}")
+for words, shape in [("the test's input", [2, 5, 512]), ("concatenated", [2, 5, 512]),
+                     ("(2, 8, 5, 5)", [2, 8, 5, 5]), ("d_k = 512 / 8 = 64", [5, 64])]:
+    c = by_says(rep, words)
+    check(c["computed"] == shape and c["status"] == "agrees", f"{words}: {shape} agrees: {c}")
+n, d_k = 5, 64
+for words, seq in [("2·n²·d_k", n), ("four times", 2 * n)]:
+    c = by_says(rep, words)
+    check(float(c["computed"]) == 2 * seq * seq * d_k and c["status"] == "agrees",
+          f"scores FLOPs at seq {seq} = 2·{seq}²·{d_k}: {c}")
+
+# shapes-and-costs: 004's (2, 8, 5, 7) and 003's bytes agree.
 r = run("check", "shapes-and-costs", "--format", "json")
 check(r.returncode == 0, f"check shapes-and-costs: exit 0 ({r.stderr})")
 rep = json.loads(r.stdout)
-c = by_says(rep, "64×64")
-check(c["kind"] == "shape" and c["stated"] == [64, 64] and c["computed"] == [5, 7]
-      and c["status"] == "disagrees", f"QKᵀ 64×64 refuted: {c}")
 c = by_says(rep, "(2, 8, 5, 7)")
 check(c["computed"] == [2, 8, 5, 7] and c["status"] == "agrees" and c["batch"] == 2,
       f"weights (2, 8, 5, 7): {c}")
@@ -47,7 +62,9 @@ check(c["kind"] == "bytes" and c["unit"] == "MiB" and c["computed_exact"] == 16
 c = by_says(rep, "128 MB")
 check(c["computed_exact"] == 128 and c["status"] == "agrees", f"128 MB: {c}")
 text = run("check", "shapes-and-costs").stdout
-check("shape and cost claims: 4 checked, 3 agree, 1 disagree" in text, "text: the count")
+check("shape and cost claims: 3 checked, 3 agree, 0 disagree" in text, "text: the count")
+text = run("check", "d512-walkthrough").stdout
+check("shape and cost claims: 7 checked, 6 agree, 1 disagree" in text, "text: the count (d512)")
 check(re.search(r"DISAGREES\s+head0\.scores shape\s+\"with d_k = 64", text) is not None,
       "text: the refuted shape")
 
