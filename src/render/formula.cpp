@@ -220,8 +220,9 @@ StepFormula decode_formula(const Lesson& lesson, const Trace& trace, const Step&
       const char* M = keys ? "K" : "V";
       const std::string grown =
           t == 0 ? fmt::format("the cache starts with token 0's {}", keys ? "key" : "value")
-                 : fmt::format("rows 0..{} kept from earlier steps, row {} (x_{}·W_{}) added now",
-                               t - 1, t, t, M);
+                 : fmt::format("{} kept from earlier steps, row {} (x_{}·W_{}{}) added now",
+                               t == 1 ? std::string("row 0") : fmt::format("rows 0..{}", t - 1),
+                               t, t, M, (keys ? lesson.b_K : lesson.b_V) ? fmt::format(" + b_{}", M) : "");
       return {fmt::format("{}_cache = {}{}[0:{}, :]: {}", M, M, sub, t + 1, grown),
               fmt::format("{0}^{{\\mathrm{{cache}}}}_{{{1}}} = {0}_{{{2}}}[0{{:}}{3},:]", M, t, h,
                           t + 1),

@@ -133,12 +133,14 @@ std::string check_report_text(const LessonCheck& c, double tolerance) {
       break;
   }
   const ClaimCounts n = count_claims(c.claims);
-  out += c.claims.empty()
-             ? std::string("  claims: none (the source states no value these inputs determine)\n")
-             : fmt::format(
-                   "  claims: {} checked, {} agree, {} carried (right on the document's own "
-                   "numbers), {} with a real slip\n",
-                   n.checked, n.agree, n.carried, n.disagree);
+  // A lesson whose claims are all about shapes, costs or samples says so below.
+  if (c.claims.empty() && c.quantities.empty())
+    out += "  claims: none (the source states no value these inputs determine)\n";
+  else if (!c.claims.empty())
+    out += fmt::format(
+        "  claims: {} checked, {} agree, {} carried (right on the document's own "
+        "numbers), {} with a real slip\n",
+        n.checked, n.agree, n.carried, n.disagree);
   for (const ClaimVerdict& v : c.claims) {
     const ClaimStatus status = v.status();
     out += fmt::format("    {:<9}  {}  \"{}\": stated {}, computed {}\n",

@@ -147,7 +147,7 @@ void validate(const QkSampleSpec& spec) {
                     spec.samples, kMaxQkSamples));
   if (spec.samples * spec.d_k > kMaxQkNumbers)
     throw InputError(fmt::format(
-        "--samples {} × --d-k {} = {} components per vector is more than {} (kept under a "
+        "--samples {} × --d-k {} = {} components in all is more than {} (kept under a "
         "second); give at most {} samples for d_k {}",
         spec.samples, spec.d_k, spec.samples * spec.d_k, kMaxQkNumbers, kMaxQkNumbers / spec.d_k,
         spec.d_k));
