@@ -508,6 +508,9 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
     const std::string expansion = fmt::format("{} = {}", head, expand_sum(*cell.arithmetic));
     std::vector<TermSlip> slips =
         single_term_slips(trace, *cell.arithmetic, cell.stated.value, cell.tolerance, stated);
+    // A product's leading digit changed fits one value in ten by chance: too
+    // weak to offer as a cause (verify drops it too).
+    std::erase_if(slips, [](const TermSlip& s) { return s.kind == SlipKind::digit_slip; });
     const std::vector<WrittenTerm> written = written_terms(claim.says);
     double written_total = cell.arithmetic->bias.value_or(0.0);
     for (const WrittenTerm& w : written) written_total += w.product.value;
