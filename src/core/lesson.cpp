@@ -88,7 +88,10 @@ class LessonParser {
       names += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == options.size() ? " or " : ", ", name);
       ++i;
     }
-    toml_.fail(&node, key, fmt::format("\"{}\" is not a {}; write {}", s, what, names));
+    const bool vowel =
+        !what.empty() && std::string_view("aeiou").find(what[0]) != std::string_view::npos;
+    toml_.fail(&node, key,
+               fmt::format("\"{}\" is not {} {}; write {}", s, vowel ? "an" : "a", what, names));
   }
 
   void read_header(const toml::table& root) {
