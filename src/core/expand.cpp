@@ -274,8 +274,17 @@ std::vector<CellExpansion> expand_all(const Lesson& lesson, const Trace& trace, 
   std::size_t widest = 0;
   for (const Step& step : trace.steps) widest = std::max<std::size_t>(widest, step.value.n_cols);
   if (col < widest)  // a one-column step (row sums) answers for any column, not for any number
-    for (const Step& step : trace.steps)
+    for (const Step& step : trace.steps) {
+      // Decoding step t answers for query row t: its one row (q, scores,
+      // weights, context), or the row its cache adds.
+      if (step.decoding >= 0) {
+        const std::size_t r = step.value.n_rows == 1 ? 0 : row;
+        if (static_cast<std::size_t>(step.decoding) == row && has_cell(step, r, col))
+          out.push_back(expand_cell(lesson, trace, step.id, r, col));
+        continue;
+      }
       if (has_cell(step, row, col)) out.push_back(expand_cell(lesson, trace, step.id, row, col));
+    }
   if (out.empty()) {
     std::vector<std::string> shapes;
     for (const Step& step : trace.steps)

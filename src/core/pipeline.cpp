@@ -505,6 +505,7 @@ class Forward {
       record(id(part), fmt::format("Decoding t{}: {}", t, name), kind, std::move(made),
              std::move(computed), std::move(rows), std::move(cols));
       trace_.steps.back().head = static_cast<int>(h);
+      trace_.steps.back().decoding = static_cast<int>(t);
     };
     // A step recorded above (looked up, not held: recording may move the steps).
     const auto at = [&](DecodeStep part) -> const arma::mat& { return value(id(part)); };

@@ -122,8 +122,9 @@ struct Step {
   std::string id;    // stable: "head0.scores"
   std::string name;  // for people: "Scores"
   StepKind kind = StepKind::input;
-  int head = -1;   // -1 for steps that are not per head
-  Operation made;  // how it was computed, from which steps
+  int head = -1;      // -1 for steps that are not per head
+  int decoding = -1;  // a KV-cache decoding step's token t ([decode]); -1 for the others
+  Operation made;     // how it was computed, from which steps
   arma::mat value;
   std::vector<std::string> rows;  // one label per row (tokens)
   std::vector<std::string> cols;  // one label per column (tokens or d0, d1, ...)

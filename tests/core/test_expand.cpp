@@ -184,3 +184,27 @@ TEST_CASE("expand: the encoder layer's cells, from the graph, checked by plain l
 }
 
 }  // namespace attn
+
+TEST_CASE("expand_all: row R of a KV-cache lesson expands decoding step t = R too") {
+  const attn::Lesson lesson = attn::find_lesson("kv-cache");
+  const std::unique_ptr<attn::Backend> cpu = attn::make_backend("cpu");
+  const attn::Trace trace = attn::run_pipeline(lesson, *cpu);
+  const std::vector<attn::CellExpansion> all = attn::expand_all(lesson, trace, 3, 2);
+  const auto find = [&](const std::string& id) {
+    return std::find_if(all.begin(), all.end(),
+                        [&](const attn::CellExpansion& e) { return e.step == id; });
+  };
+  // Step 3's query row: its single row, at column 2 (the key "animal").
+  const auto weights = find("decode.t3.head0.weights");
+  REQUIRE(weights != all.end());
+  CHECK(weights->row == 0);
+  CHECK(weights->value == trace.at("decode.t3.head0.weights").value(0, 2));
+  CHECK(weights->value == doctest::Approx(trace.at("head0.weights").value(3, 2)).epsilon(1e-12));
+  // Step 3's cache: the row it adds, row 3.
+  const auto cache = find("decode.t3.head0.K_cache");
+  REQUIRE(cache != all.end());
+  CHECK(cache->row == 3);
+  // Other decoding steps are not expanded for row 3.
+  CHECK(find("decode.t2.head0.weights") == all.end());
+  CHECK(find("decode.t1.head0.K_cache") == all.end());
+}
