@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/costs.hpp"
+#include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/lesson_library.hpp"
 #include "core/number_text.hpp"
@@ -91,6 +92,13 @@ std::string scale_text(const Lesson& lesson, const Trace& trace) {
   return "";
 }
 
+// " (-inf in f16)": the fill as a narrower format holds it, when it differs.
+std::string fill_in_format(const Lesson& lesson, const Trace& trace) {
+  const double held = round_to(trace.dtype, lesson.mask_fill);
+  if (held == lesson.mask_fill || std::isnan(held)) return "";
+  return fmt::format(" ({} in {})", format_fixed(held, 0), dtype_name(trace.dtype));
+}
+
 }  // namespace
 
 std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
@@ -105,10 +113,10 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
       out += fmt::format("  {}: {}\n", std::string_view(d.file).substr(0, 3), d.heading);
   out += fmt::format(
       "{} queries × {} keys{} · d_model {} · heads {} · d_k {} · d_v {} · scale ÷ {} · mask "
-      "fill {} · backend {}\n",
+      "fill {}{} · backend {}\n",
       lesson.queries(), lesson.keys(), lesson.is_cross() ? " (cross-attention)" : "",
       lesson.X.n_cols, lesson.heads, lesson.d_k, lesson.d_v, scale_text(lesson, trace),
-      format_fixed(lesson.mask_fill, 0), trace.backend);
+      format_fixed(lesson.mask_fill, 0), fill_in_format(lesson, trace), trace.backend);
   if (trace.dtype != Dtype::f64) out += fmt::format("numbers: {}\n", dtype_summary(trace.dtype));
   if (!lesson.story.empty() && options.steps.empty())
     out += "\n" + lesson.story + (lesson.story.ends_with('\n') ? "" : "\n");
