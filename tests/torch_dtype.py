@@ -33,6 +33,8 @@ except ModuleNotFoundError as missing:
     print(f"SKIPPED: {sys.executable} has no {missing.name} (apt-get install python3-torch)")
     sys.exit(77)  # CTest's SKIP_RETURN_CODE
 
+from crosscheck import positional_encoding  # noqa: E402  (the same table, computed once)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FORMATS = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 # (significand bits, smallest normal exponent) of each format, for ulps.
@@ -49,15 +51,6 @@ def ulps(a, b, fmt):
         return 0.0
     exponent = max(math.frexp(top)[1] - 1, emin)
     return abs(a - b) / math.ldexp(1.0, exponent - (p - 1))
-
-
-def positional_encoding(n, d):
-    pe = np.zeros((n, d))
-    for pos in range(n):
-        for j in range(d):
-            angle = pos / 10000 ** ((j - j % 2) / d)
-            pe[pos, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
-    return pe
 
 
 def torch_steps(lesson, fmt, mine):
