@@ -241,6 +241,22 @@ std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
   return rows;
 }
 
+// feedback.md of a student who could not be marked: why.
+std::string not_marked_feedback(const StudentMark& m) {
+  return fmt::format("# Feedback: {}\n\nNot marked: {}\n", m.name, m.problem);
+}
+
+// Every asked step of the class, in order of first appearance, with its points.
+std::vector<std::pair<std::string, double>> class_steps(const std::vector<StudentMark>& marks) {
+  std::vector<std::pair<std::string, double>> steps;
+  for (const StudentMark& m : marks)
+    for (const StepMark& s : m.steps)
+      if (std::none_of(steps.begin(), steps.end(),
+                       [&](const auto& x) { return x.first == s.step; }))
+        steps.emplace_back(s.step, s.out_of);
+  return steps;
+}
+
 // Markdown table cell: no pipe or line break.
 std::string md_cell(std::string text) {
   for (char& c : text)
@@ -319,7 +335,7 @@ StudentMark mark_student(const fs::path& class_dir, const std::string& folder,
     lesson = load_lesson_file((dir / kLessonFile).string());
   } catch (const InputError& e) {
     m.problem = e.what();
-    m.feedback = fmt::format("# Feedback: {}\n\nNot marked: {}\n", m.name, m.problem);
+    m.feedback = not_marked_feedback(m);
     return m;
   }
   if (!lesson->student.empty()) m.name = lesson->student;
@@ -353,7 +369,7 @@ StudentMark mark_student(const fs::path& class_dir, const std::string& folder,
     m.steps = step_marks(*lesson, truth, nullptr, scheme);
     m.total = m.out_of = 0;
     for (const StepMark& s : m.steps) m.out_of += s.out_of;
-    m.feedback = fmt::format("# Feedback: {}\n\nNot marked: {}\n", m.name, m.problem);
+    m.feedback = not_marked_feedback(m);
   }
   m.point_keys_used = keys_used(scheme, truth, m.steps);
   return m;
@@ -413,9 +429,7 @@ std::vector<StudentMark> mark_class(const fs::path& class_dir, const MarkScheme&
   parallel_for(folders.size(),
                [&](std::size_t i) { marks[i] = mark_student(class_dir, folders[i], scheme); });
   std::vector<std::string> asked;
-  for (const StudentMark& m : marks)
-    for (const StepMark& s : m.steps)
-      if (std::find(asked.begin(), asked.end(), s.step) == asked.end()) asked.push_back(s.step);
+  for (const auto& [step, out_of] : class_steps(marks)) asked.push_back(step);
   for (const auto& [name, value] : scheme.points)
     if (std::none_of(marks.begin(), marks.end(),
                      [&](const StudentMark& m) { return m.point_keys_used.contains(name); }))
@@ -427,13 +441,7 @@ std::vector<StudentMark> mark_class(const fs::path& class_dir, const MarkScheme&
 }
 
 std::string marks_csv(const std::vector<StudentMark>& marks) {
-  // The columns of the steps: every asked step, in order of first appearance.
-  std::vector<std::pair<std::string, double>> steps;
-  for (const StudentMark& m : marks)
-    for (const StepMark& s : m.steps)
-      if (std::none_of(steps.begin(), steps.end(),
-                       [&](const auto& x) { return x.first == s.step; }))
-        steps.emplace_back(s.step, s.out_of);
+  const std::vector<std::pair<std::string, double>> steps = class_steps(marks);
   std::vector<std::string> header = {"name", "folder", "variant"};
   for (const auto& [step, out_of] : steps)
     header.push_back(fmt::format("{} ({})", step, points_text(out_of)));
@@ -526,14 +534,10 @@ std::string class_summary(const std::vector<StudentMark>& marks) {
   }
 
   // Each step across the class.
-  std::vector<std::string> steps;
-  for (const StudentMark& m : marks)
-    for (const StepMark& s : m.steps)
-      if (std::find(steps.begin(), steps.end(), s.step) == steps.end()) steps.push_back(s.step);
   out +=
       "\n## Steps\n\n| Step | Mean points | Full marks | Some wrong | Some blank |\n"
       "|---|---:|---:|---:|---:|\n";
-  for (const std::string& step : steps) {
+  for (const auto& [step, points] : class_steps(marks)) {
     double sum = 0, of = 0;
     std::size_t n = 0, full = 0, wrong = 0, blank = 0;
     for (const StudentMark& m : marks) {
