@@ -84,7 +84,7 @@ std::string rounding_sentence(const VerifyReport& report, const Trace& truth) {
     for (const AnswerCell& c : a.cells)
       if (c.verdict == Verdict::rounded && !c.diagnoses.empty())
         return fmt::format(
-            "- **Rounded too early:** {}: you wrote {}; the value is {}. {}. Keep at least "
+            "- **Rounded too early:** {}: you wrote {}; the value is {} — {}. Keep at least "
             "5 decimals while you work and round only what you write.\n",
             cell_text(truth, a.answer.step, c.row, c.col),
             format_fixed(c.given.value, c.given.decimals),
