@@ -1,27 +1,22 @@
-// CPU backend: the three matrix operations of attention with Armadillo.
+// CPU backend: the trace's attention composed of the step functions, in double.
 #include "backend/cpu_backend.hpp"
 
-#include <cmath>
+#include "core/error.hpp"
 
 namespace attn {
 
 // A:(n,k) B:(k,p) -> (n,p)
 arma::mat CpuBackend::matmul(const arma::mat& A, const arma::mat& B) {
-  return A * B;
+  return f64_arithmetic().matmul(A, B);
 }
 
-// A:(n,k) B:(m,k) -> (n,m)
-arma::mat CpuBackend::matmul_transposed(const arma::mat& A, const arma::mat& B) {
-  return A * B.t();
+std::vector<HeadAttention> CpuBackend::attend(const AttentionInput& in) {
+  return attend_steps(in, f64_arithmetic());
 }
 
-// S:(n,m) -> (n,m), each row summing to 1 (NaN where the row is all -inf)
-arma::mat CpuBackend::row_softmax(const arma::mat& S) {
-  arma::mat E = S;
-  E.each_col() -= arma::max(S, 1);
-  E.transform([](double x) { return std::exp(x); });
-  E.each_col() /= arma::sum(E, 1);
-  return E;
+std::unique_ptr<ForwardPlan> CpuBackend::plan_forward(const ForwardShape&, const arma::mat&,
+                                                      const arma::mat&) {
+  throw BackendUnavailable("the CPU forward plan is not built yet");  // TODO(bench): cpu_forward
 }
 
 }  // namespace attn

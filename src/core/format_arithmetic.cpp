@@ -39,19 +39,19 @@ arma::mat store_in(Dtype dtype, const arma::mat& M) {
 }
 
 // A:(n,k) B:(k,p) -> (n,p)
-arma::mat FormatArithmetic::matmul(const arma::mat& A, const arma::mat& B) {
+arma::mat FormatArithmetic::matmul(const arma::mat& A, const arma::mat& B) const {
   return sum_of_products(dtype_, A, B.n_cols,
                          [&B](std::size_t t, std::size_t j) { return B(t, j); });
 }
 
 // A:(n,k) B:(m,k) -> (n,m)
-arma::mat FormatArithmetic::matmul_transposed(const arma::mat& A, const arma::mat& B) {
+arma::mat FormatArithmetic::matmul_transposed(const arma::mat& A, const arma::mat& B) const {
   return sum_of_products(dtype_, A, B.n_rows,
                          [&B](std::size_t t, std::size_t j) { return B(j, t); });
 }
 
 // S:(n,m) -> (n,m)
-arma::mat FormatArithmetic::row_softmax(const arma::mat& S) {
+arma::mat FormatArithmetic::row_softmax(const arma::mat& S) const {
   arma::mat W(S.n_rows, S.n_cols);
   for (std::size_t i = 0; i < S.n_rows; ++i) {
     double row_max = -HUGE_VAL;  // a running max starts at -inf

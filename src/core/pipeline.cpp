@@ -6,11 +6,11 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/format_arithmetic.hpp"
 #include "core/number_text.hpp"
-#include "core/parallel.hpp"
 
 namespace attn {
 
@@ -18,6 +18,32 @@ namespace {
 
 std::string dims(const arma::mat& M) {
   return shape_str(M.n_rows, M.n_cols);
+}
+
+// The decoding step that records a head step of one query (none for the
+// masked scores, exponentials and row sums: nothing is masked in decoding).
+std::optional<DecodeStep> decode_step_of(HeadStep part) {
+  switch (part) {
+    case HeadStep::Q:
+      return DecodeStep::q;
+    case HeadStep::K:
+      return DecodeStep::K_cache;
+    case HeadStep::V:
+      return DecodeStep::V_cache;
+    case HeadStep::scores:
+      return DecodeStep::scores;
+    case HeadStep::scaled:
+      return DecodeStep::scaled;
+    case HeadStep::weights:
+      return DecodeStep::weights;
+    case HeadStep::context:
+      return DecodeStep::context;
+    case HeadStep::masked:
+    case HeadStep::exp:
+    case HeadStep::row_sum:
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -41,29 +67,6 @@ arma::mat positional_encoding(std::size_t n, std::size_t d) {
   return PE;
 }
 
-// X:(n,d) W:(d,p) b:(p) -> (n,p)
-arma::mat project(Backend& backend, const arma::mat& X, const arma::mat& W,
-                  const std::optional<arma::rowvec>& b) {
-  arma::mat P = backend.matmul(X, W);
-  if (b) P.each_row() += *b;
-  return P;
-}
-
-// M:(n,h·w) -> (n,w)
-arma::mat split_head(const arma::mat& M, std::size_t head, std::size_t width) {
-  return M.cols(head * width, (head + 1) * width - 1);
-}
-
-// Q:(n,d_k) K:(m,d_k) -> (n,m)
-arma::mat attention_scores(Backend& backend, const arma::mat& Q, const arma::mat& K) {
-  return backend.matmul_transposed(Q, K);
-}
-
-// (n,m) -> (n,m)
-arma::mat scale_scores(const arma::mat& scores, double s) {
-  return scores / s;
-}
-
 // -> (n,m)
 arma::umat mask_reasons(const Lesson& lesson) {
   const std::size_t n = lesson.queries(), m = lesson.keys();
@@ -75,51 +78,6 @@ arma::umat mask_reasons(const Lesson& lesson) {
       if (lesson.keep && (*lesson.keep)(i, j) == 0) mask(i, j) |= mask_keep;
     }
   return mask;
-}
-
-// scaled:(n,m) mask:(n,m) -> (n,m)
-arma::mat apply_mask(const arma::mat& scaled, const arma::umat& mask, double fill) {
-  arma::mat masked = scaled;
-  masked.elem(arma::find(mask)).fill(fill);
-  return masked;
-}
-
-// masked:(n,m) -> (n,m)
-arma::mat attention_weights(Backend& backend, const arma::mat& masked, MaskedRowPolicy policy,
-                            const std::vector<std::string>& row_tokens, int head,
-                            std::vector<std::string>& warnings) {
-  arma::mat weights = backend.row_softmax(masked);
-  const arma::vec row_max = arma::max(masked, 1);  // by columns: contiguous in memory
-  for (std::size_t i = 0; i < masked.n_rows; ++i) {
-    if (row_max(i) != -arma::datum::inf) continue;  // at least one key is open
-    const std::string where = fmt::format("head{}.weights row {} ({})", head, i, row_tokens.at(i));
-    switch (policy) {
-      case MaskedRowPolicy::nan:
-        weights.row(i).fill(arma::datum::nan);
-        warnings.push_back(where +
-                           ": every key is masked, softmax is 0/0 = NaN "
-                           "(masked_row = \"nan\", as PyTorch's plain softmax)");
-        break;
-      case MaskedRowPolicy::zero:
-        weights.row(i).zeros();
-        warnings.push_back(where +
-                           ": every key is masked; the row is set to 0 "
-                           "(masked_row = \"zero\")");
-        break;
-      case MaskedRowPolicy::uniform:
-        weights.row(i).fill(1.0 / static_cast<double>(masked.n_cols));
-        warnings.push_back(where +
-                           ": every key is masked; the row is set to 1/m "
-                           "(masked_row = \"uniform\")");
-        break;
-    }
-  }
-  return weights;
-}
-
-// weights:(n,m) V:(m,d_v) -> (n,d_v)
-arma::mat weighted_sum(Backend& backend, const arma::mat& weights, const arma::mat& V) {
-  return backend.matmul(weights, V);
 }
 
 // h × (n,m) -> (n,m)
@@ -197,13 +155,6 @@ namespace {
 // One forward pass being recorded: one member function per step id (or family
 // of ids), each computing its step from the steps it names as inputs and
 // recording how. Values replace computed cells where the caller overrides them.
-// One head's steps and warnings while they are computed.
-struct Head {
-  std::size_t h = 0;
-  std::vector<Step> steps;
-  std::vector<std::string> warnings;
-};
-
 class Forward {
  public:
   Forward(const Lesson& lesson, Backend& backend, const Overrides& overrides)
@@ -266,105 +217,55 @@ class Forward {
     // The product reads the weights as recorded (rounded to the format).
     std::optional<arma::rowvec> bias;
     if (b) bias = arma::rowvec(value(made.inputs.back()));
-    record(id, name, kind, made, project(compute(), value(in), value(w_id), bias), rows);
+    record(id, name, kind, made, project(value(in), value(w_id), bias), rows);
   }
 
-  // head{h}.Q:(n,d_k), .K:(m,d_k), .V:(m,d_v): head h's column block of Q, K, V.
-  void split(Head& head, HeadStep part, const std::string& of, std::size_t width,
-             const std::vector<std::string>& rows) {
-    const std::size_t h = head.h;
-    record_head(head, part, fmt::format("Head {} {}", h, of), StepKind::head_slice,
-                {Op::slice, {of}, h * width}, split_head(value(head, of), h, width), rows);
-  }
-
-  // head{h}.scores:(n,m) = Q_h·K_hᵀ
-  void scores(Head& head) {
-    const std::size_t h = head.h;
-    const std::string Q = head_step_id(h, HeadStep::Q), K = head_step_id(h, HeadStep::K);
-    record_head(head, HeadStep::scores, "Scores", StepKind::scores, {Op::matmul_t, {Q, K}},
-                attention_scores(compute(), value(head, Q), value(head, K)), lesson_.tokens,
-                lesson_.key_tokens());
-  }
-
-  // head{h}.scaled:(n,m) = scores / s
-  void scaled(Head& head) {
-    const std::size_t h = head.h;
-    const std::string scores = head_step_id(h, HeadStep::scores);
-    Operation made{Op::divide, {scores}};
-    made.divisor = trace_.scale;
-    record_head(head, HeadStep::scaled, "Scaled scores", StepKind::scaled, made,
-                scale_scores(value(head, scores), divisor()), lesson_.tokens, lesson_.key_tokens());
-  }
-
-  // head{h}.masked:(n,m) = scaled with the masked cells replaced by the fill
-  void masked(Head& head) {
-    const std::size_t h = head.h;
-    const std::string scaled = head_step_id(h, HeadStep::scaled);
-    Operation made{Op::mask, {scaled}};
-    made.fill = fill();
-    record_head(head, HeadStep::masked, "Masked scores", StepKind::masked, made,
-                apply_mask(value(head, scaled), trace_.mask, fill()), lesson_.tokens,
-                lesson_.key_tokens());
-  }
-
-  // head{h}.exp:(n,m) = exp(masked), as on paper
-  void exp(Head& head) {
-    const std::size_t h = head.h;
-    const std::string masked = head_step_id(h, HeadStep::masked);
-    record_head(head, HeadStep::exp, "Exponentials", StepKind::exp, {Op::exp, {masked}},
-                arma::exp(value(head, masked)), lesson_.tokens, lesson_.key_tokens());
-  }
-
-  // head{h}.row_sum:(n,1) = Σ_j exp[i,j]
-  void row_sum(Head& head) {
-    const std::size_t h = head.h;
-    const std::string exp = head_step_id(h, HeadStep::exp);
-    record_head(head, HeadStep::row_sum, "Row sums", StepKind::row_sum, {Op::row_sum, {exp}},
-                format_ ? format_->row_sum(value(head, exp)) : arma::sum(value(head, exp), 1),
-                lesson_.tokens, {"sum"});
-  }
-
-  // head{h}.weights:(n,m) = softmax(masked) row by row, computed stably; given
-  // exponentials or row sums (a learner's, for carried credit) are divided as
-  // on paper, exp / row_sum.
-  void weights(Head& head) {
-    const std::size_t h = head.h;
-    const std::string masked = head_step_id(h, HeadStep::masked);
-    const std::string exp = head_step_id(h, HeadStep::exp);
-    const std::string row_sum = head_step_id(h, HeadStep::row_sum);
-    arma::mat A = attention_weights(compute(), value(head, masked), lesson_.masked_row,
-                                    lesson_.tokens, static_cast<int>(h), head.warnings);
-    if (overrides_.contains(exp) || overrides_.contains(row_sum)) {
-      A = value(head, exp);
-      A.each_col() /= value(head, row_sum);
-    }
-    const arma::mat& weights = record_head(head, HeadStep::weights, "Attention weights",
-                                           StepKind::weights, {Op::softmax, {masked, exp, row_sum}},
-                                           std::move(A), lesson_.tokens, lesson_.key_tokens());
-    warn_about_rows(head, value(head, masked), weights);
-  }
-
-  // head{h}.context:(n,d_v) = weights·V_h
-  void context(Head& head) {
-    const std::size_t h = head.h;
-    const std::string A = head_step_id(h, HeadStep::weights), V = head_step_id(h, HeadStep::V);
-    record_head(head, HeadStep::context, "Context", StepKind::context, {Op::matmul, {A, V}},
-                weighted_sum(compute(), value(head, A), value(head, V)), lesson_.tokens);
-  }
-
-  // Runs `attend` for every head, side by side on the machine's cores (a head
-  // reads only Q, K and V), then records the heads' steps and warnings in
-  // head order, so the trace is the same however the work was shared.
-  void each_head(const std::function<void(Head&)>& attend) {
-    std::vector<Head> heads(lesson_.heads);
-    parallel_for(heads.size(), [&](std::size_t h) {
-      heads[h].h = h;
-      heads[h].steps.reserve(10);
-      attend(heads[h]);
-    });
-    for (Head& head : heads) {
-      for (Step& step : head.steps) trace_.steps.push_back(std::move(step));
-      trace_.warnings.insert(trace_.warnings.end(), head.warnings.begin(), head.warnings.end());
+  // 3. Attention of every head: head{h}.Q, .K, .V (slices), .scores, .scaled,
+  // .masked, .exp, .row_sum, .weights, .context (core/attention.hpp), by the
+  // backend in one call, or composed here step by step when the caller
+  // replaces cells of a head's step or a narrower format is emulated (each
+  // step then feeds the next as recorded). Recorded in head order.
+  void attention() {
+    const AttentionInput in =
+        attention_input(value("Q"), value("K"), value("V"), trace_.mask, lesson_.heads);
+    std::vector<HeadAttention> heads =
+        attend(in, [](std::size_t h, HeadStep part) { return head_step_id(h, part); });
+    for (std::size_t h = 0; h < heads.size(); ++h) {
+      const auto step = [&](HeadStep part, const char* name, StepKind kind, Operation made,
+                            const std::vector<std::string>& rows,
+                            const std::vector<std::string>& cols = {}) {
+        record(head_step_id(h, part), name, kind, std::move(made), std::move(heads[h][part]), rows,
+               cols);
+        trace_.steps.back().head = static_cast<int>(h);
+      };
+      const auto id = [h](HeadStep part) { return head_step_id(h, part); };
+      const std::vector<std::string>& queries = lesson_.tokens;
+      const std::vector<std::string>& keys = lesson_.key_tokens();
+      const std::string slice_name = fmt::format("Head {} ", h);
+      step(HeadStep::Q, (slice_name + "Q").c_str(), StepKind::head_slice,
+           {Op::slice, {"Q"}, h * lesson_.d_k}, queries);
+      step(HeadStep::K, (slice_name + "K").c_str(), StepKind::head_slice,
+           {Op::slice, {"K"}, h * lesson_.d_k}, keys);
+      step(HeadStep::V, (slice_name + "V").c_str(), StepKind::head_slice,
+           {Op::slice, {"V"}, h * lesson_.d_v}, keys);
+      step(HeadStep::scores, "Scores", StepKind::scores,
+           {Op::matmul_t, {id(HeadStep::Q), id(HeadStep::K)}}, queries, keys);
+      Operation divide{Op::divide, {id(HeadStep::scores)}};
+      divide.divisor = trace_.scale;
+      step(HeadStep::scaled, "Scaled scores", StepKind::scaled, divide, queries, keys);
+      Operation mask{Op::mask, {id(HeadStep::scaled)}};
+      mask.fill = fill();
+      step(HeadStep::masked, "Masked scores", StepKind::masked, mask, queries, keys);
+      step(HeadStep::exp, "Exponentials", StepKind::exp, {Op::exp, {id(HeadStep::masked)}}, queries,
+           keys);
+      step(HeadStep::row_sum, "Row sums", StepKind::row_sum, {Op::row_sum, {id(HeadStep::exp)}},
+           queries, {"sum"});
+      step(HeadStep::weights, "Attention weights", StepKind::weights,
+           {Op::softmax, {id(HeadStep::masked), id(HeadStep::exp), id(HeadStep::row_sum)}}, queries,
+           keys);
+      step(HeadStep::context, "Context", StepKind::context,
+           {Op::matmul, {id(HeadStep::weights), id(HeadStep::V)}}, queries);
+      warn_about_rows(h, value(id(HeadStep::masked)), value(id(HeadStep::weights)));
     }
   }
 
@@ -498,39 +399,45 @@ class Forward {
     const std::vector<std::string> token{lesson_.tokens.at(t)};
     const std::vector<std::string> cached(lesson_.tokens.begin(),
                                           lesson_.tokens.begin() + static_cast<long>(t) + 1);
+    // q:(1,d_k), K_cache:(t+1,d_k), V_cache:(t+1,d_v): one head of one query,
+    // nothing masked; its scores, scaled scores, weights and context.
+    const arma::mat q = value(Q).rows(t, t), K_cache = value(K).rows(0, t),
+                    V_cache = value(V).rows(0, t);
+    const arma::umat open(1, t + 1, arma::fill::zeros);
+    const AttentionInput in = attention_input(q, K_cache, V_cache, open, 1);
+    const HeadAttention a = attend(in, [&](std::size_t, HeadStep part) {
+      const std::optional<DecodeStep> d = decode_step_of(part);
+      return d ? id(*d) : std::string();
+    })[0];
     // Records decoding step `part` of head h, labelled by `cols` (features when empty).
     const auto step = [&](DecodeStep part, std::string name, StepKind kind, Operation made,
-                          arma::mat computed, std::vector<std::string> rows,
+                          HeadStep computed, std::vector<std::string> rows,
                           std::vector<std::string> cols = {}) {
-      record(id(part), fmt::format("Decoding t{}: {}", t, name), kind, std::move(made),
-             std::move(computed), std::move(rows), std::move(cols));
+      record(id(part), fmt::format("Decoding t{}: {}", t, name), kind, std::move(made), a[computed],
+             std::move(rows), std::move(cols));
       trace_.steps.back().head = static_cast<int>(h);
       trace_.steps.back().decoding = static_cast<int>(t);
     };
-    // A step recorded above (looked up, not held: recording may move the steps).
-    const auto at = [&](DecodeStep part) -> const arma::mat& { return value(id(part)); };
-    // q:(1,d_k), K_cache:(t+1,d_k), V_cache:(t+1,d_v)
     step(DecodeStep::q, fmt::format("query of {}", token[0]), StepKind::decode_query,
-         {Op::rows, {Q}, t}, value(Q).rows(t, t), token);
-    step(DecodeStep::K_cache, "key cache", StepKind::decode_cache, {Op::rows, {K}, 0},
-         value(K).rows(0, t), cached);
+         {Op::rows, {Q}, t}, HeadStep::Q, token);
+    step(DecodeStep::K_cache, "key cache", StepKind::decode_cache, {Op::rows, {K}, 0}, HeadStep::K,
+         cached);
     step(DecodeStep::V_cache, "value cache", StepKind::decode_cache, {Op::rows, {V}, 0},
-         value(V).rows(0, t), cached);
+         HeadStep::V, cached);
     // scores:(1,t+1) = q·K_cacheᵀ, scaled:(1,t+1) = scores / s
     step(DecodeStep::scores, "scores", StepKind::decode_scores,
-         {Op::matmul_t, {id(DecodeStep::q), id(DecodeStep::K_cache)}},
-         attention_scores(compute(), at(DecodeStep::q), at(DecodeStep::K_cache)), token, cached);
+         {Op::matmul_t, {id(DecodeStep::q), id(DecodeStep::K_cache)}}, HeadStep::scores, token,
+         cached);
     Operation divide{Op::divide, {id(DecodeStep::scores)}};
     divide.divisor = trace_.scale;
-    step(DecodeStep::scaled, "scaled scores", StepKind::decode_scaled, divide,
-         scale_scores(at(DecodeStep::scores), divisor()), token, cached);
+    step(DecodeStep::scaled, "scaled scores", StepKind::decode_scaled, divide, HeadStep::scaled,
+         token, cached);
     // weights:(1,t+1) = softmax(scaled), context:(1,d_v) = weights·V_cache
     step(DecodeStep::weights, "attention weights", StepKind::decode_weights,
-         {Op::softmax, {id(DecodeStep::scaled)}}, compute().row_softmax(at(DecodeStep::scaled)),
-         token, cached);
+         {Op::softmax, {id(DecodeStep::scaled)}}, HeadStep::weights, token, cached);
     step(DecodeStep::context, "context", StepKind::decode_context,
-         {Op::matmul, {id(DecodeStep::weights), id(DecodeStep::V_cache)}},
-         weighted_sum(compute(), at(DecodeStep::weights), at(DecodeStep::V_cache)), token);
+         {Op::matmul, {id(DecodeStep::weights), id(DecodeStep::V_cache)}}, HeadStep::context,
+         token);
   }
 
   // decode.head{h}.check:(n,1): row t = max_j |decode.t{t}.head{h}.context[j]
@@ -560,9 +467,52 @@ class Forward {
  private:
   bool positions() const { return lesson_.positional_encoding == PositionalEncoding::sinusoidal; }
 
-  // The products and the softmax: the backend's in f64, the emulated
-  // format's otherwise.
-  Backend& compute() { return format_ ? static_cast<Backend&>(*format_) : backend_; }
+  // What attention reads: Q:(n,h·d_k) K:(m,h·d_k) V:(m,h·d_v) mask:(n,m).
+  AttentionInput attention_input(const arma::mat& Q, const arma::mat& K, const arma::mat& V,
+                                 const arma::umat& mask, std::size_t heads) const {
+    AttentionInput in{Q, K, V, mask};
+    in.heads = heads;
+    in.d_k = lesson_.d_k;
+    in.d_v = lesson_.d_v;
+    in.divisor = divisor();
+    in.fill = fill();
+    in.policy = lesson_.masked_row;
+    return in;
+  }
+
+  // Attention of every head of `in`: by the backend, in f64 with nothing
+  // replaced; otherwise composed on the host in the lesson's format, each
+  // step finished as record() finishes it (`id_of` names a head's step; an
+  // empty name is a step that is not recorded) before the next reads it.
+  std::vector<HeadAttention> attend(
+      const AttentionInput& in, const std::function<std::string(std::size_t, HeadStep)>& id_of) {
+    bool replaced = false;
+    for (std::size_t h = 0; h < in.heads && !replaced; ++h)
+      for (std::size_t s = 0; s < kHeadSteps && !replaced; ++s)
+        replaced = overrides_.contains(id_of(h, static_cast<HeadStep>(s)));
+    if (!format_ && !replaced) return backend_.attend(in);
+    StepHook hook;
+    hook.computed = [&](std::size_t h, HeadStep part, arma::mat& v) {
+      const std::string id = id_of(h, part);
+      if (!id.empty()) v = finished(id, Op::slice, std::move(v));
+    };
+    hook.replaced = [&](std::size_t h, HeadStep part) {
+      return overrides_.contains(id_of(h, part));
+    };
+    return attend_steps(in, arithmetic(), &hook);
+  }
+
+  // The host arithmetic of the lesson's format.
+  const Arithmetic& arithmetic() const {
+    return format_ ? static_cast<const Arithmetic&>(*format_) : f64_arithmetic();
+  }
+
+  // X·W (+ b): the backend's in f64, the emulated format's otherwise.
+  arma::mat project(const arma::mat& X, const arma::mat& W, const std::optional<arma::rowvec>& b) {
+    arma::mat P = format_ ? format_->matmul(X, W) : backend_.matmul(X, W);
+    if (b) P.each_row() += *b;
+    return P;
+  }
 
   // The scale as the computation holds it: in a narrower format an f32
   // number, as a kernel holds it.
@@ -573,42 +523,32 @@ class Forward {
 
   const arma::mat& value(const std::string& id) const { return trace_.at(id).value; }
 
-  // A step of head `head` so far, or a step recorded before the heads.
-  const arma::mat& value(const Head& head, const std::string& id) const {
-    for (const Step& step : head.steps)
-      if (step.id == id) return step.value;
-    return value(id);
-  }
-
-  // Records step `id`. A computed step's cells are replaced where the caller
-  // overrides them (a given step is the lesson's, never replaced).
+  // Records step `id`, finished: a computed step's cells replaced where the
+  // caller overrides them, and rounded to the format.
   const arma::mat& record(std::string id, std::string name, StepKind kind, Operation made,
                           arma::mat value, std::vector<std::string> rows,
-                          std::vector<std::string> cols = {}, Head* head = nullptr) {
-    if (made.op != Op::given) value = overridden(id, std::move(value));
-    // In a narrower format the lesson's numbers are rounded to it, and a
-    // computed step is stored in it (computed in f32 first).
-    if (format_)
-      value = made.op == Op::given ? round_to(trace_.dtype, value) : store_in(trace_.dtype, value);
+                          std::vector<std::string> cols = {}) {
+    value = finished(id, made.op, std::move(value));
     Step step;
     step.id = std::move(id);
     step.name = std::move(name);
     step.kind = kind;
-    step.head = head ? static_cast<int>(head->h) : -1;
     step.made = std::move(made);
     step.value = std::move(value);
     step.rows = std::move(rows);
     step.cols = cols.empty() ? feature_labels(step.value.n_cols) : std::move(cols);
-    std::vector<Step>& into = head ? head->steps : trace_.steps;
-    into.push_back(std::move(step));
-    return into.back().value;
+    trace_.steps.push_back(std::move(step));
+    return trace_.steps.back().value;
   }
 
-  const arma::mat& record_head(Head& head, HeadStep part, std::string name, StepKind kind,
-                               Operation made, arma::mat value, std::vector<std::string> rows,
-                               std::vector<std::string> cols = {}) {
-    return record(head_step_id(head.h, part), std::move(name), kind, std::move(made),
-                  std::move(value), std::move(rows), std::move(cols), &head);
+  // Step `id` as the trace holds it: a computed step's cells replaced where
+  // the caller overrides them (a given step is the lesson's, never replaced);
+  // in a narrower format the lesson's numbers rounded to it, and a computed
+  // step stored in it (computed in f32 first). Finishing twice changes nothing.
+  arma::mat finished(const std::string& id, Op op, arma::mat value) const {
+    if (op != Op::given) value = overridden(id, std::move(value));
+    if (!format_) return value;
+    return op == Op::given ? round_to(trace_.dtype, value) : store_in(trace_.dtype, value);
   }
 
   // `computed`, with the cells the caller overrides for step `id` replaced.
@@ -627,10 +567,30 @@ class Forward {
 
   // Rows of head h's weights that are not what they seem: NaN from an
   // overflowing score, or uniform because a finite fill masked every key.
-  void warn_about_rows(Head& head, const arma::mat& masked, const arma::mat& weights) {
-    const std::size_t h = head.h;
-    std::vector<std::string>& warnings = head.warnings;
+  void warn_about_rows(std::size_t h, const arma::mat& masked, const arma::mat& weights) {
+    std::vector<std::string>& warnings = trace_.warnings;
     const std::vector<std::string>& tokens = lesson_.tokens;
+    const arma::vec masked_max = arma::max(masked, 1);  // by columns: contiguous in memory
+    for (std::size_t i = 0; i < masked.n_rows; ++i) {
+      if (masked_max(i) != -arma::datum::inf) continue;  // at least one key is open
+      const std::string where = fmt::format("head{}.weights row {} ({})", h, i, tokens.at(i));
+      switch (lesson_.masked_row) {
+        case MaskedRowPolicy::nan:
+          warnings.push_back(where +
+                             ": every key is masked, softmax is 0/0 = NaN "
+                             "(masked_row = \"nan\", as PyTorch's plain softmax)");
+          break;
+        case MaskedRowPolicy::zero:
+          warnings.push_back(where +
+                             ": every key is masked; the row is set to 0 (masked_row = \"zero\")");
+          break;
+        case MaskedRowPolicy::uniform:
+          warnings.push_back(where +
+                             ": every key is masked; the row is set to 1/m "
+                             "(masked_row = \"uniform\")");
+          break;
+      }
+    }
     if (!weights.is_finite()) {
       const arma::vec row_max = arma::max(masked, 1);
       const arma::uvec bad = arma::find_nonfinite(weights);
@@ -707,18 +667,10 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   pass.projection("V", "Values", StepKind::projection, source, "W_V", lesson.W_V, lesson.b_V, keys);
 
   // 3. Attention, head by head (the heads are independent: computed side by side).
-  pass.each_head([&](Head& head) {
-    pass.split(head, HeadStep::Q, "Q", lesson.d_k, queries);  // head{h}.Q:(n,d_k)
-    pass.split(head, HeadStep::K, "K", lesson.d_k, keys);     // head{h}.K:(m,d_k)
-    pass.split(head, HeadStep::V, "V", lesson.d_v, keys);     // head{h}.V:(m,d_v)
-    pass.scores(head);                                        // (n,m) = Q_h·K_hᵀ
-    pass.scaled(head);                                        // (n,m) = scores / s
-    pass.masked(head);                                        // (n,m): masked cells := fill
-    pass.exp(head);                                           // (n,m) = exp(masked)
-    pass.row_sum(head);                                       // (n,1) = Σ_j exp
-    pass.weights(head);                                       // (n,m) = softmax(masked)
-    pass.context(head);                                       // (n,d_v) = weights·V_h
-  });
+  //    head{h}.Q:(n,d_k) K:(m,d_k) V:(m,d_v) sliced; scores:(n,m) = Q_h·K_hᵀ;
+  //    scaled = scores / s; masked: masked cells := fill; exp = exp(masked);
+  //    row_sum:(n,1) = Σ_j exp; weights = softmax(masked); context:(n,d_v) = weights·V_h.
+  pass.attention();
 
   // 4. How the heads compare (004 section 5.3): heads.mean, heads.max:(n,m).
   if (lesson.heads > 1) pass.head_summaries();

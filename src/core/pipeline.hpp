@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/attention.hpp"
 #include "core/backend.hpp"
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
@@ -34,33 +35,8 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
 // -> PE:(n,d); PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(same)
 arma::mat positional_encoding(std::size_t n, std::size_t d);
 
-// X:(n,d) W:(d,p) b:(p) -> X·W + b:(n,p)
-arma::mat project(Backend& backend, const arma::mat& X, const arma::mat& W,
-                  const std::optional<arma::rowvec>& b);
-
-// M:(n,h·w) -> head `head`'s columns [head·w, (head+1)·w):(n,w)
-arma::mat split_head(const arma::mat& M, std::size_t head, std::size_t width);
-
-// Q:(n,d_k) K:(m,d_k) -> scores:(n,m)
-arma::mat attention_scores(Backend& backend, const arma::mat& Q, const arma::mat& K);
-
-// scores:(n,m) -> scores / s:(n,m)
-arma::mat scale_scores(const arma::mat& scores, double s);
-
 // The MaskReason bits of every (query, key) cell: (n,m).
 arma::umat mask_reasons(const Lesson& lesson);
-
-// scaled:(n,m) mask:(n,m) -> masked:(n,m); masked cells replaced by `fill`.
-arma::mat apply_mask(const arma::mat& scaled, const arma::umat& mask, double fill);
-
-// masked:(n,m) -> weights:(n,m). Rows that are entirely -inf follow `policy`;
-// each such row is reported in `warnings`.
-arma::mat attention_weights(Backend& backend, const arma::mat& masked, MaskedRowPolicy policy,
-                            const std::vector<std::string>& row_tokens, int head,
-                            std::vector<std::string>& warnings);
-
-// weights:(n,m) V:(m,d_v) -> context:(n,d_v)
-arma::mat weighted_sum(Backend& backend, const arma::mat& weights, const arma::mat& V);
 
 // weights: h × (n,m) -> the cell-by-cell mean / max over heads:(n,m)
 using MatrixRefs = std::vector<std::reference_wrapper<const arma::mat>>;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "core/arithmetic.hpp"
 #include "core/bounds.hpp"
 #include "core/error.hpp"
 #include "core/number_text.hpp"
@@ -183,7 +184,7 @@ void Diagnoser::build_method_mistakes() {
         "row was not renormalised, so it no longer sums to 1",
         HeadStep::weights, [&](std::size_t h) {
           Bounds W = softmax_bounds(base(h, HeadStep::scaled),
-                                    backend_.row_softmax(value(h, HeadStep::scaled)));
+                                    f64_arithmetic().row_softmax(value(h, HeadStep::scaled)));
           W.lo.elem(masked).zeros();
           W.hi.elem(masked).zeros();
           return std::optional<Bounds>(std::move(W));

@@ -14,10 +14,21 @@ TEST_CASE("make_backend: cpu by name, and it computes") {
   // By hand: [1 2; 3 4]·[0.5 0; 0 2] = [0.5 4; 1.5 8], and [1 2]·[3 4]ᵀ = 11.
   const arma::mat product = cpu->matmul({{1, 2}, {3, 4}}, {{0.5, 0}, {0, 2}});
   CHECK(arma::approx_equal(product, arma::mat{{0.5, 4}, {1.5, 8}}, "absdiff", 0.0));
-  CHECK(cpu->matmul_transposed({{1, 2}}, {{3, 4}})(0, 0) == 11.0);
-  const arma::mat weights = cpu->row_softmax({{0.0, std::log(3.0)}});
-  CHECK(weights(0, 0) == doctest::Approx(0.25).epsilon(1e-15));
-  CHECK(weights(0, 1) == doctest::Approx(0.75).epsilon(1e-15));
+  // One head, one query, two keys: q·k = [ln 3, 0], divided by 1, so the
+  // weights are [3/4, 1/4] and the context 3/4·1 + 1/4·5 = 2.
+  const arma::mat Q = {{std::log(3.0), 0.0}}, K = {{1.0, 0.0}, {0.0, 1.0}};
+  const arma::mat V = arma::colvec{1.0, 5.0};
+  const arma::umat open(1, 2, arma::fill::zeros);
+  attn::AttentionInput in{Q, K, V, open};
+  in.d_k = 2;
+  in.d_v = 1;
+  const std::vector<attn::HeadAttention> heads = cpu->attend(in);
+  REQUIRE(heads.size() == 1);
+  CHECK(heads[0][attn::HeadStep::scores](0, 0) == std::log(3.0));
+  CHECK(heads[0][attn::HeadStep::weights](0, 0) == doctest::Approx(0.75).epsilon(1e-15));
+  CHECK(heads[0][attn::HeadStep::weights](0, 1) == doctest::Approx(0.25).epsilon(1e-15));
+  CHECK(heads[0][attn::HeadStep::row_sum](0, 0) == doctest::Approx(4.0).epsilon(1e-15));
+  CHECK(heads[0][attn::HeadStep::context](0, 0) == doctest::Approx(2.0).epsilon(1e-15));
 }
 
 TEST_CASE("make_backend: cuda unavailable in this build, an unknown name refused") {

@@ -1,9 +1,9 @@
-// The CPU backend against plain loops.
+// The CPU backend's arithmetic (IEEE double, Armadillo) against plain loops.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "backend/cpu_backend.hpp"
+#include "core/arithmetic.hpp"
 
 namespace {
 
@@ -18,8 +18,8 @@ arma::mat counting(std::size_t rows, std::size_t cols, double start) {
 
 }  // namespace
 
-TEST_CASE("cpu backend: A·B and A·Bᵀ equal the sums of products done by loops") {
-  attn::CpuBackend cpu;
+TEST_CASE("f64 arithmetic: A·B and A·Bᵀ equal the sums of products done by loops") {
+  const attn::Arithmetic& cpu = attn::f64_arithmetic();
   const arma::mat A = counting(3, 4, 0.2);
   const arma::mat B = counting(4, 2, -0.5);
   const arma::mat K = counting(5, 4, 0.3);
@@ -42,8 +42,8 @@ TEST_CASE("cpu backend: A·B and A·Bᵀ equal the sums of products done by loop
   }
 }
 
-TEST_CASE("cpu backend: row softmax is exp over the row sum — huge scores do not overflow") {
-  attn::CpuBackend cpu;
+TEST_CASE("f64 arithmetic: row softmax is exp over the row sum — huge scores do not overflow") {
+  const attn::Arithmetic& cpu = attn::f64_arithmetic();
   const double inf = arma::datum::inf;
   const arma::mat S = {{1.0, 2.0, 3.0}, {800.0, 801.0, -inf}, {-inf, -inf, -inf}};
   const arma::mat A = cpu.row_softmax(S);
