@@ -88,10 +88,17 @@ std::string mask_decision(const CellExpansion& e, int precision) {
                      fmt::join(why, "; "), hand_number(e.source_values.at(0), precision, kText));
 }
 
+// A number after an operator, in parentheses when it is negative:
+// "-0.60 + (-0.0048)", never "-0.60 + -0.0048".
+std::string operand(std::string shown) {
+  return shown.starts_with('-') ? "(" + shown + ")" : shown;
+}
+
 std::string joined(const std::vector<double>& values,
                    const std::function<std::string(double)>& show) {
   std::string out;
-  for (std::size_t k = 0; k < values.size(); ++k) out += (k ? " + " : "") + show(values[k]);
+  for (std::size_t k = 0; k < values.size(); ++k)
+    out += k ? " + " + operand(show(values[k])) : show(values[k]);
   return out;
 }
 
@@ -144,14 +151,12 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
     case ExpansionKind::add:
       return fmt::format("{} + {} = {} + {}", ref_label(e.sources[0], n),
                          ref_label(e.sources[1], n), num(e.source_values[0]),
-                         num(e.source_values[1]));
+                         operand(num(e.source_values[1])));
     case ExpansionKind::product: {
       const CellSum& s = *e.sum;
       std::string out;
       // A negative factor in parentheses, unless it opens the sum: -0.34×0.21 + (-0.49)×(-0.4)
-      auto factor = [&](double v, bool opens) {
-        return v < 0 && !opens ? "(" + num(v) + ")" : num(v);
-      };
+      auto factor = [&](double v, bool opens) { return opens ? num(v) : operand(num(v)); };
       for (std::size_t k = 0; k < s.terms.size(); ++k)
         out += (k ? " + " : "") + factor(s.terms[k].left, k == 0) + n.times +
                factor(s.terms[k].right, false);
@@ -189,14 +194,14 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
     case ExpansionKind::row_var: {
       const std::string mean = num(e.mean);
       auto square = [&](double x) {
-        const std::string d = fmt::format("({}{}{})", num(x), n.minus, mean);
+        const std::string d = fmt::format("({}{}{})", num(x), n.minus, operand(mean));
         return n.latex ? d + "^2" : d + "²";
       };
       return fmt::format("({}) / {}", joined(e.row_values, square), e.row_values.size());
     }
     case ExpansionKind::normalise: {
       const std::string top =
-          fmt::format("{}{}{}", num(e.source_values[0]), n.minus, num(e.source_values[1]));
+          fmt::format("{}{}{}", num(e.source_values[0]), n.minus, operand(num(e.source_values[1])));
       const std::string under = fmt::format("{} + {:g}", num(e.source_values[2]), e.eps);
       return n.latex ? fmt::format("\\frac{{{}}}{{\\sqrt{{{}}}}}", top, under)
                      : fmt::format("({}) / √({})", top, under);
@@ -204,8 +209,8 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
     case ExpansionKind::scale_shift:
       return fmt::format("{}{}{} + {} = {}{}{} + {}", ref_label(e.sources[1], n), n.times,
                          ref_label(e.sources[0], n), ref_label(e.sources[2], n),
-                         num(e.source_values[1]), n.times, num(e.source_values[0]),
-                         num(e.source_values[2]));
+                         num(e.source_values[1]), n.times, operand(num(e.source_values[0])),
+                         operand(num(e.source_values[2])));
     case ExpansionKind::activation: {
       const std::string x = num(e.source_values[0]);
       if (!e.gelu) return n.latex ? fmt::format("\\max(0, {})", x) : fmt::format("max(0, {})", x);
@@ -218,7 +223,7 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
       std::string terms;
       for (std::size_t j = 0; j < e.row_values.size(); ++j)
         terms += fmt::format("{}|{}{}{}|", j ? ", " : "", num(e.row_values[j]), n.minus,
-                             num(e.compare_values.at(j)));
+                             operand(num(e.compare_values.at(j))));
       const std::string operands =
           fmt::format("|{}{}{}|", label(e.sources[0].step, e.row_label, ":", n), n.minus,
                       label(e.sources[1].step, e.row_label, ":", n));
@@ -232,7 +237,7 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
                            ref_label(e.sources[1], n), num(e.exps.at(e.col)), num(e.denominator));
       const std::string max = num(e.row_max);
       auto exp_term = [&](double x) {
-        return exp_of(e.shifted ? num(x) + n.minus + max : num(x), n);
+        return exp_of(e.shifted ? num(x) + n.minus + operand(max) : num(x), n);
       };
       const std::string numerator = exp_term(e.row_values.at(e.col));
       const std::string denominator = joined(e.row_values, exp_term);

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "core/error.hpp"
@@ -219,10 +221,11 @@ StepFormula decode_formula(const Lesson& lesson, const Trace& trace, const Step&
       const bool keys = step.made.inputs.at(0) == head_step_id(h, HeadStep::K);
       const char* M = keys ? "K" : "V";
       const std::string grown =
-          t == 0 ? fmt::format("the cache starts with token 0's {}", keys ? "key" : "value")
-                 : fmt::format("{} kept from earlier steps, row {} (x_{}·W_{}{}) added now",
-                               t == 1 ? std::string("row 0") : fmt::format("rows 0..{}", t - 1),
-                               t, t, M, (keys ? lesson.b_K : lesson.b_V) ? fmt::format(" + b_{}", M) : "");
+          t == 0
+              ? fmt::format("the cache starts with token 0's {}", keys ? "key" : "value")
+              : fmt::format("{} kept from earlier steps, row {} (x_{}·W_{}{}) added now",
+                            t == 1 ? std::string("row 0") : fmt::format("rows 0..{}", t - 1), t, t,
+                            M, (keys ? lesson.b_K : lesson.b_V) ? fmt::format(" + b_{}", M) : "");
       return {fmt::format("{}_cache = {}{}[0:{}, :]: {}", M, M, sub, t + 1, grown),
               fmt::format("{0}^{{\\mathrm{{cache}}}}_{{{1}}} = {0}_{{{2}}}[0{{:}}{3},:]", M, t, h,
                           t + 1),
@@ -309,10 +312,16 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
     }
     case StepKind::masked:
       return masked(trace, step);
-    case StepKind::exp:
-      return {fmt::format("E{} = exp(masked), cell by cell (exp(-inf) = 0)", sub),
+    case StepKind::exp: {
+      // The note on -inf only where a masked score is -inf.
+      const arma::mat& masked = trace.at(step.made.inputs.at(0)).value;
+      const bool minus_inf = std::any_of(masked.begin(), masked.end(),
+                                         [](double x) { return x == -arma::datum::inf; });
+      return {fmt::format("E{} = exp(masked), cell by cell{}", sub,
+                          minus_inf ? " (exp(-inf) = 0)" : ""),
               fmt::format("E_{{{}}} = \\exp(\\text{{masked}})", h),
               fmt::format("{} → {}", in(0), dims(step.value))};
+    }
     case StepKind::row_sum:
       return {fmt::format("Σ{0} = Σ_j E{0}[i, j]", sub),
               fmt::format("\\Sigma_{{{0}}} = \\textstyle\\sum_j E_{{{0}}}[i,j]", h),
