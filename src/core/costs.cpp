@@ -93,7 +93,7 @@ std::string flops_formula(const Trace& trace, const Step& step, const CostSizes&
         return fmt::format("2·n·k·m + n·m = 2·{}·{}·{} + {}·{}", t.n, t.k, t.m, t.n, t.m);
       return fmt::format("2·n·k·m = 2·{}·{}·{}", t.n, t.k, t.m);
     case Op::matmul_t:
-      return fmt::format("2·n·d·m = 2·{}·{}·{}", t.n, t.k, t.m);
+      return fmt::format("2·n·d_k·m = 2·{}·{}·{}", t.n, t.k, t.m);
     case Op::add_positions:
     case Op::divide:
     case Op::exp:
@@ -111,7 +111,7 @@ std::string flops_formula(const Trace& trace, const Step& step, const CostSizes&
     case Op::row_var:
       return fmt::format("3·n·d = 3·{}·{}", t.n, t.k);
     case Op::max_abs_diff:
-      return fmt::format("2·n·d = 2·{}·{}", t.n, t.k);
+      return fmt::format("2·n·d_v = 2·{}·{}", t.n, t.k);
     case Op::normalise:
     case Op::scale_shift:
       return fmt::format("two per cell: 2·{}·{}", t.n, t.m);

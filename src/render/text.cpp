@@ -153,8 +153,9 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
   for (const std::string& block : blocks) out += block;
   if (options.summary)
     out += fmt::format(
-        "\nFLOPs of the whole pass: {} (every step but the weights and heads.mean/max; a "
-        "matmul (n×k)·(k×m) counts 2·n·k·m)\n",
+        "\nFLOPs of the whole pass: {} (the steps above added up, but for heads.mean/max, which "
+        "only compare the heads; a product (n×k)·(k×m), k the shared inner width, counts "
+        "2·n·k·m: a multiply and an add per term)\n",
         pass_flops(trace));
   if (const std::vector<std::uint64_t> decoding = decoding_flops(trace);
       options.summary && !decoding.empty()) {

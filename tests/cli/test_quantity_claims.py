@@ -157,7 +157,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # run --summary: FLOPs per step and the whole pass.
     r = run("run", str(path), "--summary")
-    check("FLOPs: 36 (2·n·d·m = 2·3·2·3)" in r.stdout, "run --summary: the scores' FLOPs")
+    check("FLOPs: 36 (2·n·d_k·m = 2·3·2·3)" in r.stdout, "run --summary: the scores' FLOPs")
     check(f"FLOPs of the whole pass: {PASS} " in r.stdout, "run --summary: the total")
     check("FLOPs" not in run("run", str(path)).stdout, "without --summary: no FLOPs lines")
 

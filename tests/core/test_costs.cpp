@@ -43,7 +43,7 @@ TEST_CASE("step FLOPs: 2·n·k·m per matmul, one per cell for divide, exp and s
   CHECK(flops("head0.context") == 2 * 2 * 5 * 3);
   CHECK(flops("head0.Q") == 0);
   CHECK(flops("W_Q") == 0);
-  CHECK(attn::flops_formula(t, t.at("head0.scores")) == "2·n·d·m = 2·2·2·5");
+  CHECK(attn::flops_formula(t, t.at("head0.scores")) == "2·n·d_k·m = 2·2·2·5");
 }
 
 TEST_CASE("shapes at another sequence length: queries and keys change, widths stay") {
