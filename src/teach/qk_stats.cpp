@@ -98,9 +98,9 @@ std::string section_text(const QkStats& s) {
                          : "q, k unit-length (uniform on the sphere; components of variance "
                            "1/d_k):\n";
   out += fmt::format("  {:<13}{:<10}{:>12}{:>12}   {}\n", "", "", "sampled", "± s.e.", "theory");
-  const auto block = [&](const char* label, const QkMoments& m, double divisor) {
+  const auto block = [&](const char* label, const QkMoments& m, bool scaled) {
     const std::string why_var =
-        unit ? (divisor == 1.0 ? " (= d_k)" : "") : (divisor == 1.0 ? " (= 1/d_k)" : " (= 1/d_k²)");
+        unit ? (scaled ? " (= d_k / d_k)" : " (= d_k)") : (scaled ? " (= 1/d_k²)" : " (= 1/d_k)");
     const std::pair<const char*, const Estimate*> rows[] = {
         {"mean", &m.mean}, {"variance", &m.variance}, {"std", &m.std}, {"|x| > 3", &m.beyond_3}};
     bool first = true;
@@ -113,8 +113,8 @@ std::string section_text(const QkStats& s) {
       first = false;
     }
   };
-  block("q·k", s.raw, 1.0);
-  block("q·k / √d_k", s.scaled, std::sqrt(static_cast<double>(s.spec.d_k)));
+  block("q·k", s.raw, false);
+  block("q·k / √d_k", s.scaled, true);
   return out;
 }
 
@@ -141,16 +141,17 @@ void validate(const QkSampleSpec& spec) {
   if (spec.d_k < 1 || spec.d_k > kMaxQkDk)
     throw InputError(
         fmt::format("--d-k {} is out of range; give d_k from 1 to {}", spec.d_k, kMaxQkDk));
-  if (spec.samples < 2 || spec.samples > kMaxQkSamples)
+  if (spec.samples < kMinQkSamples || spec.samples > kMaxQkSamples)
     throw InputError(
-        fmt::format("--samples {} is out of range; give 2 to {} samples (a variance needs two)",
-                    spec.samples, kMaxQkSamples));
+        fmt::format("--samples {} is out of range; give {} to {} samples (with fewer, the "
+                    "standard errors mean nothing)",
+                    spec.samples, kMinQkSamples, kMaxQkSamples));
   if (spec.samples * spec.d_k > kMaxQkNumbers)
-    throw InputError(fmt::format(
-        "--samples {} × --d-k {} = {} components in all is more than {} (kept under a "
-        "second); give at most {} samples for d_k {}",
-        spec.samples, spec.d_k, spec.samples * spec.d_k, kMaxQkNumbers, kMaxQkNumbers / spec.d_k,
-        spec.d_k));
+    throw InputError(
+        fmt::format("--samples {} × --d-k {} = {} components in all is more than {} (kept under a "
+                    "second); give at most {} samples for d_k {}",
+                    spec.samples, spec.d_k, spec.samples * spec.d_k, kMaxQkNumbers,
+                    kMaxQkNumbers / spec.d_k, spec.d_k));
 }
 
 double NormalStream::next() {
@@ -204,11 +205,13 @@ std::string qk_stats_text(const QkStats& unit_variance, const QkStats& unit_leng
   const double d_k = static_cast<double>(spec.d_k);
   out += fmt::format(
       "\nWhy scale: with unit-variance components q·k has variance d_k = {:g} (std {:.4g}), so\n"
-      "values beyond ±3 are common ({:.1f}% sampled); dividing by √d_k = {:.4g} brings the\n"
-      "variance back to 1. Unit-length vectors give std 1/√d_k = {:.4g} but never pass ±1:\n"
-      "a std of {:.4g} and \"beyond ±3 easily\" describe two different kinds of vectors.\n",
-      d_k, std::sqrt(d_k), 100.0 * unit_variance.raw.beyond_3.value, std::sqrt(d_k),
-      1.0 / std::sqrt(d_k), 1.0 / std::sqrt(d_k));
+      "values beyond ±3 come up in {:.2g}% of pairs ({:.1f}% sampled), more as d_k grows;\n"
+      "dividing by √d_k = {:.4g} brings the variance back to 1. Unit-length vectors give\n"
+      "std 1/√d_k = {:.4g} but never pass ±1: a std of {:.4g} and \"beyond ±3 easily\"\n"
+      "describe two different kinds of vectors.\n",
+      d_k, std::sqrt(d_k), 100.0 * unit_variance.raw.beyond_3.theory,
+      100.0 * unit_variance.raw.beyond_3.value, std::sqrt(d_k), 1.0 / std::sqrt(d_k),
+      1.0 / std::sqrt(d_k));
   return out;
 }
 

@@ -21,6 +21,8 @@ std::string_view vectors_name(QkVectors vectors);
 
 // Limits that keep one run under a second.
 inline constexpr std::uint64_t kMaxQkDk = 100000;
+// Fewer samples than this leave the standard errors meaningless.
+inline constexpr std::uint64_t kMinQkSamples = 30;
 inline constexpr std::uint64_t kMaxQkSamples = 1000000;
 inline constexpr std::uint64_t kMaxQkNumbers = 5000000;  // samples × d_k
 

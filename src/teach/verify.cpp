@@ -249,18 +249,19 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
         const bool row_open = arma::any(truth.mask.row(cell.row) == 0u);
         if (masked_cell && row_open && mask_like_fill && g <= kMaskLike && g != cell.expected) {
           cell.verdict = Verdict::ok;
-          cell.note =
-              round_to(truth.dtype, g) == -arma::datum::inf
-                  ? fmt::format("{} is accepted as the mask: in {} it is -inf (beyond the largest "
+          cell.note = round_to(truth.dtype, g) == -arma::datum::inf
+                          ? fmt::format(
+                                "{} is accepted as the mask: in {} it is -inf (beyond the largest "
                                 "{} number, {:g}), the mask itself",
-                                short_number(g), dtype_name(truth.dtype),
-                                dtype_name(truth.dtype), dtype_max(truth.dtype))
-                  : fmt::format("{} is accepted as the mask: with a key of the row left open, "
+                                short_number(g), dtype_name(truth.dtype), dtype_name(truth.dtype),
+                                dtype_max(truth.dtype))
+                          : fmt::format(
+                                "{} is accepted as the mask: with a key of the row left open, "
                                 "exp() of any fill at or below -10000 underflows to 0 in {}, so "
                                 "the masked key gets weight 0, as with -inf",
-                                short_number(g), truth.dtype == Dtype::f64
-                                                     ? std::string("double precision")
-                                                     : std::string(dtype_name(truth.dtype)));
+                                short_number(g),
+                                truth.dtype == Dtype::f64 ? std::string("double precision")
+                                                          : std::string(dtype_name(truth.dtype)));
         } else if (matches_written(cell.expected, g, cell.tolerance)) {
           cell.verdict = Verdict::ok;
         } else if (meets(cell.carried_low, cell.carried_high, g, cell.tolerance)) {

@@ -126,7 +126,7 @@ check("(= d_k)" in a.stdout and "unit-length" in a.stdout and "0.25" in a.stdout
 for args, words in ((["--d-k", "0"], "--d-k 0 is out of range"),
                     (["--d-k", "-3"], "--d-k must be a whole number"),
                     (["--d-k", "abc"], "--d-k must be a whole number"),
-                    (["--d-k", "8", "--samples", "1"], "a variance needs two"),
+                    (["--d-k", "8", "--samples", "29"], "give 30 to 1000000 samples"),
                     (["--d-k", "8", "--samples", "2000000"], "--samples 2000000 is out of range"),
                     (["--d-k", "1000", "--samples", "10000"], "give at most 5000 samples"),
                     (["--d-k", "8", "--seed", "18446744073709551616"], "--seed must be"),

@@ -31,10 +31,11 @@ TEST_CASE("sample_qk: Var(q·k) = d_k, then 1 after √d_k — unit vectors: 1/d
   CHECK(attn::sample_qk(spec).raw.variance.value == b.raw.variance.value);  // same seed
 }
 
-TEST_CASE("validate: d_k from 1, at least two samples, samples × d_k capped") {
+TEST_CASE("validate: d_k from 1, at least 30 samples, samples × d_k capped") {
   CHECK_THROWS_AS(attn::validate({0, 100, 1, attn::QkVectors::unit_variance}), attn::InputError);
   CHECK_THROWS_AS(attn::validate({4, 1, 1, attn::QkVectors::unit_variance}), attn::InputError);
   CHECK_THROWS_AS(attn::validate({1000, 10000, 1, attn::QkVectors::unit_variance}),
                   attn::InputError);
-  CHECK_NOTHROW(attn::validate({1, 2, 0, attn::QkVectors::unit_length}));
+  CHECK_THROWS_AS(attn::validate({4, 29, 1, attn::QkVectors::unit_variance}), attn::InputError);
+  CHECK_NOTHROW(attn::validate({1, 30, 0, attn::QkVectors::unit_length}));
 }
