@@ -9,10 +9,19 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/toml_read.hpp"
 
 namespace attn {
 
 namespace {
+
+// " (did you mean 'river-bank'?)" for a near miss, else empty.
+std::string did_you_mean(const std::string& id) {
+  std::vector<std::string_view> ids;
+  for (const EmbeddedLesson& e : embedded_lessons()) ids.push_back(e.id);
+  const std::string_view best = nearest_name(id, ids);
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
 
 std::string embedded_ids() {
   std::string known;
@@ -26,7 +35,8 @@ std::string embedded_ids() {
 const EmbeddedLesson& embedded_lesson(const std::string& id) {
   for (const EmbeddedLesson& e : embedded_lessons())
     if (id == e.id) return e;
-  throw InputError(fmt::format("unknown lesson '{}'. Embedded lessons: {}", id, embedded_ids()));
+  throw InputError(fmt::format("unknown lesson '{}'{}. Embedded lessons: {}", id, did_you_mean(id),
+                               embedded_ids()));
 }
 
 Lesson find_lesson(const std::string& name_or_path) {
@@ -38,9 +48,9 @@ Lesson find_lesson(const std::string& name_or_path) {
                                std::filesystem::exists(name_or_path, error);
   if (looks_like_path) return load_lesson_file(name_or_path);
   throw InputError(
-      fmt::format("unknown lesson '{}': not an embedded lesson and no such file. "
+      fmt::format("unknown lesson '{}': not an embedded lesson and no such file{}. "
                   "Embedded lessons: {}. Give one of these or a path to a .toml file",
-                  name_or_path, embedded_ids()));
+                  name_or_path, did_you_mean(name_or_path), embedded_ids()));
 }
 
 std::vector<Lesson> all_embedded_lessons() {
@@ -111,8 +121,7 @@ std::vector<CourseEntry> teaching_order(std::vector<Lesson> lessons) {
 
 const std::vector<SourceDocument>& source_documents() {
   static const std::vector<SourceDocument> documents = {
-      {"000_0ccc5db2bedb29fc.txt",
-       "Self-attention from QKV to contextual vectors (\"river bank\")",
+      {"000_0ccc5db2bedb29fc.txt", "Self-attention from QKV to contextual vectors (\"river bank\")",
        "从“bank”这个词开始，真正看懂自注意力怎么工作"},
       {"001_ac27b42bbe3ea7c7.txt", "Attention principles and Transformer practice",
        "注意力机制原理与Transformer实战解析"},

@@ -36,6 +36,20 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+}  // namespace
+
+std::string_view nearest_name(std::string_view name, const std::vector<std::string_view>& names) {
+  std::string_view best;
+  std::size_t best_distance = 3;  // at most two edits
+  for (std::string_view candidate : names) {
+    const std::size_t d = edit_distance(lower(name), lower(candidate));
+    if (d < best_distance) best = candidate, best_distance = d;
+  }
+  return best;
+}
+
+namespace {
+
 const char* type_name(const toml::node& node) {
   switch (node.type()) {
     case toml::node_type::table:
@@ -143,12 +157,7 @@ void TomlReader::require_known_keys(const toml::table& table, std::string_view w
   for (auto&& [key, node] : table) {
     const std::string_view name = key.str();
     if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
-    std::string_view best;
-    std::size_t best_distance = 3;
-    for (std::string_view candidate : allowed) {
-      const std::size_t d = edit_distance(lower(name), lower(candidate));
-      if (d < best_distance) best = candidate, best_distance = d;
-    }
+    const std::string_view best = nearest_name(name, std::vector<std::string_view>(allowed));
     std::string known;
     for (std::string_view candidate : allowed)
       known += (known.empty() ? "" : ", ") + std::string(candidate);

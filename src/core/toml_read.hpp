@@ -108,6 +108,10 @@ inline constexpr int kMaxWrittenDecimals = 340;
 // at most kMaxWrittenDecimals ("1e-2147483648" -> 340).
 int decimals_written(std::string_view literal);
 
+// The name of `names` at most two edits from `name` (case aside), the
+// nearest; empty when none is that near. For "did you mean ...?".
+std::string_view nearest_name(std::string_view name, const std::vector<std::string_view>& names);
+
 // Converts a matrix of written numbers to values.
 arma::mat to_matrix(const std::vector<std::vector<WrittenNumber>>& numbers);
 

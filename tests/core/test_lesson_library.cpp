@@ -196,3 +196,15 @@ TEST_CASE("embedded_lesson: the text as embedded, an unknown id lists the ids") 
   CHECK_THROWS_WITH_AS(attn::embedded_lesson("nope"), doctest::Contains("river-bank"),
                        attn::InputError);
 }
+
+TEST_CASE("an unknown lesson id near an embedded one is named in the error") {
+  CHECK_THROWS_WITH_AS(attn::find_lesson("river-bnk"),
+                       doctest::Contains("unknown lesson 'river-bnk': not an embedded lesson and "
+                                         "no such file (did you mean 'river-bank'?)"),
+                       attn::InputError);
+  CHECK_THROWS_WITH_AS(attn::embedded_lesson("whyscale"),
+                       doctest::Contains("(did you mean 'why-scale'?)"), attn::InputError);
+  // Nothing within two edits: no guess.
+  CHECK_THROWS_WITH_AS(attn::embedded_lesson("zzzzzzzz"),
+                       doctest::Contains("unknown lesson 'zzzzzzzz'. Embedded"), attn::InputError);
+}
