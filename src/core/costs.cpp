@@ -50,10 +50,15 @@ std::uint64_t step_flops(const Trace& trace, const Step& step, const CostSizes& 
       return 2 * t.n * t.k * t.m + (step.made.inputs.size() > 2 ? t.n * t.m : 0);
     case Op::matmul_t:  // (n×k)·(m×k)ᵀ
       return 2 * t.n * t.k * t.m;
+    case Op::softmax:
+      // exp / row sum: one division per cell, where the exponentials and row
+      // sums are steps of their own; a softmax alone (a decoding step) also
+      // counts its exp per cell and its m−1 additions per row.
+      if (step.made.inputs.size() == 1) return 2 * t.n * t.m + t.n * (t.m - 1);
+      return t.n * t.m;
     case Op::add_positions:
     case Op::divide:
     case Op::exp:
-    case Op::softmax:  // exp / row sum: one division per cell
       return t.n * t.m;
     case Op::row_sum:  // m−1 additions per row, m the columns summed
       return t.k > 0 ? t.n * (t.k - 1) : 0;
@@ -94,10 +99,14 @@ std::string flops_formula(const Trace& trace, const Step& step, const CostSizes&
       return fmt::format("2·n·k·m = 2·{}·{}·{}", t.n, t.k, t.m);
     case Op::matmul_t:
       return fmt::format("2·n·d_k·m = 2·{}·{}·{}", t.n, t.k, t.m);
+    case Op::softmax:
+      if (step.made.inputs.size() == 1)
+        return fmt::format("exp, sum and divide: 2·n·m + n·(m−1) = 2·{}·{} + {}·{}", t.n, t.m, t.n,
+                           t.m - 1);
+      return fmt::format("one per cell: {}·{}", t.n, t.m);
     case Op::add_positions:
     case Op::divide:
     case Op::exp:
-    case Op::softmax:
       return fmt::format("one per cell: {}·{}", t.n, t.m);
     case Op::row_sum:
       return fmt::format("n·(m−1) = {}·{}", t.n, t.k > 0 ? t.k - 1 : 0);

@@ -75,3 +75,30 @@ TEST_CASE("bytes: rows × cols × batch × the dtype's size — the pass leaves 
   CHECK(attn::parse_dtype("bf16") == attn::Dtype::bf16);
   CHECK_FALSE(attn::parse_dtype("f8").has_value());
 }
+
+TEST_CASE("a decoding step's softmax counts its exp, sum and division: the full pass's per row") {
+  const attn::Lesson lesson = attn::parse_lesson(R"(
+[model]
+causal = true
+[input]
+X = [[1, 0], [0, 1], [1, 1]]
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+[decode]
+kv_cache = true
+)",
+                                                 "test.toml");
+  attn::CpuBackend cpu;
+  const attn::Trace t = attn::run_pipeline(lesson, cpu);
+  // Step t = 2 attends over 3 keys: 3 exponentials, 2 additions, 3 divisions.
+  const attn::Step& weights = t.at("decode.t2.head0.weights");
+  CHECK(attn::step_flops(t, weights) == 3 + 2 + 3);
+  CHECK(attn::flops_formula(t, weights) == "exp, sum and divide: 2·n·m + n·(m−1) = 2·1·3 + 1·2");
+  // The full pass counts the same per row (masked cells too): 3 rows of 3 + 2 + 3.
+  const std::uint64_t full = attn::step_flops(t, t.at("head0.exp")) +
+                             attn::step_flops(t, t.at("head0.row_sum")) +
+                             attn::step_flops(t, t.at("head0.weights"));
+  CHECK(full == 3 * (3 + 2 + 3));
+}
