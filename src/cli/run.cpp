@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/expand.hpp"
 #include "core/lesson_library.hpp"
+#include "core/limits.hpp"
 #include "core/pipeline.hpp"
 #include "render/render.hpp"
 
@@ -75,9 +76,13 @@ void run_command(const RunOptions& o) {
 
   if (o.format == "text")
     write_stdout(render_text(lesson, trace, render));
-  else if (o.format == "json")
+  else if (o.format == "json") {
+    // Every cell of every step shown, at 17 digits: about 25 bytes a cell.
+    std::uint64_t cells = 0;
+    for (const Step* step : select_steps(trace, render)) cells += step->value.n_elem;
+    check_output_size("the JSON of this trace", 25 * cells, "pick the steps you need with --step");
     write_stdout(render_json(lesson, trace, render));
-  else if (o.format == "markdown")
+  } else if (o.format == "markdown")
     write_stdout(render_markdown(lesson, trace, render));
   else
     write_stdout(render_latex(lesson, trace, render));

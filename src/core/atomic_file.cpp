@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace attn {
 
@@ -50,6 +51,8 @@ std::string read_file(const std::string& path) {
   std::error_code error;  // the non-throwing overloads: an odd path is an InputError
   if (std::filesystem::is_directory(path, error))
     throw InputError(fmt::format("{}: is a folder, not a file", path));
+  if (const std::uintmax_t bytes = std::filesystem::file_size(path, error); !error)
+    check_file_size(path, bytes);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(

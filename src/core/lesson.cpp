@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/number_text.hpp"
 #include "core/quantity_claim.hpp"
 #include "core/toml_read.hpp"
@@ -68,6 +69,7 @@ class LessonParser {
     read_claims(root);
     check_shapes();
     check_layer_shapes();
+    check_lesson_limits(lesson_);  // before a trace allocates anything
     return std::move(lesson_);
   }
 

@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""Command-line tests of the limits (docs/limits.md): --limit before or after
+the command, each limit refusing with exit 2 and the --limit that raises it,
+the JSON output limit, a file-size limit, and exit 4 with a clear message when
+the machine runs out of memory (under an address-space limit; skipped where
+the binary cannot start under one, as with AddressSanitizer).
+
+Usage: test_limits.py PATH/TO/attn-trace
+"""
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+
+BIN = sys.argv[1]
+failures = []
+
+
+def run(*args, limit_as=None):
+    def preexec():
+        if limit_as:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
+    return subprocess.run([BIN, *args], capture_output=True, text=True, preexec_fn=preexec)
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+# --limit before or after the command, the same effect.
+for args in (["--limit", "tokens=3", "run", "river-bank"],
+             ["run", "river-bank", "--limit", "tokens=3"]):
+    r = run(*args)
+    check(r.returncode == 2 and "the number of tokens is 4, above the limit of 3; "
+          "--limit tokens=4 raises it" in r.stderr and r.stdout == "", f"{args}: {r.stderr}")
+r = run("--limit", "tokens=4", "run", "river-bank", "--format", "json")
+check(r.returncode == 0 and json.loads(r.stdout)["lesson"] == "river-bank", "tokens=4 allows it")
+
+# An unknown limit lists the names and defaults.
+r = run("--limit", "memory=5", "run")
+check(r.returncode == 2 and "file_mb=64, tokens=16384, d_model=16384, heads=1024, "
+      "step_mcells=256, trace_gb=8, output_mb=1024" in r.stderr, f"unknown limit: {r.stderr}")
+
+# The JSON output limit: d512-walkthrough's JSON is about 20 MiB at 25 bytes a cell.
+r = run("--limit", "output_mb=1", "run", "d512-walkthrough", "--format", "json")
+check(r.returncode == 2 and r.stdout == "" and "pick the steps you need with --step" in r.stderr
+      and "--limit output_mb=" in r.stderr, f"output limit: {r.stderr}")
+r = run("--limit", "output_mb=1", "run", "d512-walkthrough", "--format", "json",
+        "--step", "head0.weights")
+check(r.returncode == 0 and json.loads(r.stdout)["steps"][0]["shape"] == [5, 5],
+      "one step fits under 1 MiB")
+
+# A file above file_mb (1 MiB here) is refused before it is read.
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "big.toml")
+    with open(path, "w") as f:
+        f.write("# " + "x" * (1 << 20) + "\n")
+    r = run("--limit", "file_mb=1", "run", path)
+    check(r.returncode == 2 and f"{path}: the file is 2 MiB, above the limit of 1 MiB per file; "
+          "--limit file_mb=2 raises it" in r.stderr, f"file size: {r.stderr}")
+
+# Out of memory: exit 4 and a message that says so (not "please report this").
+# 8000 tokens: the trace's 8000×8000 mask alone is 512 MB, in a 400 MB address
+# space. (Not through the BLAS: OpenBLAS retries a failed allocation forever.)
+if run("--version", limit_as=400 << 20).returncode == 0:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "long.toml")
+        with open(path, "w") as f:
+            f.write("[input]\nX = [" + ", ".join(f"[{i % 7 / 10}]" for i in range(8000)) +
+                    "]\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = \"identity\"\n")
+        r = run("run", path, "--summary", limit_as=400 << 20)
+        check(r.returncode == 4 and "out of memory" in r.stderr and "report" not in r.stderr,
+              f"out of memory: exit {r.returncode}: {r.stderr[-300:]}")
+else:
+    print("skipped: the out-of-memory check (this binary cannot start under an address-space limit)")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("OK")
