@@ -31,9 +31,7 @@ class CudaBackend final : public Backend {
 
   // A:(n,k) B:(k,p) -> (n,p)
   arma::mat matmul(const arma::mat& A, const arma::mat& B) override {
-    if (A.n_cols != B.n_rows)
-      throw InputError(fmt::format("cannot multiply a {}×{} matrix by a {}×{} one", A.n_rows,
-                                   A.n_cols, B.n_rows, B.n_cols));
+    check_product(A, B);
     arma::mat C(A.n_rows, B.n_cols);
     device_.matmul(A.memptr(), B.memptr(), C.memptr(), A.n_rows, A.n_cols, B.n_cols);
     return C;

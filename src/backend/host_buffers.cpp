@@ -84,6 +84,14 @@ std::vector<HeadAttention> StackedAttention::heads() const {
   return out;
 }
 
+void check_product(const arma::mat& A, const arma::mat& B) {
+  if (A.n_cols != B.n_rows)
+    throw InputError(
+        fmt::format("cannot multiply a {}×{} matrix by a {}×{} one: the first's "
+                    "columns must equal the second's rows",
+                    A.n_rows, A.n_cols, B.n_rows, B.n_cols));
+}
+
 void check_forward_inputs(const ForwardShape& shape, const arma::mat& W_QKV, const arma::mat& W_O) {
   const std::size_t d = shape.d_model;
   if (shape.heads == 0 || d == 0 || d % shape.heads != 0)

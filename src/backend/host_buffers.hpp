@@ -39,6 +39,9 @@ class StackedAttention {
   std::vector<double> context_;                                   // (n,h·d_v)
 };
 
+// A:(n,k) B:(k,p); else an InputError naming both shapes.
+void check_product(const arma::mat& A, const arma::mat& B);
+
 // W_QKV:(d,3d) W_O:(d,d), d = shape.d_model a multiple of shape.heads; else an
 // InputError naming the shapes.
 void check_forward_inputs(const ForwardShape& shape, const arma::mat& W_QKV, const arma::mat& W_O);

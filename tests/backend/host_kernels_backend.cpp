@@ -6,7 +6,6 @@
 #include "backend/attention_layout.hpp"
 #include "backend/attention_rows.hpp"
 #include "backend/host_buffers.hpp"
-#include "core/error.hpp"
 
 namespace attn::testing {
 
@@ -72,7 +71,7 @@ class HostKernelsPlan final : public ForwardPlan {
 
 // A:(n,k) B:(k,p) -> (n,p)
 arma::mat HostKernelsBackend::matmul(const arma::mat& A, const arma::mat& B) {
-  if (A.n_cols != B.n_rows) throw InputError("host-kernels: the matrices cannot be multiplied");
+  check_product(A, B);
   arma::mat C(A.n_rows, B.n_cols);
   run_product(plain_product(A.n_rows, A.n_cols, B.n_cols), A.memptr(), B.memptr(), C.memptr());
   return C;
