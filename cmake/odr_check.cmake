@@ -11,7 +11,7 @@ if(ATTN_ODR_CHECK)
     message(FATAL_ERROR "ATTN_ODR_CHECK needs GCC (its -Wodr link-time check)")
   endif()
   set(odr_flags -flto=auto -Wodr -Werror=odr -Werror=lto-type-mismatch)
-  add_compile_options(${odr_flags})
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${odr_flags}>")  # nvcc takes none of them
   add_link_options(${odr_flags})
   # Static libraries of LTO objects need the archiver with GCC's LTO plugin.
   set(CMAKE_AR ${CMAKE_CXX_COMPILER_AR})

@@ -4,8 +4,10 @@
 # every test of the suite fail on any sanitizer report.
 
 if(ATTN_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined
-                      -fno-omit-frame-pointer)
+  # C++ only: nvcc takes none of these (the CUDA backend's host code is its .cpp files).
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined>"
+                      "$<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=undefined>"
+                      "$<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>")
   add_link_options(-fsanitize=address,undefined)
 endif()
 
@@ -28,6 +30,10 @@ function(attn_sanitize_tests)
            :check_initialization_order=1:strict_init_order=1)
   set(ubsan halt_on_error=1:abort_on_error=1:print_stacktrace=1)
   string(REPLACE ";" "" asan "${asan}")
+  # The CUDA driver maps memory where AddressSanitizer's shadow gap would be.
+  if(ATTN_WITH_CUDA)
+    string(APPEND asan :protect_shadow_gap=0)
+  endif()
 
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(test IN LISTS tests)

@@ -9,7 +9,8 @@
 namespace attn {
 
 // "cpu" or "cuda". Throws BackendUnavailable (exit 3) saying why a backend
-// cannot be used, InputError for an unknown name.
+// cannot be used (a build without CUDA; no usable device, in the driver's
+// words), InputError for an unknown name.
 std::unique_ptr<Backend> make_backend(std::string_view name);
 
 }  // namespace attn

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "core/costs.hpp"
+#include "core/masked_row.hpp"
 
 namespace attn {
 
 enum class ScaleKind { sqrt_dk, none, number };
-enum class MaskedRowPolicy { nan, zero, uniform };
 enum class PositionalEncoding { none, sinusoidal };
 enum class NormPlacement {
   post,

@@ -313,8 +313,16 @@ try:
     r = run("run", "--expand", "0,99")
     check(r.returncode == 2 and "no step of lesson river-bank has that cell" in r.stderr,
           "--expand with a column no step has is exit 2")
+    # Without a CUDA build, or without a usable GPU: exit 3 with the reason. With
+    # one, the same trace as the CPU's (the backend harness compares every cell).
     r = run("run", "--backend", "cuda")
-    check(r.returncode == 3 and "this build has no CUDA backend" in r.stderr, "--backend cuda exits 3")
+    if r.returncode == 0:
+        check("· backend cuda" in r.stdout, "--backend cuda runs on a GPU and says so")
+    else:
+        check(r.returncode == 3 and ("this build has no CUDA backend" in r.stderr
+                                     or "no CUDA device: " in r.stderr)
+              and "--backend cpu" in r.stderr and r.stderr.count("\n") == 1,
+              f"--backend cuda exits 3 with the reason: {r.stderr!r}")
     r = run("run", "--format", "yaml")
     check(r.returncode == 2, "unknown format is a usage error (exit 2)")
     r = run("frobnicate")
