@@ -84,6 +84,8 @@ void run_command(const RunOptions& o) {
     write_stdout(render_json(lesson, trace, render));
   } else if (o.format == "markdown")
     write_stdout(render_markdown(lesson, trace, render));
+  else if (o.format == "svg")
+    write_stdout(render_svg(lesson, trace, render));
   else
     write_stdout(render_latex(lesson, trace, render));
   for (const std::string& w : trace.warnings)
@@ -102,8 +104,9 @@ void setup_run(CLI::App& app, CommandContext& /*context*/) {
   CLI::App* run = app.add_subcommand("run", "Trace a lesson: every step of attention, shown");
   run->add_option("lesson", options->lesson,
                   "Embedded lesson id or path to a lesson .toml (default: river-bank)");
-  run->add_option("--format", options->format, "text, json, markdown or latex")
-      ->check(CLI::IsMember({"text", "json", "markdown", "latex"}));
+  run->add_option("--format", options->format,
+                  "text, json, markdown, latex, or svg (the weights as heatmap pictures)")
+      ->check(CLI::IsMember({"text", "json", "markdown", "latex", "svg"}));
   run->add_option("--backend", options->backend, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   run->add_option("--dtype", options->dtype,

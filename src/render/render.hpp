@@ -32,6 +32,9 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
 std::string render_json(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
 std::string render_markdown(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
 std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
+// The weights steps among the chosen ones as SVG heatmaps (InputError when
+// none is a weights step).
+std::string render_svg(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
 
 // One cell's arithmetic (render/expansion.cpp), numbers to `precision` decimals:
 // text "head0.scores[river,bank] = … = 0.69×0.66 + … = 1.6755" (a softmax adds a

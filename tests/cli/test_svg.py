@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""Command-line tests of `run --format svg`: for every embedded lesson the SVG
+parses as XML, has one panel per weights step (every head, and heads.mean and
+heads.max when there are several), one cell per weight whose value equals the
+JSON trace's, masked cells drawn as masked and NaN as NaN, every other cell in
+the viridis colour of its weight (recomputed here from the ramp's stops), and
+a legend; the README's picture is what the tool draws today.
+
+Usage: test_svg.py PATH/TO/attn-trace [--update]
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tomllib
+import xml.etree.ElementTree as ET
+
+BIN = sys.argv[1]
+UPDATE = "--update" in sys.argv
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NS = {"s": "http://www.w3.org/2000/svg"}
+VIRIDIS = [(68, 1, 84), (72, 36, 117), (65, 68, 135), (53, 95, 141), (42, 120, 142),
+           (33, 145, 140), (34, 168, 132), (68, 191, 112), (122, 209, 81), (189, 223, 38),
+           (253, 231, 37)]
+failures = []
+
+
+def run(*args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True)
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def colour(w):
+    x = min(max(w, 0.0), 1.0) * 10
+    i = min(int(x), 9)
+    t = x - i
+    a, b = VIRIDIS[i], VIRIDIS[i + 1]
+    return "#" + "".join(f"{int(math.floor(p + (q - p) * t + 0.5)):02x}" for p, q in zip(a, b))
+
+
+def mask_of(lesson, n, m):
+    """The masked cells as the lesson file states them: causal, key padding, keep."""
+    with open(os.path.join(ROOT, "lessons", lesson + ".toml"), "rb") as f:
+        t = tomllib.load(f)
+    causal = t.get("model", {}).get("causal", False)
+    padding = t.get("input", {}).get("key_padding", [False] * m)
+    keep = t.get("input", {}).get("keep")
+    return [[(causal and j > i) or padding[j] or (keep is not None and keep[i][j] == 0)
+             for j in range(m)] for i in range(n)]
+
+
+def number(v):
+    return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}.get(v, v) if isinstance(v, str) else v
+
+
+lessons = sorted(f[:-5] for f in os.listdir(os.path.join(ROOT, "lessons")) if f.endswith(".toml"))
+check(len(lessons) >= 30, f"lessons listed: {len(lessons)}")
+for lesson in lessons:
+    r = run("run", lesson, "--format", "svg")
+    check(r.returncode == 0, f"{lesson}: exit {r.returncode} {r.stderr[-200:]}")
+    try:
+        root = ET.fromstring(r.stdout)
+    except ET.ParseError as e:
+        check(False, f"{lesson}: not XML: {e}")
+        continue
+    trace = json.loads(run("run", lesson, "--format", "json").stdout)
+    steps = {s["id"]: s for s in trace["steps"]}
+    wanted = [s["id"] for s in trace["steps"]
+              if s["id"].endswith(".weights") and s["id"].startswith("head")
+              or s["id"] in ("heads.mean", "heads.max")]
+    panels = root.findall(".//s:g[@class='panel']", NS)
+    check([p.get("data-step") for p in panels] == wanted, f"{lesson}: panels {len(panels)}")
+    check(root.find(".//s:g[@class='legend']", NS) is not None, f"{lesson}: a legend")
+    for p in panels:
+        step = steps[p.get("data-step")]
+        cells = p.findall("s:rect", NS)
+        n, m = step["shape"]
+        mask = mask_of(lesson, n, m)
+        check(len(cells) == n * m, f"{lesson} {step['id']}: {len(cells)} cells, want {n * m}")
+        for c in cells:
+            i, j = int(c.get("data-row")), int(c.get("data-col"))
+            want = number(step["data"][i][j])
+            got = number(c.get("data-value")) if c.get("data-value") in ("nan", "inf", "-inf") \
+                else float(c.get("data-value"))
+            same = (math.isnan(want) and math.isnan(got)) or got == want
+            check(same, f"{lesson} {step['id']}[{i},{j}]: {got} vs {want}")
+            is_masked = mask[i][j]
+            cls = c.get("class")
+            if isinstance(want, float) and math.isnan(want):
+                check(cls == "cell nan", f"{lesson} {step['id']}[{i},{j}]: NaN drawn as {cls}")
+            elif is_masked and want == 0:
+                check(cls == "cell masked" and c.get("fill") == "url(#masked)",
+                      f"{lesson} {step['id']}[{i},{j}]: masked drawn as {cls}")
+            elif is_masked:  # a fill too small to hide the key: coloured, outlined
+                check(cls == "cell masked leaked" and c.get("fill") == colour(want),
+                      f"{lesson} {step['id']}[{i},{j}]: leaked weight drawn as {cls}")
+            else:
+                check(cls == "cell" and c.get("fill") == colour(want),
+                      f"{lesson} {step['id']}[{i},{j}]: {c.get('fill')} for {want}, "
+                      f"want {colour(want)}")
+
+# Only weights can be drawn: another step is refused with the fix.
+r = run("run", "river-bank", "--format", "svg", "--step", "Q")
+check(r.returncode == 2 and "draws attention weights" in r.stderr, f"svg of Q: {r.stderr}")
+
+# The README's picture.
+picture = os.path.join(ROOT, "docs", "images", "two-heads.svg")
+drawn = run("run", "two-heads", "--format", "svg").stdout
+if UPDATE:
+    with open(picture, "w") as f:
+        f.write(drawn)
+with open(picture) as f:
+    check(f.read() == drawn, "docs/images/two-heads.svg is not what `run two-heads --format svg` "
+          "draws: run tests/cli/test_svg.py build/attn-trace --update")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print(f"OK: {len(lessons)} lessons")
