@@ -68,10 +68,10 @@ std::string link_text(const fs::path& link) {
 
 // One file to write, as the checks found it.
 struct Plan {
-  fs::path target;                // where the content goes (a symbolic link resolved)
-  fs::path folder;                // its folder ("." for a bare name)
-  std::vector<fs::path> missing;  // folders to create, outermost first
-  std::optional<mode_t> mode;     // the mode of the file it replaces
+  fs::path target;                 // where the content goes (a symbolic link resolved)
+  fs::path folder;                 // its folder ("." for a bare name)
+  std::vector<fs::path> missing;   // folders to create, outermost first
+  std::optional<struct stat> old;  // the file it replaces: its mode and owner are kept
   FileChange change = FileChange::created;
 };
 
@@ -162,11 +162,11 @@ Plan plan_file(const std::string& path, const std::string& content,
     }
   }
   plan.change = FileChange::replaced;
-  plan.mode = st->st_mode & 07777;
+  plan.old = st;
   const bool read_only = (st->st_mode & 0222) == 0;
   if (!replace)
-    would_change.push_back(read_only ? fmt::format("{} (read-only, mode {:04o})", path, *plan.mode)
-                                     : path);
+    would_change.push_back(
+        read_only ? fmt::format("{} (read-only, mode {:04o})", path, st->st_mode & 07777) : path);
   return plan;
 }
 
@@ -177,10 +177,11 @@ std::string same_file_key(const fs::path& target) {
   return (ec ? fs::absolute(target).lexically_normal() : key).string();
 }
 
-// Writes `content` to a new temporary file `tmp` with `mode` (if any); throws
-// InputError naming `shown` on any failure, leaving no temporary file.
+// Writes `content` to a new temporary file `tmp`, with the mode and owner of
+// `old` when it replaces a file; throws InputError naming `shown` on any
+// failure, leaving no temporary file.
 void write_temporary(const fs::path& tmp, const std::string& shown, const std::string& content,
-                     std::optional<mode_t> mode) {
+                     const std::optional<struct stat>& old) {
   constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
   int fd = open(tmp.c_str(), kFlags, 0666);
   // One left by an earlier process with this process id is stale.
@@ -194,7 +195,13 @@ void write_temporary(const fs::path& tmp, const std::string& shown, const std::s
     if (n < 0 && errno != EINTR) error = errno;
     if (n > 0) done += static_cast<std::size_t>(n);
   }
-  if (!error && mode && fchmod(fd, *mode) != 0) error = errno;
+  // Only root may give a file to another owner: anyone else writes it as their
+  // own, as an editor would (EPERM is that case, not a failure).
+  if (!error && old && (old->st_uid != geteuid() || old->st_gid != getegid()) &&
+      fchown(fd, old->st_uid, old->st_gid) != 0 && errno != EPERM)
+    error = errno;
+  // After the owner: a change of owner may clear the set-user-id bits.
+  if (!error && old && fchmod(fd, old->st_mode & 07777) != 0) error = errno;
   if (!error && fsync(fd) != 0) error = errno;
   if (close(fd) != 0 && !error) error = errno;
   if (error) {
@@ -267,7 +274,7 @@ CommitResult FileBatch::commit(bool replace, std::string_view refusal_hint) {
                                        folder.string(), error_text(errno)));
       }
       const fs::path tmp = temporary_of(plan.target);
-      write_temporary(tmp, entries_[i].path, entries_[i].content, plan.mode);
+      write_temporary(tmp, entries_[i].path, entries_[i].content, plan.old);
       temporaries.push_back(tmp);
     }
   } catch (const InputError& e) {

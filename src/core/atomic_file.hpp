@@ -12,7 +12,7 @@ namespace attn {
 // What a commit did to one file.
 enum class FileChange {
   created,    // there was no file
-  replaced,   // the old file differed (replaced with --force, its mode kept)
+  replaced,   // the old file differed (replaced with --force, its mode and owner kept)
   unchanged,  // the old file held the same bytes: not touched at all
 };
 
@@ -40,8 +40,8 @@ class FileBatch {
   // target is not a folder, no two entries (or a file and a folder) share a
   // path, and a file whose content would change is replaced only when
   // `replace` is true (a read-only one is named as read-only; replaced, it
-  // keeps its mode). Then writes the temporary files and renames them. Any
-  // failure before the renames removes the temporaries and the folders it
+  // keeps its mode, and its owner where this process may set it). Then writes the temporary files
+  // and renames them. Any failure before the renames removes the temporaries and the folders it
   // made and throws InputError saying that nothing was changed; `refusal_hint`
   // ends the message that lists the files that would change ("add --force to
   // replace them"). A file that would not change is left untouched.

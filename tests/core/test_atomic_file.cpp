@@ -133,7 +133,7 @@ TEST_CASE("FileBatch: creates folders and files, leaves an identical file untouc
   CHECK(tree(dir) == std::vector<std::string>{"a", "a/b", "a/b/deep.txt", "same.txt", "top.txt"});
 }
 
-TEST_CASE("FileBatch: a file that would change needs replace, and keeps its mode") {
+TEST_CASE("FileBatch: a file that would change needs replace, and keeps its mode and owner") {
   using attn::FileChange;
   const TempDir dir;
   write(dir / "old.txt", "old");
@@ -141,6 +141,9 @@ TEST_CASE("FileBatch: a file that would change needs replace, and keeps its mode
   std::filesystem::permissions(dir / "locked.txt", std::filesystem::perms::owner_read |
                                                        std::filesystem::perms::group_read |
                                                        std::filesystem::perms::others_read);
+  // Root can give the file to another owner, and the replacement keeps it.
+  const bool root = ::geteuid() == 0;
+  if (root) REQUIRE(::chown((dir / "locked.txt").c_str(), 12345, 12345) == 0);
   const auto fill = [&](attn::FileBatch& batch) {
     batch.add(dir / "new/first.txt", "first");
     batch.add(dir / "old.txt", "new");
@@ -164,6 +167,7 @@ TEST_CASE("FileBatch: a file that would change needs replace, and keeps its mode
   struct stat st {};
   REQUIRE(::stat((dir / "locked.txt").c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0444);
+  if (root) CHECK((st.st_uid == 12345 && st.st_gid == 12345));
   CHECK(tree(dir) == std::vector<std::string>{"locked.txt", "new", "new/first.txt", "old.txt"});
 }
 
