@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -32,8 +33,9 @@ fs::path temporary_of(const fs::path& target) {
   return target.parent_path() / fmt::format(".{}.tmp-{}", target.filename().string(), getpid());
 }
 
-// The process id of a temporary file's name (`.NAME.tmp-PID`), if it is one.
-std::optional<pid_t> temporary_pid(const std::string& name) {
+// The file and the process id of a temporary file's name (`.FILE.tmp-PID`,
+// as temporary_of names them), if it is one.
+std::optional<std::pair<std::string, pid_t>> temporary_parts(const std::string& name) {
   const std::size_t at = name.rfind(".tmp-");
   if (name.size() < 2 || name.front() != '.' || at == std::string::npos || at < 2) return {};
   const char* first = name.data() + at + 5;
@@ -41,7 +43,7 @@ std::optional<pid_t> temporary_pid(const std::string& name) {
   pid_t pid = 0;
   const auto [end, error] = std::from_chars(first, last, pid);
   if (first == last || error != std::errc() || end != last || pid <= 0) return {};
-  return pid;
+  return std::pair(name.substr(1, at - 1), pid);
 }
 
 bool process_is_gone(pid_t pid) {
@@ -210,13 +212,16 @@ void write_temporary(const fs::path& tmp, const std::string& shown, const std::s
   }
 }
 
-// Removes the temporary files of processes that are gone from `folder`.
-void remove_stale_temporaries(const fs::path& folder, std::vector<std::string>& removed) {
+// Removes from `folder` the temporary files of `files` (names in it) that
+// processes which are gone left; other files are never touched.
+void remove_stale_temporaries(const fs::path& folder, const std::set<std::string>& files,
+                              std::vector<std::string>& removed) {
   std::error_code ec;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    const std::optional<pid_t> pid = temporary_pid(name);
-    if (!pid || *pid == getpid() || !process_is_gone(*pid)) continue;
+    const auto parts = temporary_parts(it->path().filename().string());
+    if (!parts || !files.contains(parts->first) || parts->second == getpid() ||
+        !process_is_gone(parts->second))
+      continue;
     const std::optional<struct stat> st = link_status(it->path());
     if (st && (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode)) && unlink(it->path().c_str()) == 0)
       removed.push_back(it->path().string());
@@ -308,9 +313,10 @@ CommitResult FileBatch::commit(bool replace, std::string_view refusal_hint) {
   }
 
   // 4. Temporary files that interrupted runs left in these folders.
-  std::set<fs::path> folders;
-  for (const Plan& plan : plans) folders.insert(plan.folder);
-  for (const fs::path& folder : folders) remove_stale_temporaries(folder, result.stale_removed);
+  std::map<fs::path, std::set<std::string>> folders;  // folder -> the names written in it
+  for (const Plan& plan : plans) folders[plan.folder].insert(plan.target.filename().string());
+  for (const auto& [folder, files] : folders)
+    remove_stale_temporaries(folder, files, result.stale_removed);
   entries_.clear();
   return result;
 }

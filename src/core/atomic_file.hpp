@@ -23,12 +23,12 @@ struct CommittedFile {
 
 struct CommitResult {
   std::vector<CommittedFile> files;        // in the order they were added
-  std::vector<std::string> stale_removed;  // temporary files of dead processes, removed
+  std::vector<std::string> stale_removed;  // temporary files of processes that are gone, removed
 };
 
 // The files of one command, written together. A temporary file is named
-// `.NAME.tmp-PID` beside its target; one left by a process that is gone (a
-// kill -9, a power cut) is removed from every folder a commit writes to.
+// `.NAME.tmp-PID` beside its target; one that a process which is gone left
+// (a kill -9, a power cut) for a file a commit writes is removed.
 class FileBatch {
  public:
   // Queues `content` for `path`. `source` names where it comes from (a lesson

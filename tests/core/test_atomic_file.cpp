@@ -237,7 +237,7 @@ TEST_CASE("FileBatch: a write that fails removes its temporaries and the folders
   CHECK(tree(dir).empty());  // neither the temporary of first.txt nor the folder "made"
 }
 
-TEST_CASE("FileBatch: stale temporaries of processes that are gone are removed") {
+TEST_CASE("FileBatch: stale temporaries of its files, of processes that are gone, are removed") {
   const TempDir dir;
   const pid_t child = ::fork();
   if (child == 0) ::_exit(0);
@@ -247,12 +247,15 @@ TEST_CASE("FileBatch: stale temporaries of processes that are gone are removed")
   const std::string alive = fmt::format(".old.txt.tmp-{}", ::getppid());
   write(dir / stale.c_str(), "half a file");
   write(dir / alive.c_str(), "being written");
-  write(dir / ".notes.tmp-draft", "not ours");
+  // Not of a file this batch writes: left alone, whatever the process.
+  const std::string other = fmt::format(".other.txt.tmp-{}", child);
+  write(dir / other.c_str(), "another program's");
+  write(dir / ".old.txt.tmp-draft", "not a process id");
   attn::FileBatch batch;
   batch.add(dir / "old.txt", "whole");
   const attn::CommitResult result = batch.commit(false, "");
   CHECK(result.stale_removed == std::vector<std::string>{dir / stale.c_str()});
-  std::vector<std::string> expected = {".notes.tmp-draft", alive, "old.txt"};
+  std::vector<std::string> expected = {".old.txt.tmp-draft", alive, other, "old.txt"};
   std::sort(expected.begin(), expected.end());
   CHECK(tree(dir) == expected);
 }
