@@ -196,8 +196,7 @@ void exercise_command(ExerciseOptions& o) {
                "attn-trace: kept {}: it is not the blank template (filled in?); delete it to get a "
                "new one\n",
                path);
-  for (const std::string& stale : result.stale_removed)
-    fmt::print(stderr, "attn-trace: removed {}: a temporary file an interrupted run left\n", stale);
+  report_removed_temporaries(result);
   const auto unchanged = static_cast<std::size_t>(
       std::count_if(result.files.begin(), result.files.end(),
                     [](const CommittedFile& f) { return f.change == FileChange::unchanged; }));

@@ -74,9 +74,8 @@ void golden_command(const GoldenOptions& o) {
   for (std::size_t i = 0; i < result.files.size(); ++i)
     report += fmt::format("{} {} ({} steps)\n", change_verb(result.files[i].change),
                           result.files[i].path, step_counts[i]);
-  for (const std::string& stale : result.stale_removed)
-    report += fmt::format("removed {}: a temporary file an interrupted run left\n", stale);
   write_stdout(report);
+  report_removed_temporaries(result);
 }
 
 }  // namespace

@@ -44,8 +44,7 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
       o.force, fmt::format("They hold an earlier mark: add --force to replace {}, summary.md and "
                            "the feedback.md files, or move them away",
                            gradebook.filename().string()));
-  for (const std::string& stale : result.stale_removed)
-    fmt::print(stderr, "attn-trace: removed {}: a temporary file an interrupted run left\n", stale);
+  report_removed_temporaries(result);
 
   std::size_t marked = 0;
   for (const StudentMark& m : marks) marked += m.problem.empty();

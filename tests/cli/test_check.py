@@ -250,8 +250,9 @@ with tempfile.TemporaryDirectory() as tmp:
     stale = out / f".animal.toml.tmp-{gone.pid}"
     stale.write_bytes(b"half a golden file")
     r = run("golden", "animal", "--out", str(out))
-    check(r.returncode == 0 and not stale.exists() and f"removed {stale}" in r.stdout,
-          f"a stale temporary file is removed and reported: {r.stdout}")
+    check(r.returncode == 0 and not stale.exists()
+          and f"attn-trace: removed {stale}: a temporary file an interrupted run left" in r.stderr,
+          f"a stale temporary file is removed and reported: {r.stderr}")
 
 # --- usage and bad claims ----------------------------------------------------
 r = run("check")
