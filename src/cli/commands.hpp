@@ -6,6 +6,8 @@
 
 namespace attn {
 
+struct CommitResult;
+
 // What a command reports back to main(): its exit code when it does not
 // throw (0 success, 1 a check or verify found a mismatch, or mark could not
 // mark every student).
@@ -24,5 +26,9 @@ void setup_stats(CLI::App& app, CommandContext& context);
 
 // Writes `text` to standard output in one piece.
 void write_stdout(const std::string& text);
+
+// Names on standard error each temporary file an interrupted run had left and
+// `result`'s commit removed.
+void report_removed_temporaries(const CommitResult& result);
 
 }  // namespace attn

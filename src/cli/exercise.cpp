@@ -1,5 +1,5 @@
 // `attn-trace exercise`: per-student exercise sheets, answer keys and lesson
-// files from a seed, written atomically into an empty (or --force) folder.
+// files from a seed, written all or nothing into an empty (or --force) folder.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -138,8 +138,8 @@ std::vector<OutputFile> exercise_files(const ExerciseOptions& o,
   return files;
 }
 
-// Refuses a non-empty folder without --force; creates the folders needed.
-void prepare_out_dir(const ExerciseOptions& o, const std::vector<Exercise>& exercises) {
+// Refuses a non-empty folder without --force.
+void check_out_dir(const ExerciseOptions& o) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path out(o.out);
@@ -153,12 +153,6 @@ void prepare_out_dir(const ExerciseOptions& o, const std::vector<Exercise>& exer
                       "folder, or add --force to write into it (files of the same "
                       "names are replaced, others are left alone)",
                       o.out));
-  }
-  for (const Exercise& e : exercises) {
-    fs::create_directories(out / e.student.slug, ec);
-    if (ec)
-      throw InputError(fmt::format("--out {}: cannot create the folder {}: {}", o.out,
-                                   (out / e.student.slug).string(), ec.message()));
   }
 }
 
@@ -180,10 +174,11 @@ void exercise_command(ExerciseOptions& o) {
   for (const Student& student : students) exercises.push_back(generate_exercise(spec, student));
   const std::vector<OutputFile> files = exercise_files(o, exercises);
 
-  prepare_out_dir(o, exercises);
+  check_out_dir(o);
   // With --force, an answers.toml that is not the blank template (a student's
   // filled-in answers) is never replaced.
   std::vector<std::string> kept;
+  FileBatch batch;
   for (const auto& [path, content] : files) {
     const std::string target = (std::filesystem::path(o.out) / path).string();
     std::error_code ec;
@@ -192,15 +187,22 @@ void exercise_command(ExerciseOptions& o) {
       kept.push_back(target);
       continue;
     }
-    write_file_atomically(target, content);
+    batch.add(target, content);
   }
+  const CommitResult result =
+      batch.commit(o.force, "add --force to replace them (files of other names are left alone)");
   for (const std::string& path : kept)
     fmt::print(stderr,
                "attn-trace: kept {}: it is not the blank template (filled in?); delete it to get a "
                "new one\n",
                path);
-  write_stdout(fmt::format("wrote {} files for {} student(s) to {} (index: {})\n",
-                           files.size() - kept.size(), exercises.size(), o.out,
+  report_removed_temporaries(result);
+  const auto unchanged = static_cast<std::size_t>(
+      std::count_if(result.files.begin(), result.files.end(),
+                    [](const CommittedFile& f) { return f.change == FileChange::unchanged; }));
+  write_stdout(fmt::format("wrote {} files for {} student(s) to {}{} (index: {})\n",
+                           result.files.size() - unchanged, exercises.size(), o.out,
+                           unchanged ? fmt::format("; {} were already up to date", unchanged) : "",
                            (std::filesystem::path(o.out) / "index.md").string()));
 }
 

@@ -1,13 +1,16 @@
-// `attn-trace golden`: write golden/<id>.toml for lessons, atomically. Every
-// lesson is traced before any file is written, so a bad lesson writes nothing.
+// `attn-trace golden`: write golden/<id>.toml for lessons, all or nothing. Every
+// lesson is traced and every target checked before any file is written; a
+// golden file that would change is replaced only with --force.
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "backend/backend.hpp"
 #include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/golden.hpp"
 #include "core/lesson_library.hpp"
@@ -21,7 +24,21 @@ struct GoldenOptions {
   std::vector<std::string> lessons;
   bool all = false;
   std::string out = "golden";
+  bool force = false;  // replace golden files whose content changes
 };
+
+// "wrote", "replaced" or "unchanged" for a file a commit reports.
+const char* change_verb(FileChange change) {
+  switch (change) {
+    case FileChange::created:
+      return "wrote";
+    case FileChange::replaced:
+      return "replaced";
+    case FileChange::unchanged:
+      return "unchanged";
+  }
+  return "";
+}
 
 void golden_command(const GoldenOptions& o) {
   if (o.all == !o.lessons.empty())
@@ -30,25 +47,35 @@ void golden_command(const GoldenOptions& o) {
         "neither");
   std::vector<Lesson> lessons = o.all ? all_embedded_lessons() : std::vector<Lesson>{};
   for (const std::string& name : o.lessons) lessons.push_back(find_lesson(name));
+  std::map<std::string, const Lesson*> by_id;  // one golden file per id
+  for (const Lesson& lesson : lessons)
+    if (const auto [other, added] = by_id.emplace(lesson.id, &lesson); !added)
+      throw InputError(
+          other->second->origin == lesson.origin
+              ? fmt::format("golden: {} is named twice; name each lesson once", lesson.origin)
+              : fmt::format("golden: two lessons have the id {}: {} and {}; give each its own "
+                            "[lesson] id",
+                            lesson.id, other->second->origin, lesson.origin));
 
   const std::unique_ptr<Backend> cpu = make_backend("cpu");
-  std::vector<Trace> traces;
-  for (const Lesson& lesson : lessons) traces.push_back(run_pipeline(lesson, *cpu));
-
-  std::error_code error;
-  std::filesystem::create_directories(o.out, error);
-  if (error)
-    throw InputError(
-        fmt::format("{}: cannot create the output folder ({}); give --out a "
-                    "writable folder",
-                    o.out, error.message()));
-  std::string report;
-  for (const Trace& trace : traces) {
-    const std::string path = (std::filesystem::path(o.out) / (trace.lesson_id + ".toml")).string();
-    write_golden_file(path, trace);
-    report += fmt::format("wrote {} ({} steps)\n", path, trace.steps.size());
+  FileBatch batch;
+  std::vector<std::size_t> step_counts;
+  for (const Lesson& lesson : lessons) {
+    const Trace trace = run_pipeline(lesson, *cpu);
+    batch.add((std::filesystem::path(o.out) / (trace.lesson_id + ".toml")).string(),
+              golden_toml(trace), lesson.origin);
+    step_counts.push_back(trace.steps.size());
   }
+  const CommitResult result =
+      batch.commit(o.force,
+                   "A golden file is the reference that check compares with: find out why it "
+                   "changed (attn-trace check LESSON), then add --force to replace it");
+  std::string report;
+  for (std::size_t i = 0; i < result.files.size(); ++i)
+    report += fmt::format("{} {} ({} steps)\n", change_verb(result.files[i].change),
+                          result.files[i].path, step_counts[i]);
   write_stdout(report);
+  report_removed_temporaries(result);
 }
 
 }  // namespace
@@ -60,6 +87,8 @@ void setup_golden(CLI::App& app, CommandContext& /*context*/) {
   cmd->add_option("lessons", options->lessons, "Embedded lesson ids or lesson .toml paths");
   cmd->add_flag("--all", options->all, "Every embedded lesson");
   cmd->add_option("--out", options->out, "Folder for <id>.toml (default: golden)");
+  cmd->add_flag("--force", options->force,
+                "Replace golden files whose content would change (read-only ones too)");
   cmd->callback([options] { golden_command(*options); });
 }
 

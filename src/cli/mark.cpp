@@ -38,14 +38,13 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
       {gradebook, o.format == "json" ? marks_json(marks) : marks_csv(marks)},
       {dir / "summary.md", class_summary(marks)}};
   for (const StudentMark& m : marks) files.emplace_back(dir / m.folder / "feedback.md", m.feedback);
-  if (!o.force)
-    for (const auto& [path, content] : files)
-      if (std::error_code ec; fs::exists(path, ec))
-        throw InputError(fmt::format(
-            "{} exists (from an earlier mark?); add --force to replace {}, summary.md and the "
-            "feedback.md files, or move it away",
-            path.string(), gradebook.filename().string()));
-  for (const auto& [path, content] : files) write_file_atomically(path.string(), content);
+  FileBatch batch;
+  for (auto& [path, content] : files) batch.add(path.string(), std::move(content));
+  const CommitResult result = batch.commit(
+      o.force, fmt::format("They hold an earlier mark: add --force to replace {}, summary.md and "
+                           "the feedback.md files, or move them away",
+                           gradebook.filename().string()));
+  report_removed_temporaries(result);
 
   std::size_t marked = 0;
   for (const StudentMark& m : marks) marked += m.problem.empty();

@@ -9,11 +9,13 @@
 
 #include "backend/backend.hpp"
 #include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/expand.hpp"
 #include "core/lesson_library.hpp"
 #include "core/limits.hpp"
 #include "core/pipeline.hpp"
+#include "render/escape.hpp"
 #include "render/render.hpp"
 
 namespace attn {
@@ -89,7 +91,7 @@ void run_command(const RunOptions& o) {
   else
     write_stdout(render_latex(lesson, trace, render));
   for (const std::string& w : trace.warnings)
-    if (o.format != "text") fmt::print(stderr, "attn-trace: warning: {}\n", w);
+    if (o.format != "text") fmt::print(stderr, "attn-trace: warning: {}\n", show_controls(w));
 }
 
 }  // namespace
@@ -97,6 +99,11 @@ void run_command(const RunOptions& o) {
 void write_stdout(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
+}
+
+void report_removed_temporaries(const CommitResult& result) {
+  for (const std::string& path : result.stale_removed)
+    fmt::print(stderr, "attn-trace: removed {}: a temporary file an interrupted run left\n", path);
 }
 
 void setup_run(CLI::App& app, CommandContext& /*context*/) {

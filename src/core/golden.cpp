@@ -126,10 +126,6 @@ std::optional<Golden> read_golden_file(const std::string& path) {
   return parse_golden(read_file(path), path);
 }
 
-void write_golden_file(const std::string& path, const Trace& trace) {
-  write_file_atomically(path, golden_toml(trace));
-}
-
 bool same_number(double golden, double computed, double tolerance) {
   if (std::isnan(golden) || std::isnan(computed)) return std::isnan(golden) && std::isnan(computed);
   if (std::isinf(golden) || std::isinf(computed)) return golden == computed;

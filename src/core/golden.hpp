@@ -44,9 +44,6 @@ Golden parse_golden(std::string_view text, const std::string& origin);
 // Reads a golden file; a missing file is nullopt, a malformed one an InputError.
 std::optional<Golden> read_golden_file(const std::string& path);
 
-// Writes the golden file of `trace` atomically (the old file stays whole on failure).
-void write_golden_file(const std::string& path, const Trace& trace);
-
 // A difference between the golden file and the trace.
 struct GoldenMismatch {
   std::string step;

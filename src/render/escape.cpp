@@ -1,8 +1,9 @@
-// Escaping text for LaTeX, Markdown, XML and CSV.
+// Escaping text for LaTeX, Markdown, XML and CSV, and control characters made visible.
 #include "render/escape.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace attn {
@@ -22,6 +23,17 @@ char32_t next_code_point(std::string_view s, std::size_t& i) {
     cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
   i += length;
   return cp;
+}
+
+bool is_control(char32_t c) {
+  return c < 0x20 || c == 0x7F;
+}
+
+// The Unicode control picture of a C0 control character or DEL: U+2400 + c
+// (␀ … ␟, ␊ for a newline, ␉ for a tab), U+2421 (␡) for DEL; three bytes of UTF-8.
+std::string control_picture(unsigned char c) {
+  const unsigned char last = c == 0x7F ? 0xA1 : static_cast<unsigned char>(0x80 + c);
+  return std::string{'\xE2', '\x90', static_cast<char>(last)};
 }
 
 // The trace's symbols in LaTeX math, or nullptr.
@@ -129,7 +141,9 @@ std::string escape_tex(std::string_view s, bool keep_unicode) {
           out += static_cast<char>(cp);
         break;
       default:
-        if (const char* symbol = tex_symbol(cp); symbol && !(keep_unicode && is_greek(cp)))
+        if (is_control(cp))  // no font has the control pictures: named by code point
+          out += fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
+        else if (const char* symbol = tex_symbol(cp); symbol && !(keep_unicode && is_greek(cp)))
           out += symbol;
         else if (cp >= U'₀' && cp <= U'₉')
           out += fmt::format("$_{}$", static_cast<char>('0' + (cp - U'₀')));
@@ -153,13 +167,52 @@ std::string tex_text_unicode(std::string_view s) {
   return escape_tex(s, true);
 }
 
+std::string show_controls(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (const auto byte = static_cast<unsigned char>(c); is_control(byte))
+      out += control_picture(byte);
+    else
+      out += c;
+  return out;
+}
+
+std::vector<std::string_view> text_lines(std::string_view s) {
+  std::vector<std::string_view> lines;
+  for (std::size_t end = s.find('\n'); !s.empty(); end = s.find('\n')) {
+    std::string_view line = s.substr(0, end);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    lines.push_back(line);
+    s.remove_prefix(end == std::string_view::npos ? s.size() : end + 1);
+  }
+  return lines;
+}
+
 std::string md_text(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (std::string_view("\\`*_{}[]<>#|!").find(c) != std::string_view::npos) out += '\\';
+    if (const auto byte = static_cast<unsigned char>(c); is_control(byte)) {
+      out += control_picture(byte);
+      continue;
+    }
+    if (std::string_view("\\`*_{}[]<>#|!$&~").find(c) != std::string_view::npos) out += '\\';
     out += c;
   }
   return out;
+}
+
+std::string md_code(std::string_view s) {
+  const std::string text = show_controls(s);
+  std::size_t longest = 0;  // the longest run of backticks inside
+  for (std::size_t i = 0, run = 0; i < text.size(); ++i) {
+    run = text[i] == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = !text.empty() && (text.front() == '`' || text.back() == '`' ||
+                                     (text.front() == ' ' && text.back() == ' '));
+  const char* space = pad ? " " : "";
+  return fence + space + text + space + fence;
 }
 
 std::string xml_text(std::string_view s) {
@@ -182,13 +235,25 @@ std::string xml_text(std::string_view s) {
         out += "&#39;";
         break;
       default:
-        out += c;
+        if (const auto byte = static_cast<unsigned char>(c); is_control(byte))
+          out += control_picture(byte);
+        else
+          out += c;
     }
   }
   return out;
 }
 
-std::string xml_cdata(std::string_view s) {
+std::string xml_cdata(std::string_view text) {
+  // XML 1.0 has no control characters but tab, line feed and carriage return.
+  std::string shown;
+  for (char c : text)
+    if (const auto byte = static_cast<unsigned char>(c);
+        is_control(byte) && c != '\t' && c != '\n' && c != '\r')
+      shown += control_picture(byte);
+    else
+      shown += c;
+  std::string_view s = shown;
   constexpr std::string_view kEnd = "]]>";
   std::string out = "<![CDATA[";
   for (std::size_t pos = s.find(kEnd); pos != std::string_view::npos; pos = s.find(kEnd)) {

@@ -4,8 +4,23 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attn {
+
+// Control characters (U+0000-U+001F and DEL, U+007F) may sit in any text a
+// lesson gives: a token, a title, a story. No format shows them as they are
+// (a newline would end a table row or a heading, LaTeX refuses most), so each
+// function below shows them visibly: as their Unicode control pictures (␊ for
+// a newline, ␉ for a tab, ␁, ␡) in plain text, Markdown and XML, and as the
+// code point ([U+000A]) in LaTeX, whose fonts have no control pictures.
+
+// Plain text (a terminal): every control character as its control picture.
+std::string show_controls(std::string_view s);
+
+// A multi-line text (a story) as its lines, without their "\n" or "\r\n"; a
+// line break at the end starts no further line.
+std::vector<std::string_view> text_lines(std::string_view s);
 
 // Text mode: LaTeX specials escaped; Latin-1 letters kept (pdflatex's utf8
 // input maps them to accents); the symbols of the trace (√ · × → ≈ ᵀ − …,
@@ -17,14 +32,23 @@ std::string tex_text(std::string_view s);
 std::string tex_text_unicode(std::string_view s);
 
 // Markdown: a backslash before the ASCII punctuation Markdown would read as
-// markup (also `|`, so table cells stay whole).
+// markup (also `|`, so table cells stay whole; `$` and `~`, which GitHub
+// reads as math and strike-through; `&`, which would start an entity).
 std::string md_text(std::string_view s);
 
-// XML (and HTML) text and attribute values: & < > " ' as entities.
+// Markdown: `s` as one code span, whatever backticks it holds (the fence is
+// longer than any run of them inside).
+std::string md_code(std::string_view s);
+
+// XML (and HTML) text and attribute values: & < > " ' as entities, every
+// control character as its picture (a newline too, which HTML would show as a
+// space: write a text of several lines line by line).
 std::string xml_text(std::string_view s);
 
 // `s` as one or more CDATA sections: "]]>" cannot occur inside one, so each
 // occurrence is split across two sections (]] ends one, > starts the next).
+// Tab, line feed and carriage return stay; other control characters, which
+// XML 1.0 has no place for, become their pictures.
 std::string xml_cdata(std::string_view s);
 
 // A CSV field (RFC 4180): as is, or in double quotes (quotes inside doubled)

@@ -252,13 +252,14 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
 }  // namespace
 
 std::string expansion_text(const CellExpansion& e, int precision) {
-  std::string out = equation(e, precision, kText);
+  // A token's control characters as pictures: the equation stays one line.
+  std::string out = show_controls(equation(e, precision, kText));
   if (e.kind == ExpansionKind::softmax && e.shifted) out += "\n  (" + e.note + ")";
   return out;
 }
 
 std::string expansion_markdown(const CellExpansion& e, int precision) {
-  std::string out = "`" + equation(e, precision, kText) + "`";
+  std::string out = md_code(equation(e, precision, kText));
   if (e.kind == ExpansionKind::softmax && !e.exps.empty()) out += "  \n*" + e.note + "*";
   return out;
 }

@@ -19,11 +19,15 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
   if (trace.dtype != Dtype::f64)
     out += fmt::format("*Numbers:* {}\n\n", md_text(std::string(dtype_summary(trace.dtype))));
   if (!lesson.story.empty() && options.steps.empty()) {
-    std::string quoted = "> ";
-    for (char c : md_text(lesson.story))
-      quoted += (c == '\n') ? std::string("\n> ") : std::string(1, c);
-    while (quoted.ends_with("> ") || quoted.ends_with('\n')) quoted.pop_back();
-    out += quoted + "\n\n";
+    // A quote, line by line; a blank line of the story is a paragraph break in it.
+    std::vector<std::string_view> lines = text_lines(lesson.story);
+    while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string_view::npos)
+      lines.pop_back();
+    for (const std::string_view line : lines) {
+      const bool blank = line.find_first_not_of(" \t") == std::string_view::npos;
+      out += blank ? ">\n" : "> " + md_text(line) + "\n";
+    }
+    if (!lines.empty()) out += "\n";
   }
   for (const Step* step : steps) {
     const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
@@ -52,7 +56,7 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
     if (const CellExpansion* e = expansion_for(options, step->id))
       out += expansion_markdown(*e, options.precision) + "\n\n";
     for (const std::string& w : trace.warnings)
-      if (w.starts_with(step->id + " ")) out += fmt::format("> **Warning:** {}\n\n", w);
+      if (w.starts_with(step->id + " ")) out += fmt::format("> **Warning:** {}\n\n", md_text(w));
   }
   return out;
 }

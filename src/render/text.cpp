@@ -12,6 +12,7 @@
 #include "core/number_text.hpp"
 #include "core/parallel.hpp"
 #include "core/pipeline.hpp"
+#include "render/escape.hpp"
 #include "render/formula.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
@@ -49,13 +50,19 @@ void write_matrix(std::string& out, const Step& step, const RenderOptions& optio
       options.color && (step.kind == StepKind::weights || step.kind == StepKind::head_summary ||
                         step.kind == StepKind::decode_weights);
 
+  // Tokens with their control characters as pictures: one line each.
+  std::vector<std::string> row_labels(M.n_rows), col_labels(M.n_cols);
   std::size_t label_width = 0;
   for (const auto& r : rows)
-    if (r) label_width = std::max(label_width, display_width(step.rows[*r]));
+    if (r) {
+      row_labels[*r] = show_controls(step.rows[*r]);
+      label_width = std::max(label_width, display_width(row_labels[*r]));
+    }
   std::vector<std::size_t> width(M.n_cols, 0);
   for (const auto& c : cols) {
     if (!c) continue;
-    width[*c] = display_width(step.cols[*c]);
+    col_labels[*c] = show_controls(step.cols[*c]);
+    width[*c] = display_width(col_labels[*c]);
     for (const auto& r : rows)
       if (r) width[*c] = std::max(width[*c], format_fixed(M(*r, *c), options.precision).size());
   }
@@ -64,10 +71,10 @@ void write_matrix(std::string& out, const Step& step, const RenderOptions& optio
     out += fmt::format("  summary: {} · {}\n", shape_str(M.n_rows, M.n_cols),
                        format_stats(matrix_stats(M), options.precision));
   out += "  " + std::string(label_width, ' ');
-  for (const auto& c : cols) out += "  " + (c ? pad_left(step.cols[*c], width[*c]) : "…");
+  for (const auto& c : cols) out += "  " + (c ? pad_left(col_labels[*c], width[*c]) : "…");
   out += '\n';
   for (const auto& r : rows) {
-    out += "  " + (r ? pad_right(step.rows[*r], label_width) : pad_right("⋮", label_width));
+    out += "  " + (r ? pad_right(row_labels[*r], label_width) : pad_right("⋮", label_width));
     for (const auto& c : cols) {
       if (!r || !c) {
         out += "  " + (c ? pad_left("⋮", width[*c]) : "…");
@@ -105,8 +112,8 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
   const std::vector<const Step*> steps = select_steps(trace, options);
   std::string out;
   out += fmt::format("attn-trace · {}{}\n", lesson.id,
-                     lesson.title.empty() ? "" : " — " + lesson.title);
-  if (!lesson.source.empty()) out += fmt::format("source: {}\n", lesson.source);
+                     lesson.title.empty() ? "" : " — " + show_controls(lesson.title));
+  if (!lesson.source.empty()) out += fmt::format("source: {}\n", show_controls(lesson.source));
   // Each document the source cites, by its own first heading.
   for (const SourceDocument& d : source_documents())
     if (lesson.source.find(d.file) != std::string::npos)
@@ -118,8 +125,10 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
       lesson.X.n_cols, lesson.heads, lesson.d_k, lesson.d_v, scale_text(lesson, trace),
       format_fixed(lesson.mask_fill, 0), fill_in_format(lesson, trace), trace.backend);
   if (trace.dtype != Dtype::f64) out += fmt::format("numbers: {}\n", dtype_summary(trace.dtype));
-  if (!lesson.story.empty() && options.steps.empty())
-    out += "\n" + lesson.story + (lesson.story.ends_with('\n') ? "" : "\n");
+  if (!lesson.story.empty() && options.steps.empty()) {
+    out += "\n";  // its lines as written, any other control character as its picture
+    for (const std::string_view line : text_lines(lesson.story)) out += show_controls(line) + "\n";
+  }
 
   // Each step's block on its own (the summaries of big matrices are most of
   // the work), side by side, then in trace order. The first weights step says
@@ -148,7 +157,7 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
     if (const CellExpansion* e = expansion_for(options, step->id))
       block += "  " + expansion_text(*e, options.precision) + "\n";
     for (const std::string& w : trace.warnings)
-      if (w.starts_with(step->id + " ")) block += "  warning: " + w + "\n";
+      if (w.starts_with(step->id + " ")) block += "  warning: " + show_controls(w) + "\n";
   });
   for (const std::string& block : blocks) out += block;
   if (options.summary)
@@ -161,7 +170,8 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
       options.summary && !decoding.empty()) {
     std::vector<std::string> per_step;
     for (std::size_t t = 0; t < decoding.size(); ++t)
-      per_step.push_back(fmt::format("t{} ({}) {}", t, trace.at("X").rows.at(t), decoding[t]));
+      per_step.push_back(
+          fmt::format("t{} ({}) {}", t, show_controls(trace.at("X").rows.at(t)), decoding[t]));
     out += fmt::format(
         "FLOPs per decoding step with the KV cache (all heads; not in the pass above): {}. Step t "
         "attends over t+1 cached tokens, so its cost grows with t; the projections of the new "
@@ -170,7 +180,7 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
   }
   if (!trace.warnings.empty()) {
     out += "\nwarnings:\n";
-    for (const std::string& w : trace.warnings) out += "  " + w + "\n";
+    for (const std::string& w : trace.warnings) out += "  " + show_controls(w) + "\n";
   }
   return out;
 }

@@ -39,11 +39,12 @@ std::string points_text(double points) {
   return s == "-0" ? "0" : s;
 }
 
-// "head0.scores[1,2] (cat, sat)"
+// "head0.scores[1,2] (cat, sat)", for Markdown (the tokens escaped).
 std::string cell_text(const Trace& truth, const std::string& step, std::size_t row,
                       std::size_t col) {
   const Step& s = truth.at(step);
-  return fmt::format("{}[{},{}] ({}, {})", step, row, col, s.rows.at(row), s.cols.at(col));
+  return fmt::format("{}[{},{}] ({}, {})", step, row, col, md_text(s.rows.at(row)),
+                     md_text(s.cols.at(col)));
 }
 
 // The diagnosis that names the mistake of a wrong cell: the cell's own first
@@ -168,7 +169,8 @@ std::string feedback_markdown(const StudentMark& m, const Trace& truth, const Ve
   std::string out = fmt::format(
       "# Feedback: {}\n\nVariant {} · marked from {}/{} · **{} of {} "
       "points**\n\n| Step | Points | Your values |\n|---|---:|---|\n",
-      m.name, m.variant, folder, kAnswersFile, points_text(m.total), points_text(m.out_of));
+      md_text(m.name), m.variant, folder, kAnswersFile, points_text(m.total),
+      points_text(m.out_of));
   for (const StepMark& s : m.steps)
     out += fmt::format("| {} | {} of {} | {} |\n", s.step, points_text(s.points),
                        points_text(s.out_of), cells_phrase(s));
@@ -243,7 +245,7 @@ std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
 
 // feedback.md of a student who could not be marked: why.
 std::string not_marked_feedback(const StudentMark& m) {
-  return fmt::format("# Feedback: {}\n\nNot marked: {}\n", m.name, m.problem);
+  return fmt::format("# Feedback: {}\n\nNot marked: {}\n", md_text(m.name), md_text(m.problem));
 }
 
 // Every asked step of the class, in order of first appearance, with its points.
@@ -255,13 +257,6 @@ std::vector<std::pair<std::string, double>> class_steps(const std::vector<Studen
                        [&](const auto& x) { return x.first == s.step; }))
         steps.emplace_back(s.step, s.out_of);
   return steps;
-}
-
-// Markdown table cell: no pipe or line break.
-std::string md_cell(std::string text) {
-  for (char& c : text)
-    if (c == '|' || c == '\n' || c == '\r') c = ' ';
-  return text;
 }
 
 }  // namespace
@@ -529,7 +524,7 @@ std::string class_summary(const std::vector<StudentMark>& marks) {
       d.label = label;
       explain(d);
       out += fmt::format("| {} | {} | {} | {} |\n", label, names.size(),
-                         md_cell(fmt::format("{}", fmt::join(names, ", "))), d.lesson);
+                         md_text(fmt::format("{}", fmt::join(names, ", "))), d.lesson);
     }
   }
 
@@ -561,8 +556,8 @@ std::string class_summary(const std::vector<StudentMark>& marks) {
     out += "\n## Not marked\n\n| Student | Folder | Problem |\n|---|---|---|\n";
     for (const StudentMark& m : marks)
       if (!m.problem.empty())
-        out += fmt::format("| {} | {} | {} |\n", md_cell(m.name), md_cell(m.folder),
-                           md_cell(m.problem));
+        out += fmt::format("| {} | {} | {} |\n", md_text(m.name), md_text(m.folder),
+                           md_text(m.problem));
   }
   return out;
 }

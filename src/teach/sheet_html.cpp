@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <string_view>
+#include <vector>
 
 #include "render/escape.hpp"
 #include "render/numbers.hpp"
@@ -48,6 +49,14 @@ std::string html_table(const SheetMatrix& m, Cell cell) {
     out += "</tr>\n";
   }
   return out + "</table>\n";
+}
+
+// A text of several lines for <pre>: each line escaped, the line breaks kept.
+std::string html_lines(std::string_view text) {
+  const std::vector<std::string_view> lines = text_lines(text);
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" : "") + xml_text(lines[i]);
+  return out;
 }
 
 std::string html_values(const SheetMatrix& m, int decimals) {
@@ -98,7 +107,7 @@ std::string html_student(const SheetModel& model, bool key) {
           "<div class=\"block\">\n<h3><span class=\"id\">{}</span> [{}, {}] ({}, {})</h3>\n"
           "<pre>{}</pre>\n</div>\n",
           xml_text(e.step), e.row, e.col, xml_text(e.row_label), xml_text(e.col_label),
-          xml_text(expansion_text(e, model.answer_decimals + 2)));
+          html_lines(expansion_text(e, model.answer_decimals + 2)));
   }
   return out + "</section>\n";
 }

@@ -2,7 +2,8 @@
 """Command-line tests of `attn-trace check` and `attn-trace golden`: every
 committed golden file passes, an altered copy fails with its step and cell,
 the JSON report has the schema of issue 3 and its numbers match a plain-Python
-recomputation, golden writes nothing on bad input, and usage errors exit 2.
+recomputation, golden writes all or nothing (never a changed golden file
+without --force), and usage errors exit 2.
 
 Usage: test_check.py PATH/TO/attn-trace
 """
@@ -189,6 +190,69 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("golden", "river-bank", "--out", str(out / "river-bank.toml"))
     check(r.returncode == 2, "golden --out onto a file: exit 2")
     check((out / "river-bank.toml").read_bytes() == before, "the old golden file stays whole")
+
+# --- golden: all or nothing, never a silent change ---------------------------
+with tempfile.TemporaryDirectory() as tmp:
+    tmp = pathlib.Path(tmp)
+    out = tmp / "g"
+    check(run("golden", "--all", "--out", str(out)).returncode == 0, "golden --all into a new folder")
+    files = sorted(out.glob("*.toml"))
+    first = {p.name: p.read_bytes() for p in files}
+    stamps = {p.name: p.stat().st_mtime_ns for p in files}
+    # Again: every file is identical, reported unchanged and not rewritten.
+    r = run("golden", "--all", "--out", str(out))
+    lines = r.stdout.splitlines()
+    check(r.returncode == 0 and len(lines) == len(files)
+          and all(line.startswith(f"unchanged {out}/") for line in lines),
+          f"golden again: every file unchanged: {r.stdout[:300]}")
+    check({p.name: p.stat().st_mtime_ns for p in files} == stamps, "unchanged files are not rewritten")
+    # A golden file that would change (here: altered, and read-only) needs --force.
+    animal, river = out / "animal.toml", out / "river-bank.toml"
+    animal.write_bytes(first["animal.toml"].replace(b"[[step]]", b"# edited\n[[step]]", 1))
+    river.write_bytes(first["river-bank.toml"] + b"# note\n")
+    animal.chmod(0o444)
+    edited = {p.name: p.read_bytes() for p in files}
+    r = run("golden", "--all", "--out", str(out))
+    check(r.returncode == 2 and "2 file(s) would change" in r.stderr
+          and f"{animal} (read-only, mode 0444)" in r.stderr and str(river) in r.stderr
+          and "--force" in r.stderr and "nothing was written" in r.stderr,
+          f"changed golden files are named, the read-only one as such: {r.stderr}")
+    check({p.name: p.read_bytes() for p in files} == edited, "without --force nothing changes")
+    r = run("golden", "--all", "--out", str(out), "--force")
+    check(r.returncode == 0 and f"replaced {animal} (" in r.stdout and f"replaced {river} (" in r.stdout
+          and r.stdout.count("replaced ") == 2, f"--force replaces exactly the two: {r.stdout[:300]}")
+    check({p.name: p.read_bytes() for p in files} == first, "--force restores the content")
+    check(animal.stat().st_mode & 0o777 == 0o444, "a read-only golden file stays read-only")
+    # One target that is a folder: exit 2 and not one file written (the issue's 11 of 12).
+    blocked = tmp / "blocked"
+    (blocked / "river-bank.toml").mkdir(parents=True)
+    r = run("golden", "--all", "--out", str(blocked))
+    check(r.returncode == 2 and f"{blocked}/river-bank.toml: is a folder" in r.stderr,
+          f"a folder in the way: exit 2 naming it: {r.stderr}")
+    check([p.name for p in blocked.iterdir()] == ["river-bank.toml"], "nothing else was written")
+    # Two lessons with one id: refused before anything is traced or written.
+    dup = tmp / "dup"
+    dup.mkdir()
+    (dup / "animal.toml").write_bytes((SRC / "lessons" / "animal.toml").read_bytes())
+    r = run("golden", "animal", str(dup / "animal.toml"), "--out", str(tmp / "d"))
+    check(r.returncode == 2 and r.stderr.strip() == "attn-trace: error: golden: two lessons have the "
+          f"id animal: lessons/animal.toml (embedded) and {dup / 'animal.toml'}; give each its own "
+          "[lesson] id", f"duplicate ids: exit 2 naming both files: {r.stderr}")
+    check(not (tmp / "d").exists(), "duplicate ids: nothing written")
+    # A dangling --out link is named, not "(File exists)".
+    (tmp / "link").symlink_to(tmp / "nowhere")
+    r = run("golden", "animal", "--out", str(tmp / "link"))
+    check(r.returncode == 2 and "is a symbolic link to" in r.stderr and "nowhere" in r.stderr
+          and "File exists" not in r.stderr, f"a dangling --out link: {r.stderr}")
+    # A temporary file an interrupted run left (its process is gone) is removed.
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = out / f".animal.toml.tmp-{gone.pid}"
+    stale.write_bytes(b"half a golden file")
+    r = run("golden", "animal", "--out", str(out))
+    check(r.returncode == 0 and not stale.exists()
+          and f"attn-trace: removed {stale}: a temporary file an interrupted run left" in r.stderr,
+          f"a stale temporary file is removed and reported: {r.stderr}")
 
 # --- usage and bad claims ----------------------------------------------------
 r = run("check")

@@ -218,6 +218,27 @@ def test_refusals(tmp):
     check(read(os.path.join(out, "notes.txt")) == "mine", "--force leaves other files alone")
     check(os.path.exists(os.path.join(out, "student-01", "key.md")), "--force wrote the key")
 
+    # A target that cannot be written (a folder where student-02's key goes):
+    # --force with another seed writes nothing, so no folder mixes two seeds.
+    mixed = os.path.join(tmp, "mixed")
+    generate(mixed, "--seed", "1", "--students", "2")
+    os.remove(os.path.join(mixed, "student-02", "key.md"))
+    os.makedirs(os.path.join(mixed, "student-02", "key.md"))
+    before = tree(mixed)
+    result = run("exercise", "--seed", "2", "--students", "2", "--out", mixed, "--force")
+    check(result.returncode == 2 and "student-02/key.md: is a folder" in result.stderr
+          and "nothing was written" in result.stderr,
+          f"an unwritable target: exit 2 naming it: {result.stderr}")
+    check(tree(mixed) == before, "no file of seed 2 was written beside the files of seed 1")
+    check(not [n for n in os.listdir(os.path.join(mixed, "student-01")) if ".tmp-" in n],
+          "no temporary file left")
+    # Written again with the same seed, every file is already up to date.
+    os.rmdir(os.path.join(mixed, "student-02", "key.md"))
+    result = run("exercise", "--seed", "1", "--students", "2", "--out", mixed, "--force")
+    check(result.returncode == 0 and "wrote 1 files" in result.stdout
+          and "were already up to date" in result.stdout,
+          f"the same seed again: only the missing key is written: {result.stdout}")
+
     roster = os.path.join(tmp, "dup.txt")
     with open(roster, "w") as f:
         f.write("Ada\nBob\nAda\n")

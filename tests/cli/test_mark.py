@@ -10,7 +10,7 @@ the mask ignored, no answers file at all. A teacher's marking of each habit is
 written down independently here (points per step, first wrong step, the
 mistake's name) and compared with marks.csv, the feedback files and the class
 summary. Also: --points, a typo in the points file, another student's answers
-in a folder, and that a second mark needs --force.
+in a folder, and that a second mark that would change the marks needs --force.
 
 Usage: test_mark.py PATH/TO/attn-trace
 """
@@ -224,17 +224,25 @@ with tempfile.TemporaryDirectory() as tmp_name:
     class30 = (habits * 4)[:30]
     out, folders = mark_class(tmp, "defaults", [], class30)
 
-    # 2. A second mark replaces nothing without --force, then replaces all with it.
+    # 2. A second mark that changes nothing leaves every file untouched; one
+    #    that would change the marks replaces nothing without --force.
     before = (out / "marks.csv").read_bytes()
+    mtime = (out / "marks.csv").stat().st_mtime_ns
     r = run("mark", str(out))
-    check(r.returncode == 2 and "--force" in r.stderr, f"a second mark needs --force: {r.stderr}")
+    check(r.returncode == 1 and (out / "marks.csv").read_bytes() == before
+          and (out / "marks.csv").stat().st_mtime_ns == mtime,
+          f"a second mark with the same marks leaves marks.csv as it is: {r.returncode} {r.stderr}")
     r = run("mark", str(out), "--force")
     check(r.returncode == 1 and (out / "marks.csv").read_bytes() == before,
           f"mark --force writes the same marks again: {r.returncode} {r.stderr}")
-
-    # 3. --points: scores 2, weights 3, carried values earn half.
     points = tmp / "points.toml"
     points.write_text("[points]\nscores = 2\n\"head0.weights\" = 3\n[credit]\ncarried = 0.5\n")
+    r = run("mark", str(out), "--points", str(points))
+    check(r.returncode == 2 and "--force" in r.stderr and str(out / "marks.csv") in r.stderr
+          and "nothing was written" in r.stderr and (out / "marks.csv").read_bytes() == before,
+          f"new marks over an earlier mark need --force, naming the files: {r.stderr}")
+
+    # 3. --points: scores 2, weights 3, carried values earn half.
     r = run("mark", str(out), "--force", "--points", str(points))
     rows = {row["name"]: row for row in read_csv(out / "marks.csv")}
     right, unscaled = rows["Right 0"], rows["Unscaled 1"]

@@ -3,14 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <limits>
 
-#include <fmt/format.h>
-#include <unistd.h>
-
 #include "backend/cpu_backend.hpp"
-#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/golden.hpp"
 #include "core/lesson_library.hpp"
@@ -129,21 +124,4 @@ TEST_CASE("a malformed golden file is an InputError naming the file and line") {
                                           "shape = [1, 99999999999999]\ndata = [[1.0]]\n",
                                           "huge.toml"),
                        doctest::Contains("must hold 99999999999999 numbers"), attn::InputError);
-}
-
-TEST_CASE("write_golden_file writes atomically and refuses a missing folder") {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / fmt::format("attn-golden-{}", ::getpid());
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "awkward.toml").string();
-  attn::write_golden_file(path, awkward_trace());
-  const std::string first = attn::read_file(path);
-  CHECK(attn::parse_golden(first, path).steps.size() == 2);
-  CHECK_THROWS_AS(attn::write_golden_file((dir / "missing" / "x.toml").string(), awkward_trace()),
-                  attn::InputError);
-  CHECK(attn::read_file(path) == first);
-  std::size_t files = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
-  CHECK(files == 1);  // no temporary file left behind
-  std::filesystem::remove_all(dir);
 }

@@ -1,8 +1,12 @@
-// Escaping for LaTeX text mode, Markdown and CSV: each special character, the
-// trace's symbols, and characters the default LaTeX fonts cannot show.
+// Escaping for LaTeX text mode, Markdown, XML and CSV: each special character,
+// the trace's symbols, characters the default LaTeX fonts cannot show, and
+// control characters shown visibly in every format.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "render/escape.hpp"
 
@@ -29,13 +33,62 @@ TEST_CASE("tex_text: the trace's symbols as math, Latin-1 letters kept, others n
 }
 
 TEST_CASE("md_text: Markdown's markup characters get a backslash, nothing else does") {
-  for (const char c : std::string("\\`*_{}[]<>#|!")) {
+  for (const char c : std::string("\\`*_{}[]<>#|!$&~")) {
     CAPTURE(c);
     CHECK(attn::md_text(std::string(1, c)) == std::string("\\") + c);
   }
   CHECK(attn::md_text("a|b") == "a\\|b");
   CHECK(attn::md_text("*Ada* <b>") == "\\*Ada\\* \\<b\\>");
-  CHECK(attn::md_text("0.5 - 1.2 + (x). 银行 √") == "0.5 - 1.2 + (x). 银行 √");
+  CHECK(attn::md_text("0.5 - 1.2 + (x). 银行 √ 50% ^") == "0.5 - 1.2 + (x). 银行 √ 50% ^");
+  CHECK(attn::md_text("&amp; $x$ ~~y~~") == "\\&amp; \\$x\\$ \\~\\~y\\~\\~");
+}
+
+// Every C0 control character and DEL, and what each format shows for them.
+const std::string kControls = [] {
+  std::string s;
+  for (int c = 0; c < 0x20; ++c) s += static_cast<char>(c);
+  return s + '\x7F';
+}();
+
+TEST_CASE("show_controls: every control character as its control picture, the rest kept") {
+  const std::string shown = attn::show_controls(kControls);
+  CHECK(shown == "␀␁␂␃␄␅␆␇␈␉␊␋␌␍␎␏␐␑␒␓␔␕␖␗␘␙␚␛␜␝␞␟␡");
+  CHECK(attn::show_controls("a\nb\tc \x1b[31m red") == "a␊b␉c ␛[31m red");
+  CHECK(attn::show_controls("银行 √ ~") == "银行 √ ~");
+}
+
+TEST_CASE("text_lines: a story's lines, without \\n or \\r\\n, blank lines kept") {
+  using Lines = std::vector<std::string_view>;
+  CHECK(attn::text_lines("one\n\ntwo\r\nthree\n") == Lines{"one", "", "two", "three"});
+  CHECK(attn::text_lines("one") == Lines{"one"});
+  CHECK(attn::text_lines("\n\n") == Lines{"", ""});
+  CHECK(attn::text_lines("").empty());
+  CHECK(attn::text_lines("a\rb") == Lines{"a\rb"});  // a lone \r is no line break
+}
+
+TEST_CASE("md_text, tex_text, xml_text: a control character never reaches the output") {
+  CHECK(attn::md_text("new\nline\n\nx\t|") == "new␊line␊␊x␉\\|");
+  CHECK(attn::md_text(kControls) == attn::show_controls(kControls));
+  CHECK(attn::tex_text("a\nb\x01\x7F") == "a[U+000A]b[U+0001][U+007F]");
+  CHECK(attn::tex_text_unicode("张\n\t") == "张[U+000A][U+0009]");
+  CHECK(attn::xml_text("a\nb\x01<") == "a␊b␁&lt;");
+  // CDATA keeps the white space XML allows (a question's HTML has lines).
+  CHECK(attn::xml_cdata("<p>\ta\nb\r\x01\x7F</p>") == "<![CDATA[<p>\ta\nb\r␁␡</p>]]>");
+  for (const std::string& out : {attn::tex_text(kControls), attn::tex_text_unicode(kControls),
+                                 attn::md_text(kControls), attn::xml_text(kControls)}) {
+    CAPTURE(out);
+    CHECK(std::none_of(out.begin(), out.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; }));
+  }
+}
+
+TEST_CASE("md_code: one code span whatever backticks the text holds") {
+  CHECK(attn::md_code("Q[a,b] = 1") == "`Q[a,b] = 1`");
+  CHECK(attn::md_code("a`b") == "``a`b``");
+  CHECK(attn::md_code("x``y`") == "``` x``y` ```");  // ends with a backtick: padded
+  CHECK(attn::md_code("`") == "`` ` ``");
+  CHECK(attn::md_code(" a ") == "`  a  `");  // CommonMark strips one space each side
+  CHECK(attn::md_code("a\n\nb|") == "`a␊␊b|`");
 }
 
 TEST_CASE("xml_text: the five XML specials as entities, everything else kept") {

@@ -9,6 +9,7 @@
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "render/render.hpp"
+#include "support/hostile_lesson.hpp"
 
 namespace {
 
@@ -93,4 +94,18 @@ W_V = "identity"
   CHECK(has(tex, "\\noindent Source: see \\{x\\} \\~{}y\n"));
   CHECK(has(tex, "Rows: x\\_1, \\$y. Columns: x\\_1, \\$y.\n"));
   CHECK(has(tex, "\\begin{bmatrix}\n1.0000 & 0.0000 \\\\\n0.0000 & 1.0000 \\\\\n"));  // X·Xᵀ = I
+}
+
+TEST_CASE("latex: newlines, tabs and control characters are named by code point") {
+  const Traced t(testsupport::hostile_lesson());
+  const std::string tex = attn::render_latex(t.lesson, t.trace, {});
+  CHECK_FALSE(testsupport::has_raw_control(tex));
+  // No blank line inside a heading (a \par there is an error), nothing LaTeX refuses.
+  CHECK(has(tex,
+            "\\section*{Line one[U+000A]line two[U+000A][U+000A]after a blank[U+0009]tab [U+0001] "
+            "[U+007F] \\textbar{} \\# \\textbackslash{} \\{ \\$ \\% \\& \\_ \\^{} \\~{}}\n"));
+  CHECK(has(tex, "\\noindent Source: a source[U+000A]with [U+001B][31m colour\n"));
+  CHECK(has(tex,
+            "Rows: new[U+000A]line, blank[U+000A][U+000A]line, tab[U+0009]\\textbar{}\\#, "
+            "[U+0001]\\textbackslash{}\\{\\$, \\%\\&\\_\\^{}\\~{}[U+007F]`. Columns: d0, d1.\n"));
 }

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "backend/cpu_backend.hpp"
+#include "core/expand.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "render/render.hpp"
+#include "support/hostile_lesson.hpp"
 
 namespace {
 
@@ -34,14 +36,6 @@ std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
-}
-
-// The '|' that separate cells: those without a backslash before them.
-std::size_t cell_bars(const std::string& line) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < line.size(); ++i)
-    n += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
-  return n;
 }
 
 }  // namespace
@@ -117,7 +111,8 @@ W_V = "identity"
       table.push_back(line);
       continue;
     }
-    for (const std::string& row : table) CHECK(cell_bars(row) == cell_bars(table.at(1)));
+    for (const std::string& row : table)
+      CHECK(testsupport::cell_bars(row) == testsupport::cell_bars(table.at(1)));
     table.clear();
   }
 }
@@ -134,4 +129,30 @@ TEST_CASE("markdown: masked cells -inf, a fully masked row nan, and its warning 
   // By hand: Q(<s>) = X(<s>) = [0.3, 0.1, 0.2, 0.1], K(<s>) = X(<s>)/2, so
   // (0.045 + 0.005 + 0.02 + 0.005) / √4 = 0.0375; the later keys are masked.
   CHECK(has(cd.markdown(o), "| **\\<s\\>** | 0.0375 | -inf | -inf |\n"));
+}
+
+TEST_CASE("markdown: newlines, tabs, control characters and specials in a lesson's text") {
+  const Traced t(testsupport::hostile_lesson());
+  attn::RenderOptions o;
+  o.expansions = attn::expand_all(t.lesson, t.trace, 1, 4);
+  const std::string md = t.markdown(o);
+  CHECK_FALSE(testsupport::has_raw_control(md));
+  // One line each: the heading, the source; the story's lines quoted, its
+  // blank line a paragraph break, the \r of its \r\n dropped.
+  CHECK(md.starts_with(
+      "# hostile: Line one␊line two␊␊after a blank␉tab ␁ ␡ \\| \\# \\\\ \\{ \\$ % \\& \\_ ^ \\~\n\n"
+      "*Source:* a source␊with ␛\\[31m colour\n\n"
+      "> First \\| \\# \\\\ \\{ \\} \\$ % \\& \\_ ^ \\~\n>\n> Second␉with ␁ and ␡.\n> Third\n\n## "
+      "1."));
+  CHECK(has(md,
+            "| | new␊line | blank␊␊line | tab␉\\|\\# | ␁\\\\\\{\\$ | %\\&\\_^\\~␡\\` |\n"
+            "|---|---:|---:|---:|---:|---:|\n| **new␊line** |"));
+  // The worked cell is one code span, fenced past the token's backtick.
+  CHECK(has(md,
+            "\n``head0.scores[blank␊␊line,%&_^~␡`] = head0.Q[blank␊␊line,:]·head0.K[%&_^~␡`,:] = "
+            "0.00×1.00 + 1.00×(-1.00) = -1.00``\n"));
+  // Every table keeps its shape: as many cell bars on each line as on |---|.
+  const testsupport::TableShapes shapes = testsupport::markdown_table_shapes(md);
+  CHECK(shapes.broken_row == "");
+  CHECK(shapes.tables == t.trace.steps.size());
 }

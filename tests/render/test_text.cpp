@@ -6,6 +6,7 @@
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "render/render.hpp"
+#include "support/hostile_lesson.hpp"
 
 namespace {
 
@@ -79,4 +80,21 @@ TEST_CASE("text: a 512-token lesson prints a page, not megabytes") {
   CHECK(has(out, "130816 cells -inf"));  // 512·511/2 future cells masked
   CHECK(has(out, "w511"));
   CHECK(has(out, "…"));
+}
+
+TEST_CASE("text: a token's newline or escape code is shown as a control picture, one line a row") {
+  const attn::Lesson L = testsupport::hostile_lesson();
+  attn::CpuBackend cpu;
+  const std::string text = attn::render_text(L, attn::run_pipeline(L, cpu), {});
+  CHECK_FALSE(testsupport::has_raw_control(text));  // no escape code reaches the terminal
+  CHECK(text.starts_with(
+      "attn-trace · hostile — Line one␊line two␊␊after a blank␉tab ␁ ␡ | # \\ { $ % & _ ^ ~\n"
+      "source: a source␊with ␛[31m colour\n"));
+  // The story keeps its lines (its blank line too); other controls are pictures.
+  CHECK(has(text, "\nFirst | # \\ { } $ % & _ ^ ~\n\nSecond␉with ␁ and ␡.\nThird\n"));
+  // X's rows: a label each, padded to the widest (blank␊␊line, 11 columns).
+  CHECK(has(text,
+            "  new␊line     1.0000   0.0000\n  blank␊␊line  0.0000   1.0000\n"
+            "  tab␉|#       1.0000   1.0000\n  ␁\\{$         0.5000   0.5000\n"
+            "  %&_^~␡`      1.0000  -1.0000\n"));
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "render/numbers.hpp"
 #include "teach/exercise.hpp"
@@ -24,6 +25,23 @@ struct SheetFixture {
     attn::normalise_spec(spec);
     exercise = attn::generate_exercise(spec, {name, "slug"});
     model = attn::make_sheet_model(spec, exercise);
+  }
+  // Every row and column label (and the worked cells' labels) replaced by the
+  // tokens of hostile_lesson.hpp: newlines, tabs, controls, markup specials.
+  void use_hostile_labels(const std::vector<std::string>& tokens) {
+    const auto relabel = [&](std::vector<std::string>& labels, std::size_t shift) {
+      for (std::size_t i = 0; i < labels.size(); ++i)
+        labels[i] = tokens[(i + shift) % tokens.size()];
+    };
+    for (std::vector<attn::SheetMatrix>* group : {&model.inputs, &model.asked, &model.key})
+      for (attn::SheetMatrix& m : *group) {
+        relabel(m.rows, 0);
+        relabel(m.cols, 1);
+      }
+    for (attn::CellExpansion& e : model.worked) {
+      e.row_label = tokens[e.row % tokens.size()];
+      e.col_label = tokens[(e.col + 1) % tokens.size()];
+    }
   }
   // The key's text of a step's cell, as every renderer prints it.
   std::string key_value(const char* step, std::size_t r, std::size_t c) const {

@@ -11,6 +11,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/pipeline.hpp"
+#include "support/hostile_lesson.hpp"
 #include "support/sheet_fixture.hpp"
 #include "teach/answer_template.hpp"
 #include "teach/mark.hpp"
@@ -142,8 +143,8 @@ TEST_CASE("a student folder marked: carried credit, a blank cell, the first mist
   fs::remove(dir / "ada" / "answers.toml");
   const attn::StudentMark none = attn::mark_student(dir, "ada", attn::MarkScheme{});
   CHECK(none.problem == "no answers.toml in " + (dir / "ada").string() +
-                         "; put the student's filled-in answers.toml there (exercise writes a "
-                         "blank one)");
+                            "; put the student's filled-in answers.toml there (exercise writes a "
+                            "blank one)");
   CHECK(none.out_of == 4);
   CHECK(none.total == 0);
   fs::remove_all(dir);
@@ -165,4 +166,21 @@ TEST_CASE("marks.csv: a byte-order mark, RFC 4180 quoting, a column per asked st
                       "total,out of,first wrong,mistake,problem\r\n"));
   CHECK(csv.find("\"O'Brien, \"\"Pat\"\"\",o-brien-pat,00000000000000ff,1,0.67,1.67,3,"
                  "\"head0.weights[1,2]\",softmax_wrong_axis,\r\n") != std::string::npos);
+}
+
+TEST_CASE("class summary: a name or problem with a pipe or a newline keeps its table row whole") {
+  attn::StudentMark unmarked;
+  unmarked.folder = "ann";
+  unmarked.name = "Ann | B\nC";
+  unmarked.problem = "ann/lesson.toml: line 3 | oops\n\nnext";
+  attn::StudentMark other = unmarked;
+  other.folder = "bo";
+  other.name = "Bo";
+  const std::string summary = attn::class_summary({unmarked, other});
+  CHECK_FALSE(testsupport::has_raw_control(summary));
+  CHECK(summary.find("| Ann \\| B␊C | ann | ann/lesson.toml: line 3 \\| oops␊␊next |\n") !=
+        std::string::npos);
+  const testsupport::TableShapes shapes = testsupport::markdown_table_shapes(summary);
+  CHECK(shapes.broken_row == "");
+  CHECK(shapes.tables == 2);  // steps, not marked
 }

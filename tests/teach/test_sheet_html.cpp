@@ -1,9 +1,12 @@
 // The HTML key: every number is the trace's value rounded to the answer
 // decimals, in labelled rows; names with < & " ' are escaped everywhere.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 
+#include "render/escape.hpp"
+#include "support/hostile_lesson.hpp"
 #include "support/sheet_fixture.hpp"
 #include "teach/exercise_sheets.hpp"
 
@@ -48,4 +51,23 @@ TEST_CASE("HTML: a name with < & \" ' is escaped in the title and the heading, n
     CHECK(html.find(name) == std::string::npos);
     CHECK(html.find("<x>") == std::string::npos);
   }
+}
+
+TEST_CASE("HTML sheet and key: newlines and control characters in labels shown as pictures") {
+  testsupport::SheetFixture f("Ann");
+  f.use_hostile_labels(testsupport::kHostileTokens);
+  REQUIRE_FALSE(f.model.worked.empty());
+  for (const bool key : {false, true}) {
+    CAPTURE(key);
+    const std::string html = attn::render_sheet_html({f.model}, key);
+    CHECK_FALSE(testsupport::has_raw_control(html));
+    CHECK(html.find("<tr><th></th><th>blank␊␊line</th><th>tab␉|#</th>") != std::string::npos);
+    CHECK(html.find("<tr><th>new␊line</th>") != std::string::npos);
+  }
+  // A worked cell: its labels in the heading, its lines kept in <pre>.
+  const attn::CellExpansion& e = f.model.worked.front();
+  const std::string html = attn::render_sheet_html({f.model}, true);
+  CHECK(html.find(fmt::format("</span> [{}, {}] ({}, {})</h3>\n<pre>{}[", e.row, e.col,
+                              attn::xml_text(e.row_label), attn::xml_text(e.col_label), e.step)) !=
+        std::string::npos);
 }

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "support/hostile_lesson.hpp"
 #include "support/sheet_fixture.hpp"
 #include "teach/exercise_sheets.hpp"
 
@@ -44,4 +45,19 @@ TEST_CASE("LaTeX sheet: the inputs to the input decimals — no key values on it
   }
   const attn::Step& weights = f.exercise.trace.at("head0.weights");
   CHECK(sheet.find(expected_row(weights, 0, f.spec.answer_decimals)) == std::string::npos);
+}
+
+TEST_CASE("LaTeX sheet and key: newlines and control characters in labels named by code point") {
+  testsupport::SheetFixture f("Ann | #1 {x} $5 & ~y~");
+  f.use_hostile_labels(testsupport::kHostileTokens);
+  for (const bool key : {false, true}) {
+    CAPTURE(key);
+    const std::string tex = attn::render_sheet_latex({f.model}, key);
+    CHECK_FALSE(testsupport::has_raw_control(tex));
+    CHECK(tex.find("\\startstudent{1}{Ann \\textbar{} \\#1 \\{x\\} \\$5 \\& \\~{}y\\~{}}") !=
+          std::string::npos);
+    CHECK(tex.find(" & \\multicolumn{1}{c}{blank[U+000A][U+000A]line} & "
+                   "\\multicolumn{1}{c}{tab[U+0009]\\textbar{}\\#}") != std::string::npos);
+    CHECK(tex.find("\nnew[U+000A]line & ") != std::string::npos);
+  }
 }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "support/hostile_lesson.hpp"
 #include "support/sheet_fixture.hpp"
 #include "teach/exercise_sheets.hpp"
 
@@ -62,5 +63,24 @@ TEST_CASE("Markdown sheet: the inputs to the input decimals, the asked steps lef
     for (std::size_t c = 0; c < step.cols.size(); ++c) blank_row += "   |";
     CHECK(sheet.find(blank_row + "\n") != std::string::npos);
     CHECK(sheet.find(expected_table(step, f.spec.answer_decimals)) == std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "Markdown sheet and key: labels with newlines, controls and pipes keep the tables whole") {
+  testsupport::SheetFixture f("Ann | #1 {x} $5 & ~y~");
+  f.use_hostile_labels(testsupport::kHostileTokens);
+  for (const bool key : {false, true}) {
+    CAPTURE(key);
+    const std::string md = attn::render_sheet_markdown(f.model, key);
+    CHECK_FALSE(testsupport::has_raw_control(md));
+    CHECK(md.starts_with(std::string(key ? "# Answer key: " : "# Attention exercise: ") +
+                         "Ann \\| \\#1 \\{x\\} \\$5 \\& \\~y\\~\n"));
+    CHECK(md.find("| | blank␊␊line | tab␉\\|\\# |") != std::string::npos);
+    CHECK(md.find("| **new␊line** |") != std::string::npos);
+    const testsupport::TableShapes shapes = testsupport::markdown_table_shapes(md);
+    CHECK(shapes.broken_row == "");
+    CHECK(shapes.tables ==
+          f.model.inputs.size() + (key ? f.model.key.size() : f.model.asked.size()));
   }
 }
