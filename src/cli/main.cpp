@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   attn::setup_check(app, context);
   attn::setup_golden(app, context);
   attn::setup_stats(app, context);
+  attn::setup_bench(app, context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
