@@ -126,7 +126,7 @@ class CpuForwardPlan final : public ForwardPlan {
 }  // namespace
 
 std::size_t attention_block(std::size_t n) {
-  return std::min<std::size_t>(n, 64);
+  return std::min<std::size_t>(n, 256);
 }
 
 std::size_t cpu_forward_bytes(const ForwardShape& shape, std::size_t threads) {

@@ -40,7 +40,7 @@ def flops(n, d, h):
 
 def attention_block(n):
     """docs/bench.md: queries per block of attention work."""
-    return min(n, 64)
+    return min(n, 256)
 
 
 def plan_bytes(n, d, threads):
