@@ -11,6 +11,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <new>
 #include <optional>
 #include <string>
@@ -62,6 +63,8 @@ struct LengthTiming {
   std::size_t peak_rss_bytes = 0;  // of the whole process, up to the end of this length
 };
 
+// `text` as a whole number from `low` to `high`, or an InputError naming the
+// option and its range.
 std::uint64_t whole_number(const std::string& text, const std::string& option, std::uint64_t low,
                            std::uint64_t high) {
   std::uint64_t value = 0;
