@@ -18,7 +18,7 @@ namespace attn {
 // b = min(n, 256): how many queries one piece of attention work takes (one
 // head's scores for them are (n,b)). Larger blocks repack K_h and V_h for
 // BLAS fewer times; smaller ones keep the scores in cache. On a 2-core
-// AVX-512 machine, 256 was fastest at n = 1024 to 4096 (64: 4-9% slower).
+// AVX-512 machine, 256 was fastest at n = 1024 to 4096 (64: 3-9% slower).
 std::size_t attention_block(std::size_t n);
 
 // What a plan of `shape` on T threads holds, in bytes: 8 × (W_QKV 3d² + W_O d²
