@@ -1,7 +1,7 @@
 // CPU backend: the trace's attention composed of the step functions, in double.
 #include "backend/cpu_backend.hpp"
 
-#include "core/error.hpp"
+#include "backend/cpu_forward.hpp"
 
 namespace attn {
 
@@ -14,9 +14,10 @@ std::vector<HeadAttention> CpuBackend::attend(const AttentionInput& in) {
   return attend_steps(in, f64_arithmetic());
 }
 
-std::unique_ptr<ForwardPlan> CpuBackend::plan_forward(const ForwardShape&, const arma::mat&,
-                                                      const arma::mat&) {
-  throw BackendUnavailable("the CPU forward plan is not built yet");  // TODO(bench): cpu_forward
+std::unique_ptr<ForwardPlan> CpuBackend::plan_forward(const ForwardShape& shape,
+                                                      const arma::mat& W_QKV,
+                                                      const arma::mat& W_O) {
+  return plan_cpu_forward(shape, W_QKV, W_O);
 }
 
 }  // namespace attn

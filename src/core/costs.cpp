@@ -193,4 +193,15 @@ std::uint64_t pass_bytes(const Trace& trace, Dtype dtype, std::uint64_t batch,
   return total;
 }
 
+ForwardFlops forward_flops(std::uint64_t n, std::uint64_t d_model, std::uint64_t heads) {
+  const std::uint64_t d = d_model, d_k = d_model / heads;
+  ForwardFlops f;
+  f.qkv = 3 * (2 * n * d * d);
+  f.scores = heads * (2 * n * d_k * n);
+  f.softmax = heads * (3 * n * n + (n > 0 ? n * (n - 1) : 0));
+  f.context = heads * (2 * n * n * d_k);
+  f.output = 2 * n * d * d;
+  return f;
+}
+
 }  // namespace attn

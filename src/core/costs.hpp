@@ -59,4 +59,19 @@ std::uint64_t pass_flops(const Trace& trace, const CostSizes& sizes = {});
 std::uint64_t pass_bytes(const Trace& trace, Dtype dtype, std::uint64_t batch,
                          const CostSizes& sizes = {});
 
+// FLOPs of the forward pass `bench` times (docs/bench.md): self-attention of n
+// tokens of width d with h heads of d/h, W_O, no mask, no biases. Each term is
+// the sum of step_flops over that part's steps of such a lesson's trace, so
+// total() is its pass_flops.
+struct ForwardFlops {
+  std::uint64_t qkv = 0;      // Q, K, V: 3 · 2·n·d·d
+  std::uint64_t scores = 0;   // h · 2·n·(d/h)·n = 2·n²·d
+  std::uint64_t softmax = 0;  // h · (n² scaled + n² exp + n·(n−1) row_sum + n² weights)
+  std::uint64_t context = 0;  // h · 2·n·n·(d/h) = 2·n²·d
+  std::uint64_t output = 0;   // 2·n·d·d
+  std::uint64_t total() const { return qkv + scores + softmax + context + output; }
+};
+// Requires heads to divide d_model.
+ForwardFlops forward_flops(std::uint64_t n, std::uint64_t d_model, std::uint64_t heads);
+
 }  // namespace attn

@@ -9,6 +9,10 @@
 
 namespace attn {
 
+std::size_t parallel_threads() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 void parallel_for(std::size_t count, const std::function<void(std::size_t)>& work) {
   std::vector<std::exception_ptr> failed(count);
   std::atomic<std::size_t> next{0};
@@ -21,8 +25,7 @@ void parallel_for(std::size_t count, const std::function<void(std::size_t)>& wor
       }
     }
   };
-  const std::size_t threads =
-      std::min<std::size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
+  const std::size_t threads = std::min(count, parallel_threads());
   std::vector<std::thread> helpers;
   for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(worker);
   worker();

@@ -6,6 +6,9 @@
 
 namespace attn {
 
+// The threads parallel_for runs on at most: the machine's cores (at least 1).
+std::size_t parallel_threads();
+
 // Calls work(i) for every i in [0, count), on up to as many threads as the
 // machine has cores (the calling thread is one of them). Each i runs once; the
 // order is not fixed, so work(i) must write only what belongs to i. After all

@@ -102,3 +102,27 @@ kv_cache = true
                              attn::step_flops(t, t.at("head0.weights"));
   CHECK(full == 3 * (3 + 2 + 3));
 }
+
+TEST_CASE("forward_flops (bench's count) is pass_flops of the same self-attention's trace") {
+  // 3 tokens, d_model 6, 2 heads of 3, W_O, no mask, no biases.
+  attn::Lesson lesson;
+  lesson.tokens = {"a", "b", "c"};
+  lesson.X = arma::mat(3, 6, arma::fill::value(0.25));
+  lesson.heads = 2;
+  lesson.d_k = lesson.d_v = 3;
+  lesson.W_Q = lesson.W_K = lesson.W_V = arma::mat(6, 6, arma::fill::eye);
+  lesson.W_O = arma::mat(6, 6, arma::fill::eye);
+  attn::CpuBackend cpu;
+  const attn::Trace t = attn::run_pipeline(lesson, cpu);
+  CHECK(attn::forward_flops(3, 6, 2).total() == attn::pass_flops(t));
+  for (std::size_t n : {1, 2, 128, 4096}) {
+    CAPTURE(n);
+    const attn::ForwardFlops f = attn::forward_flops(n, 6, 2);
+    CHECK(f.total() == attn::pass_flops(t, {n, n}));
+    CHECK(f.qkv == 3 * 2 * n * 6 * 6);
+    CHECK(f.scores == 2 * n * n * 6);
+    CHECK(f.softmax == 2 * (4 * n * n - n));
+    CHECK(f.context == 2 * n * n * 6);
+    CHECK(f.output == 2 * n * 6 * 6);
+  }
+}
