@@ -398,6 +398,9 @@ def sinusoidal(n, d):
       attention_setup_ = true;
       title = fmt::format("Attention, head {} of {}", step.head, lesson_.heads);
     }
+    if (title == "Encoder layer" && !projected_)
+      title = "Encoder layer, Pre-LN: LayerNorm 1 of the input comes first";
+    if (step.id == "Q") projected_ = true;
     if (title != section_) {
       section(title);
       section_ = title;
@@ -499,8 +502,12 @@ def sinusoidal(n, d):
     const arma::mat& M = step.value;
     const std::string name = var(step);
     if (is_row_parameter(step)) {
-      line(fmt::format("{} = torch.tensor({})  # ({},): one number per output column", name,
-                       py_row(M.row(0)), M.n_cols));
+      const bool bias = step.id.rfind("b_", 0) == 0;
+      const bool gamma = step.id.find("gamma") != std::string::npos;
+      line(fmt::format("{} = torch.tensor({})  # ({},): {}", name, py_row(M.row(0)), M.n_cols,
+                       bias    ? "one number per output column, added to every row"
+                       : gamma ? "LayerNorm's scale γ, one per feature"
+                               : "LayerNorm's shift β, one per feature"));
       return check(step);
     }
     if (step.id.rfind("W_", 0) == 0) weight_comment(step);
@@ -976,6 +983,7 @@ def sinusoidal(n, d):
   bool attention_setup_ = false;
   bool linear_explained_ = false;
   bool decoded_ = false;
+  bool projected_ = false;  // Q is written (what comes before it is a Pre-LN LayerNorm)
 };
 
 }  // namespace
