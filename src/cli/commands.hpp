@@ -24,6 +24,7 @@ void setup_golden(CLI::App& app, CommandContext& context);
 void setup_mark(CLI::App& app, CommandContext& context);
 void setup_stats(CLI::App& app, CommandContext& context);
 void setup_bench(CLI::App& app, CommandContext& context);
+void setup_export(CLI::App& app, CommandContext& context);
 
 // Writes `text` to standard output in one piece.
 void write_stdout(const std::string& text);

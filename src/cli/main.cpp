@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   attn::setup_golden(app, context);
   attn::setup_stats(app, context);
   attn::setup_bench(app, context);
+  attn::setup_export(app, context);
   app.add_option_function<std::vector<std::string>>(
          "--limit",
          [](const std::vector<std::string>& assignments) {

@@ -297,28 +297,90 @@ class LessonParser {
                       toml_.origin()));
     weights_ = t;
     toml_.require_known_keys(*t, "weights",
-                             {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", "W_1", "b_1",
-                              "W_2", "b_2", "ln1_gamma", "ln1_beta", "ln2_gamma", "ln2_beta"});
+                             {"layout", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O",
+                              "in_proj_weight", "in_proj_bias", "W_1", "b_1", "W_2", "b_2",
+                              "ln1_gamma", "ln1_beta", "ln2_gamma", "ln2_beta"});
+    if (const toml::node* n = get(t, "layout"))
+      out_in_ = choice<bool>(*n, "weights.layout", "weight layout",
+                             {{"in_out", false}, {"out_in", true}});
     const std::size_t d_model = lesson_.X.n_cols;
     const std::size_t d_mem = lesson_.memory ? lesson_.memory->n_cols : d_model;
     auto required = [&](std::string_view key, std::size_t size) {
       const toml::node* n = get(t, key);
       if (!n)
-        toml_.fail(t, fmt::format("weights.{}", key), "missing; give a matrix or \"identity\"");
-      return read_weight(toml_, *n, fmt::format("weights.{}", key), size);
+        toml_.fail(t, fmt::format("weights.{}", key),
+                   "missing; give a matrix or \"identity\" (or W_Q, W_K and W_V together as "
+                   "in_proj_weight)");
+      return weight(*n, fmt::format("weights.{}", key), size);
     };
-    lesson_.W_Q = required("W_Q", d_model);
-    lesson_.W_K = required("W_K", d_mem);
-    lesson_.W_V = required("W_V", d_mem);
+    if (const toml::node* packed = get(t, "in_proj_weight")) {
+      read_in_proj_weight(*packed);
+    } else {
+      lesson_.W_Q = required("W_Q", d_model);
+      lesson_.W_K = required("W_K", d_mem);
+      lesson_.W_V = required("W_V", d_mem);
+    }
     if (const toml::node* n = get(t, "W_O")) {
       // identity W_O is sized once the concat width is known (check_shapes).
       if (n->is_string() && n->as_string()->get() == "identity") w_o_identity_ = true;
-      lesson_.W_O = read_weight(toml_, *n, "weights.W_O", 0);
+      lesson_.W_O = weight(*n, "weights.W_O", 0);
+    }
+    if (const toml::node* n = get(t, "in_proj_bias")) {
+      for (std::string_view key : {"b_Q", "b_K", "b_V"})
+        if (get(t, key))
+          toml_.fail(n, "weights.in_proj_bias",
+                     fmt::format("given together with {}: in_proj_bias already holds b_Q, b_K "
+                                 "and b_V one after another; remove {} or in_proj_bias",
+                                 key, key));
+      in_proj_bias_ = toml_.row(*n, "weights.in_proj_bias");  // split in check_shapes
     }
     if (const toml::node* n = get(t, "b_Q")) lesson_.b_Q = toml_.row(*n, "weights.b_Q");
     if (const toml::node* n = get(t, "b_K")) lesson_.b_K = toml_.row(*n, "weights.b_K");
     if (const toml::node* n = get(t, "b_V")) lesson_.b_V = toml_.row(*n, "weights.b_V");
     if (const toml::node* n = get(t, "b_O")) lesson_.b_O = toml_.row(*n, "weights.b_O");
+  }
+
+  // A weight matrix as the lesson uses it, in × out: the file's matrix, or
+  // its transpose under layout = "out_in" (PyTorch's nn.Linear.weight).
+  arma::mat weight(const toml::node& node, std::string_view key, std::size_t identity_size) const {
+    const arma::mat W = read_weight(toml_, node, key, identity_size);
+    return out_in_ ? arma::mat(W.t()) : W;
+  }
+
+  // in_proj_weight:(3·d, d), nn.MultiheadAttention's W_q, W_k and W_v
+  // (each out × in) stacked: W_Q, W_K and W_V are its transposed thirds,
+  // whatever `layout` says (it is PyTorch's tensor, so PyTorch's layout).
+  void read_in_proj_weight(const toml::node& packed) {
+    for (std::string_view key : {"W_Q", "W_K", "W_V"})
+      if (get(weights_, key))
+        toml_.fail(&packed, "weights.in_proj_weight",
+                   fmt::format("given together with {}: in_proj_weight already holds W_Q, W_K "
+                               "and W_V (nn.MultiheadAttention's packed projection); remove {} "
+                               "or in_proj_weight",
+                               key, key));
+    in_proj_weight_ = &packed;
+    const std::size_t d = lesson_.X.n_cols;
+    if (lesson_.memory && lesson_.memory->n_cols != d)
+      toml_.fail(&packed, "weights.in_proj_weight",
+                 fmt::format("X is {} and memory is {}: in_proj_weight projects queries, keys "
+                             "and values of one width, but here they differ (PyTorch then keeps "
+                             "q_proj_weight, k_proj_weight and v_proj_weight apart); give W_Q, "
+                             "W_K and W_V instead, with layout = \"out_in\" to write them as "
+                             "PyTorch stores them",
+                             shape_str(lesson_.X.n_rows, d),
+                             shape_str(lesson_.memory->n_rows, lesson_.memory->n_cols)));
+    const arma::mat P = toml_.matrix(packed, "weights.in_proj_weight");
+    if (P.n_rows != 3 * d || P.n_cols != d)
+      toml_.fail(
+          &packed, "weights.in_proj_weight",
+          fmt::format("in_proj_weight is {} and X is {}: it stacks W_Q, W_K and W_V, "
+                      "each embed_dim × embed_dim (out × in) with embed_dim = the columns "
+                      "of X = {}, so it must be {} ({}·{} rows, {} columns)",
+                      shape_str(P.n_rows, P.n_cols), shape_str(lesson_.X.n_rows, lesson_.X.n_cols),
+                      d, shape_str(3 * d, d), 3, d, d));
+    lesson_.W_Q = P.rows(0, d - 1).t();
+    lesson_.W_K = P.rows(d, 2 * d - 1).t();
+    lesson_.W_V = P.rows(2 * d, 3 * d - 1).t();
   }
 
   // [layer] and the layer's weights; without [layer] those weights are an error.
@@ -358,11 +420,13 @@ class LessonParser {
     auto required = [&](std::string_view key) {
       const toml::node* n = get(weights_, key);
       if (!n)
-        toml_.fail(weights_, fmt::format("weights.{}", key),
-                   fmt::format("missing; an encoder layer needs {} ({})", key,
-                               key == "W_1" ? "d_model × d_ff, the FFN's first layer"
-                                            : "d_ff × d_model, the FFN's second layer"));
-      return toml_.matrix(*n, fmt::format("weights.{}", key));
+        toml_.fail(
+            weights_, fmt::format("weights.{}", key),
+            fmt::format("missing; an encoder layer needs {} ({})", key,
+                        key == "W_1" ? dims_text("d_model", "d_ff") + ", the FFN's first layer"
+                                     : dims_text("d_ff", "d_model") + ", the FFN's second layer"));
+      const arma::mat W = toml_.matrix(*n, fmt::format("weights.{}", key));
+      return out_in_ ? arma::mat(W.t()) : W;
     };
     layer.W_1 = required("W_1");
     layer.W_2 = required("W_2");
@@ -451,22 +515,63 @@ class LessonParser {
     }
   }
 
+  // How the file writes a weight's shape: in × out, or out × in under
+  // layout = "out_in" (W holds in × out either way).
+  std::string written_shape(const arma::mat& W) const {
+    return out_in_ ? shape_str(W.n_cols, W.n_rows) : shape_str(W.n_rows, W.n_cols);
+  }
+  // A weight's two sizes in the file's order: "d_model × d_ff" (in × out),
+  // "d_ff × d_model" under layout = "out_in".
+  std::string dims_text(const std::string& in, const std::string& out,
+                        std::string_view times = " × ") const {
+    return out_in_ ? fmt::format("{}{}{}", out, times, in) : fmt::format("{}{}{}", in, times, out);
+  }
+  // The side of a written weight that meets the input features, and the other one.
+  const char* in_side() const { return out_in_ ? "columns" : "rows"; }
+  const char* out_side() const { return out_in_ ? "rows" : "columns"; }
+  // Said after a written shape when the file writes weights out × in.
+  const char* layout_note() const { return out_in_ ? " (out × in: layout = \"out_in\")" : ""; }
+  // The node a weight's error points at: W_Q, W_K and W_V read from
+  // in_proj_weight point at it.
+  const toml::node* weight_node(std::string_view key) const {
+    if (in_proj_weight_ && (key == "W_Q" || key == "W_K" || key == "W_V")) return in_proj_weight_;
+    if (in_proj_bias_ && (key == "b_Q" || key == "b_K" || key == "b_V"))
+      return get(weights_, "in_proj_bias");
+    return get(weights_, key);
+  }
+
+  // in_proj_bias:(p_Q + p_K + p_V) -> b_Q, b_K, b_V, each as wide as its projection.
+  void split_in_proj_bias() {
+    if (!in_proj_bias_) return;
+    Lesson& l = lesson_;
+    const std::size_t q = l.W_Q.n_cols, k = l.W_K.n_cols, v = l.W_V.n_cols;
+    if (in_proj_bias_->n_elem != q + k + v)
+      toml_.fail(get(weights_, "in_proj_bias"), "weights.in_proj_bias",
+                 fmt::format("in_proj_bias has {} entries but W_Q, W_K and W_V give {} + {} + {} "
+                             "= {} outputs: it holds b_Q, b_K and b_V one after another; give {} "
+                             "entries",
+                             in_proj_bias_->n_elem, q, k, v, q + k + v, q + k + v));
+    l.b_Q = in_proj_bias_->cols(0, q - 1);
+    l.b_K = in_proj_bias_->cols(q, q + k - 1);
+    l.b_V = in_proj_bias_->cols(q + k, q + k + v - 1);
+  }
+
   // Every shape rule of docs/lesson-format.md, each error naming both shapes.
   void check_shapes() {
     Lesson& l = lesson_;
     const std::string key_source = l.memory ? "memory" : "X";
     const arma::mat& source = l.memory ? *l.memory : l.X;
-    auto w = [&](std::string_view key) { return get(weights_, key); };
+    auto w = [&](std::string_view key) { return weight_node(key); };
     auto product_rule = [&](const arma::mat& in, const std::string& in_name,
                             const arma::mat& weight, std::string_view weight_key) {
       if (in.n_cols != weight.n_rows)
         toml_.fail(
             w(weight_key), fmt::format("weights.{}", weight_key),
-            fmt::format("{} is {} and {} is {}: the columns of {} ({}) must equal the rows "
-                        "of {} ({}) to form {}·{}; give {} {} rows",
-                        in_name, shape_str(in.n_rows, in.n_cols), weight_key,
-                        shape_str(weight.n_rows, weight.n_cols), in_name, in.n_cols, weight_key,
-                        weight.n_rows, in_name, weight_key, weight_key, in.n_cols));
+            fmt::format("{} is {} and {} is {}{}: the columns of {} ({}) must equal the {} "
+                        "of {} ({}) to form {}·{}; give {} {} {}",
+                        in_name, shape_str(in.n_rows, in.n_cols), weight_key, written_shape(weight),
+                        layout_note(), in_name, in.n_cols, in_side(), weight_key, weight.n_rows,
+                        in_name, weight_key, weight_key, in.n_cols, in_side()));
     };
     product_rule(l.X, "X", l.W_Q, "W_Q");
     product_rule(source, key_source, l.W_K, "W_K");
@@ -474,29 +579,27 @@ class LessonParser {
     if (l.W_Q.n_cols != l.W_K.n_cols)
       toml_.fail(w("W_K"), "weights.W_K",
                  fmt::format("Q and K must have the same number of columns to form Q·Kᵀ: W_Q is "
-                             "{} (Q has {} columns) but W_K is {} (K has {}); give W_K {} columns",
-                             shape_str(l.W_Q.n_rows, l.W_Q.n_cols), l.W_Q.n_cols,
-                             shape_str(l.W_K.n_rows, l.W_K.n_cols), l.W_K.n_cols, l.W_Q.n_cols));
+                             "{} (Q has {} columns) but W_K is {}{} (K has {}); give W_K {} {}",
+                             written_shape(l.W_Q), l.W_Q.n_cols, written_shape(l.W_K),
+                             layout_note(), l.W_K.n_cols, l.W_Q.n_cols, out_side()));
     const toml::node* heads_node = get(model_, "heads");
     if (l.W_Q.n_cols % l.heads != 0)
-      toml_.fail(
-          heads_node ? heads_node : w("W_Q"), "model.heads",
-          fmt::format("heads = {} does not divide the projection width {} (W_Q is {}); "
-                      "each head takes an equal block of columns: choose heads dividing {}",
-                      l.heads, l.W_Q.n_cols, shape_str(l.W_Q.n_rows, l.W_Q.n_cols), l.W_Q.n_cols));
+      toml_.fail(heads_node ? heads_node : w("W_Q"), "model.heads",
+                 fmt::format("heads = {} does not divide the projection width {} (W_Q is {}); "
+                             "each head takes an equal block of columns: choose heads dividing {}",
+                             l.heads, l.W_Q.n_cols, written_shape(l.W_Q), l.W_Q.n_cols));
     if (l.W_V.n_cols % l.heads != 0)
-      toml_.fail(
-          heads_node ? heads_node : w("W_V"), "model.heads",
-          fmt::format("heads = {} does not divide the value width {} (W_V is {}); choose "
-                      "heads dividing {}",
-                      l.heads, l.W_V.n_cols, shape_str(l.W_V.n_rows, l.W_V.n_cols), l.W_V.n_cols));
+      toml_.fail(heads_node ? heads_node : w("W_V"), "model.heads",
+                 fmt::format("heads = {} does not divide the value width {} (W_V is {}); choose "
+                             "heads dividing {}",
+                             l.heads, l.W_V.n_cols, written_shape(l.W_V), l.W_V.n_cols));
     const std::size_t d_k = l.W_Q.n_cols / l.heads;
     if (l.d_k != 0 && l.d_k != d_k)
       toml_.fail(d_k_node_, "model.d_k",
                  fmt::format("d_k = {} but W_Q is {} with {} head(s), so d_k = {} / {} = {}; fix "
-                             "d_k or the columns of W_Q",
-                             l.d_k, shape_str(l.W_Q.n_rows, l.W_Q.n_cols), l.heads, l.W_Q.n_cols,
-                             l.heads, d_k));
+                             "d_k or the {} of W_Q",
+                             l.d_k, written_shape(l.W_Q), l.heads, l.W_Q.n_cols, l.heads, d_k,
+                             out_side()));
     l.d_k = d_k;
     l.d_v = l.W_V.n_cols / l.heads;
 
@@ -504,9 +607,11 @@ class LessonParser {
                          std::size_t width, std::string_view of) {
       if (b && b->n_elem != width)
         toml_.fail(w(key), fmt::format("weights.{}", key),
-                   fmt::format("{} has {} entries but {} has {} columns; give one bias per column",
-                               key, b->n_elem, of, width));
+                   fmt::format("{} has {} entries but {} has {} {}{}; give one bias per {}", key,
+                               b->n_elem, of, width, out_side(), layout_note(),
+                               out_in_ ? "row" : "column"));
     };
+    split_in_proj_bias();
     bias_rule(l.b_Q, "b_Q", l.W_Q.n_cols, "W_Q");
     bias_rule(l.b_K, "b_K", l.W_K.n_cols, "W_K");
     bias_rule(l.b_V, "b_V", l.W_V.n_cols, "W_V");
@@ -516,9 +621,9 @@ class LessonParser {
       if (l.W_O->n_rows != concat_width)
         toml_.fail(w("W_O"), "weights.W_O",
                    fmt::format("the concatenated heads are {} wide ({} heads × d_v {}) but W_O is "
-                               "{}; W_O needs {} rows to form concat·W_O",
-                               concat_width, l.heads, l.d_v,
-                               shape_str(l.W_O->n_rows, l.W_O->n_cols), concat_width));
+                               "{}{}; W_O needs {} {} to form concat·W_O",
+                               concat_width, l.heads, l.d_v, written_shape(*l.W_O), layout_note(),
+                               concat_width, in_side()));
       bias_rule(l.b_O, "b_O", l.W_O->n_cols, "W_O");
     } else if (l.b_O) {
       toml_.fail(w("b_O"), "weights.b_O", "b_O given without W_O; add W_O or remove b_O");
@@ -533,37 +638,42 @@ class LessonParser {
     const EncoderLayer& layer = *l.layer;
     const std::size_t d_model = l.X.n_cols;
     const std::string x_shape = shape_str(l.X.n_rows, l.X.n_cols);
-    auto w = [&](std::string_view key) { return get(weights_, key); };
+    auto w = [&](std::string_view key) { return weight_node(key); };
     if (l.memory)
       toml_.fail(get(toml_.table(toml_.root(), "input"), "memory"), "input.memory",
                  "an encoder layer is self-attention: its keys and values come from X; remove "
                  "memory (and memory_tokens) or remove [layer]");
     if (!l.W_O)
-      toml_.fail(weights_, "weights.W_O",
-                 fmt::format("missing; an encoder layer adds the attention's output to X ({}), "
-                             "so give W_O, {} × {} (concat width × d_model)",
-                             x_shape, l.heads * l.d_v, d_model));
+      toml_.fail(
+          weights_, "weights.W_O",
+          fmt::format("missing; an encoder layer adds the attention's output to X ({}), "
+                      "so give W_O, {} ({})",
+                      x_shape, dims_text(std::to_string(l.heads * l.d_v), std::to_string(d_model)),
+                      dims_text("concat width", "d_model")));
     if (l.W_O->n_cols != d_model)
       toml_.fail(w("W_O"), "weights.W_O",
                  fmt::format("W_O is {} but X is {}: the residual sum X + output needs output "
-                             "as wide as X, so W_O must be {} × {} (d_model = {} columns)",
-                             shape_str(l.W_O->n_rows, l.W_O->n_cols), x_shape, l.W_O->n_rows,
-                             d_model, d_model));
+                             "as wide as X, so W_O must be {} (d_model = {} {}){}",
+                             written_shape(*l.W_O), x_shape,
+                             dims_text(std::to_string(l.W_O->n_rows), std::to_string(d_model)),
+                             d_model, out_side(), layout_note()));
     const arma::mat& W_1 = layer.W_1;
     const arma::mat& W_2 = layer.W_2;
     if (W_1.n_rows != d_model)
       toml_.fail(w("W_1"), "weights.W_1",
                  fmt::format("W_1 is {} but X is {}: the FFN multiplies rows of width d_model = "
-                             "{} by W_1, so W_1 must be d_model × d_ff; give W_1 {} rows",
-                             shape_str(W_1.n_rows, W_1.n_cols), x_shape, d_model, d_model));
+                             "{} by W_1, so W_1 must be {}{}; give W_1 {} {}",
+                             written_shape(W_1), x_shape, d_model, dims_text("d_model", "d_ff"),
+                             layout_note(), d_model, in_side()));
     const std::size_t d_ff = W_1.n_cols;
     if (W_2.n_rows != d_ff || W_2.n_cols != d_model)
-      toml_.fail(w("W_2"), "weights.W_2",
-                 fmt::format("W_2 is {} but W_1 is {} and X is {}: W_2 must be d_ff × d_model "
-                             "= {} (its rows take W_1's {} columns, its columns give back "
-                             "d_model for the residual sum)",
-                             shape_str(W_2.n_rows, W_2.n_cols), shape_str(W_1.n_rows, W_1.n_cols),
-                             x_shape, shape_str(d_ff, d_model), d_ff));
+      toml_.fail(
+          w("W_2"), "weights.W_2",
+          fmt::format("W_2 is {} but W_1 is {} and X is {}: W_2 must be {} = {}{} (its {} "
+                      "take W_1's {} {}, its {} give back d_model for the residual sum)",
+                      written_shape(W_2), written_shape(W_1), x_shape, dims_text("d_ff", "d_model"),
+                      dims_text(std::to_string(d_ff), std::to_string(d_model), "×"), layout_note(),
+                      in_side(), d_ff, out_side(), out_side()));
     auto length_rule = [&](const std::optional<arma::rowvec>& v, std::string_view key,
                            std::size_t width, std::string_view why) {
       if (v && v->n_elem != width)
@@ -571,12 +681,11 @@ class LessonParser {
             w(key), fmt::format("weights.{}", key),
             fmt::format("{} has {} entries but {}; give {} entries", key, v->n_elem, why, width));
     };
+    length_rule(layer.b_1, "b_1", d_ff,
+                fmt::format("W_1 is {} (d_ff = {} {})", written_shape(W_1), d_ff, out_side()));
     length_rule(
-        layer.b_1, "b_1", d_ff,
-        fmt::format("W_1 is {} (d_ff = {} columns)", shape_str(W_1.n_rows, W_1.n_cols), d_ff));
-    length_rule(layer.b_2, "b_2", d_model,
-                fmt::format("W_2 is {} (d_model = {} columns)", shape_str(W_2.n_rows, W_2.n_cols),
-                            d_model));
+        layer.b_2, "b_2", d_model,
+        fmt::format("W_2 is {} (d_model = {} {})", written_shape(W_2), d_model, out_side()));
     const std::string per_feature =
         fmt::format("LayerNorm scales and shifts each of X's d_model = {} features (X is {})",
                     d_model, x_shape);
@@ -592,6 +701,9 @@ class LessonParser {
   const toml::table* weights_ = nullptr;
   const toml::node* d_k_node_ = nullptr;
   bool w_o_identity_ = false;
+  bool out_in_ = false;  // [weights] layout = "out_in": every W_* written out × in
+  const toml::node* in_proj_weight_ = nullptr;  // W_Q, W_K and W_V came from in_proj_weight
+  std::optional<arma::rowvec> in_proj_bias_;    // b_Q, b_K and b_V, one after another
 };
 
 }  // namespace

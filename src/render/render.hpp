@@ -35,6 +35,11 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
 // The weights steps among the chosen ones as SVG heatmaps (InputError when
 // none is a weights step).
 std::string render_svg(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
+// One runnable Python script that rebuilds every step of `trace` with
+// PyTorch in float64 and asserts each equals the trace's value (docs/pytorch.md);
+// also through nn.MultiheadAttention where the lesson fits it. `trace` must be
+// computed in f64; `lesson` is the lesson as written (its dtype is named).
+std::string render_pytorch(const Lesson& lesson, const Trace& trace);
 
 // One cell's arithmetic (render/expansion.cpp), numbers to `precision` decimals:
 // text "head0.scores[river,bank] = … = 0.69×0.66 + … = 1.6755" (a softmax adds a

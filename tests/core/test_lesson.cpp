@@ -2,11 +2,16 @@
 // InputError naming the file, the key, the line, both shapes and the fix.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 
+#include "backend/cpu_backend.hpp"
 #include "core/error.hpp"
+#include "core/golden.hpp"
 #include "core/lesson.hpp"
+#include "core/pipeline.hpp"
 
 namespace {
 
@@ -399,5 +404,181 @@ TEST_CASE("[decode] kv_cache: only on causal self-attention with no other mask")
   SUBCASE("a typo and a wrong type") {
     CHECK(has(error_of(causal + input + kWeights + "[decode]\nkv_cahce = true\n"), "kv_cahce"));
     CHECK(has(error_of(causal + input + kWeights + "[decode]\nkv_cache = 1\n"), "decode.kv_cache"));
+  }
+}
+
+namespace {
+
+// A TOML matrix literal: [[1, 0.5], [2, 3]]; with `transposed`, of Mᵀ.
+std::string toml_matrix(const arma::mat& M, bool transposed = false) {
+  const arma::mat A = transposed ? arma::mat(M.t()) : M;
+  std::string out = "[";
+  for (arma::uword i = 0; i < A.n_rows; ++i) {
+    out += i ? ", [" : "[";
+    for (arma::uword j = 0; j < A.n_cols; ++j) out += fmt::format("{}{}", j ? ", " : "", A(i, j));
+    out += "]";
+  }
+  return out + "]";
+}
+
+std::string toml_row(const arma::rowvec& v) {
+  std::string out = "[";
+  for (arma::uword j = 0; j < v.n_elem; ++j) out += fmt::format("{}{}", j ? ", " : "", v(j));
+  return out + "]";
+}
+
+// Every step of the lesson's trace, 17 digits, as its golden file writes it.
+std::string trace_text(const std::string& lesson_text) {
+  attn::CpuBackend cpu;
+  return attn::golden_toml(attn::run_pipeline(attn::parse_lesson(lesson_text, "same.toml"), cpu));
+}
+
+}  // namespace
+
+TEST_CASE("[weights] layout = \"out_in\": PyTorch's out × in weights give the same trace") {
+  // Nothing square, so a weight read the wrong way round cannot fit: d_model 3,
+  // 2 heads of d_k 2 and d_v 1, d_ff 5, an encoder layer.
+  const arma::mat W_Q = {{0.1, -0.2, 0.3, 0.4}, {0.5, 0.6, -0.7, 0.8}, {0.9, 0.15, 0.25, -0.35}};
+  const arma::mat W_K = {{0.2, 0.1, -0.4, 0.3}, {-0.6, 0.5, 0.8, 0.7}, {0.05, 0.95, 0.45, 0.55}};
+  const arma::mat W_V = {{0.3, -0.1}, {0.7, 0.2}, {-0.5, 0.6}};
+  const arma::mat W_O = {{1, 0.5, -0.25}, {0.125, -1, 2}};
+  const arma::mat W_1 = {{0.1, 0.2, 0.3, 0.4, 0.5}, {-0.1, 0.3, -0.5, 0.7, 0.9}, {1, -1, 0, 2, 1}};
+  const arma::mat W_2 = {
+      {0.2, -0.3, 0.1}, {0.4, 0.5, -0.6}, {0.7, 0.1, 0.2}, {-0.8, 0.9, 0.3}, {0.6, 0.05, -0.4}};
+  const std::string head =
+      "[model]\nheads = 2\ncausal = true\n[input]\nX = [[1, 0.5, -1], [0.25, 2, 1], [-0.5, 1, "
+      "0.75]]\n[layer]\nnorm = \"pre\"\nactivation = \"gelu\"\n[weights]\n";
+  auto weights = [&](bool out_in) {
+    return fmt::format(
+        "W_Q = {}\nW_K = {}\nW_V = {}\nW_O = {}\nW_1 = {}\nW_2 = {}\nb_Q = [1, 2, 3, "
+        "4]\nb_O = [0.5, 0.25, 0.125]\n",
+        toml_matrix(W_Q, out_in), toml_matrix(W_K, out_in), toml_matrix(W_V, out_in),
+        toml_matrix(W_O, out_in), toml_matrix(W_1, out_in), toml_matrix(W_2, out_in));
+  };
+  const std::string in_out = head + weights(false);
+  const std::string out_in = head + "layout = \"out_in\"\n" + weights(true);
+  const attn::Lesson L = attn::parse_lesson(out_in, "same.toml");
+  CHECK(arma::approx_equal(L.W_Q, W_Q, "absdiff", 0.0));
+  CHECK(arma::approx_equal(L.W_V, W_V, "absdiff", 0.0));
+  CHECK(arma::approx_equal(*L.W_O, W_O, "absdiff", 0.0));
+  CHECK(arma::approx_equal(L.layer->W_2, W_2, "absdiff", 0.0));
+  const std::string expected = trace_text(in_out);
+  CHECK(expected.find("layer.output") != std::string::npos);
+  CHECK(trace_text(out_in) == expected);
+  // "identity" is square, the same either way round.
+  const std::string identity = "[input]\nX = [[1, 2], [3, 4]]\n[weights]\n";
+  CHECK(trace_text(identity + "layout = \"out_in\"\n" + std::string(kWeights).substr(11)) ==
+        trace_text(identity + std::string(kWeights).substr(11)));
+  // The default is "in_out", the documents' X·W.
+  CHECK(trace_text(head + "layout = \"in_out\"\n" + weights(false)) == expected);
+}
+
+TEST_CASE("in_proj_weight and in_proj_bias: nn.MultiheadAttention's packed projection") {
+  // d_model 4, 2 heads: in_proj_weight is (3·4)×4, W_q, W_k, W_v stacked, each out × in.
+  const arma::mat W_Q = {
+      {0.1, -0.2, 0.3, 0.4}, {0.5, 0.6, -0.7, 0.8}, {0.9, 0.15, 0.25, -0.35}, {1, 0, 0.5, 2}};
+  const arma::mat W_K = {
+      {0.2, 0.1, -0.4, 0.3}, {-0.6, 0.5, 0.8, 0.7}, {0.05, 0.95, 0.45, 0.55}, {0, 1, 1, 0}};
+  const arma::mat W_V = {
+      {0.3, -0.1, 0.2, 0.4}, {0.7, 0.2, -0.3, 0.1}, {-0.5, 0.6, 0.9, 0.8}, {1, 2, 3, 4}};
+  const arma::rowvec b = {0.1, 0.2, 0.3, 0.4, -0.1, -0.2, -0.3, -0.4, 1, 2, 3, 4};
+  const std::string head =
+      "[model]\nheads = 2\n[input]\nX = [[1, 0.5, -1, 2], [0.25, 2, 1, -1], [-0.5, 1, 0.75, "
+      "0]]\nkey_padding = [false, false, true]\n[weights]\n";
+  const std::string separate =
+      head + fmt::format("W_Q = {}\nW_K = {}\nW_V = {}\nb_Q = {}\nb_K = {}\nb_V = {}\n",
+                         toml_matrix(W_Q), toml_matrix(W_K), toml_matrix(W_V),
+                         toml_row(b.cols(0, 3)), toml_row(b.cols(4, 7)), toml_row(b.cols(8, 11)));
+  const arma::mat packed = arma::join_cols(arma::join_cols(W_Q.t(), W_K.t()), W_V.t());
+  const std::string in_proj = head + fmt::format("in_proj_weight = {}\nin_proj_bias = {}\n",
+                                                 toml_matrix(packed), toml_row(b));
+  const attn::Lesson L = attn::parse_lesson(in_proj, "same.toml");
+  CHECK(arma::approx_equal(L.W_K, W_K, "absdiff", 0.0));
+  CHECK((*L.b_V)(3) == 4.0);
+  CHECK(trace_text(in_proj) == trace_text(separate));
+  // in_proj_bias with separate weights (PyTorch's kdim ≠ embed_dim keeps the
+  // weights apart but the bias packed), and layout = "out_in" does not turn
+  // in_proj_weight: it is PyTorch's tensor either way.
+  CHECK(trace_text(head + fmt::format("W_Q = {}\nW_K = {}\nW_V = {}\nin_proj_bias = {}\n",
+                                      toml_matrix(W_Q), toml_matrix(W_K), toml_matrix(W_V),
+                                      toml_row(b))) == trace_text(separate));
+  CHECK(
+      trace_text(head + fmt::format("layout = \"out_in\"\nin_proj_weight = {}\nin_proj_bias = {}\n",
+                                    toml_matrix(packed), toml_row(b))) == trace_text(separate));
+}
+
+TEST_CASE("PyTorch's layouts: bad shapes and mixtures refused, each message naming both") {
+  const std::string input = "[input]\nX = [[1, 2]]\n[weights]\n";
+  SUBCASE("an unknown layout") {
+    const std::string m =
+        error_of(input + "layout = \"sideways\"\n" + std::string(kWeights).substr(11));
+    CHECK(has(m, "bad.toml:4: key 'weights.layout'"));
+    CHECK(has(m, "\"sideways\" is not a weight layout; write \"in_out\" or \"out_in\""));
+  }
+  SUBCASE("out_in: W_Q whose columns are not X's features") {
+    const std::string m = error_of(input +
+                                   "layout = \"out_in\"\nW_Q = [[1, 0, 1], [0, 1, 1]]\nW_K = "
+                                   "\"identity\"\nW_V = \"identity\"\n");
+    CHECK(has(m, "bad.toml:5: key 'weights.W_Q'"));
+    CHECK(has(m,
+              "X is 1×2 and W_Q is 2×3 (out × in: layout = \"out_in\"): the columns of X (2) "
+              "must equal the columns of W_Q (3) to form X·W_Q; give W_Q 2 columns"));
+  }
+  SUBCASE("out_in: a bias as long as W_Q's columns, not its rows") {
+    const std::string m = error_of(input +
+                                   "layout = \"out_in\"\nW_Q = [[1, 0], [0, 1], [1, 1]]\nW_K = "
+                                   "[[1, 0], [0, 1], [1, 1]]\nW_V = \"identity\"\nb_Q = [1, 2]\n");
+    CHECK(has(m, "key 'weights.b_Q'"));
+    CHECK(has(m,
+              "b_Q has 2 entries but W_Q has 3 rows (out × in: layout = \"out_in\"); give "
+              "one bias per row"));
+  }
+  SUBCASE("out_in: an encoder layer's W_1 the wrong way round") {
+    const std::string m = error_of(layer_lesson(
+        "", "layout = \"out_in\"\n", "[[1, 0, 1], [0, 1, 1]]", "[[1, 0, 1], [0, 1, 1]]"));
+    CHECK(has(m, "key 'weights.W_1'"));
+    CHECK(has(m, "W_1 is 2×3 but X is 2×2"));
+    CHECK(has(m, "W_1 must be d_ff × d_model (out × in: layout = \"out_in\"); give W_1 2 columns"));
+  }
+  SUBCASE("in_proj_weight together with W_Q") {
+    const std::string m =
+        error_of(input +
+                 "in_proj_weight = [[1, 0], [0, 1], [1, 0], [0, 1], [1, 0], [0, 1]]\nW_Q "
+                 "= \"identity\"\n");
+    CHECK(has(m, "bad.toml:4: key 'weights.in_proj_weight'"));
+    CHECK(has(m, "given together with W_Q: in_proj_weight already holds W_Q, W_K and W_V"));
+    CHECK(has(m, "remove W_Q or in_proj_weight"));
+  }
+  SUBCASE("in_proj_weight of the wrong shape") {
+    const std::string m = error_of(input + "in_proj_weight = [[1, 0], [0, 1], [1, 0], [0, 1]]\n");
+    CHECK(has(m, "bad.toml:4: key 'weights.in_proj_weight'"));
+    CHECK(has(m, "in_proj_weight is 4×2 and X is 1×2"));
+    CHECK(has(m, "so it must be 6×2 (3·2 rows, 2 columns)"));
+    CHECK(has(error_of(input + "in_proj_weight = [[1, 0, 1], [0, 1, 1], [1, 0, 1]]\n"),
+              "in_proj_weight is 3×3 and X is 1×2"));
+  }
+  SUBCASE("in_proj_weight when memory is not as wide as X") {
+    const std::string m = error_of(
+        "[input]\nX = [[1, 2]]\nmemory = [[1, 2, 3]]\n[weights]\nin_proj_weight = [[1, "
+        "0], [0, 1], [1, 0], [0, 1], [1, 0], [0, 1]]\n");
+    CHECK(has(m, "key 'weights.in_proj_weight'"));
+    CHECK(has(m, "X is 1×2 and memory is 1×3"));
+    CHECK(has(m, "give W_Q, W_K and W_V instead"));
+  }
+  SUBCASE("in_proj_bias of the wrong length, or with b_K") {
+    const std::string packed =
+        input + "in_proj_weight = [[1, 0], [0, 1], [1, 0], [0, 1], [1, 0], [0, 1]]\n";
+    const std::string m = error_of(packed + "in_proj_bias = [1, 2, 3, 4, 5]\n");
+    CHECK(has(m, "bad.toml:5: key 'weights.in_proj_bias'"));
+    CHECK(has(m, "in_proj_bias has 5 entries but W_Q, W_K and W_V give 2 + 2 + 2 = 6 outputs"));
+    CHECK(has(m, "give 6 entries"));
+    const std::string both = error_of(packed + "in_proj_bias = [1, 2, 3, 4, 5, 6]\nb_K = [1, 2]\n");
+    CHECK(has(both, "key 'weights.in_proj_bias'"));
+    CHECK(has(both, "given together with b_K"));
+  }
+  SUBCASE("W_V missing names in_proj_weight as the other way") {
+    CHECK(has(error_of(input + "W_Q = \"identity\"\nW_K = \"identity\"\n"),
+              "missing; give a matrix or \"identity\" (or W_Q, W_K and W_V together as "
+              "in_proj_weight)"));
   }
 }

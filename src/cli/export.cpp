@@ -1,0 +1,68 @@
+// `attn-trace export LESSON --to pytorch`: the lesson as one runnable Python
+// script that rebuilds every step with PyTorch and asserts each equals the
+// trace (docs/pytorch.md).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <string>
+
+#include "backend/backend.hpp"
+#include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/lesson_library.hpp"
+#include "core/limits.hpp"
+#include "core/pipeline.hpp"
+#include "render/render.hpp"
+
+namespace attn {
+
+namespace {
+
+struct ExportOptions {
+  std::string lesson;
+  std::string to;
+  std::string out;  // "" = standard output
+  bool force = false;
+};
+
+void export_command(const ExportOptions& o) {
+  const Lesson lesson = find_lesson(o.lesson);
+  if (!o.out.empty() && !o.force && std::filesystem::exists(o.out))
+    throw InputError(fmt::format(
+        "export: {} exists already; give --force to replace it, or another --out", o.out));
+  // The script compares in float64, so the trace is computed in float64 even
+  // when the lesson asks for a narrower format (the script says so).
+  Lesson in_f64 = lesson;
+  in_f64.dtype = Dtype::f64;
+  const std::unique_ptr<Backend> cpu = make_backend("cpu");
+  const Trace trace = run_pipeline(in_f64, *cpu);
+  // Every cell at most 17 digits, plus the code: about 25 bytes a cell.
+  std::uint64_t cells = 0;
+  for (const Step& step : trace.steps) cells += step.value.n_elem;
+  check_output_size("the exported script", 25 * cells, "export a smaller lesson");
+  const std::string script = render_pytorch(lesson, trace);
+  if (o.out.empty()) return write_stdout(script);
+  write_file_atomically(o.out, script);
+  write_stdout(fmt::format("wrote {}: {} steps of {} in PyTorch; run it with python3 {}\n", o.out,
+                           trace.steps.size(), trace.lesson_id, o.out));
+}
+
+}  // namespace
+
+void setup_export(CLI::App& app, CommandContext& /*context*/) {
+  auto options = std::make_shared<ExportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Write a lesson as a runnable PyTorch script that checks every step");
+  cmd->add_option("lesson", options->lesson, "Embedded lesson id or path to a lesson .toml")
+      ->required();
+  cmd->add_option("--to", options->to, "What to write: pytorch (a Python script, float64)")
+      ->required()
+      ->check(CLI::IsMember({"pytorch"}));
+  cmd->add_option("--out", options->out,
+                  "Write the script to this file, atomically (default: standard output)");
+  cmd->add_flag("--force", options->force, "Replace the --out file if it exists");
+  cmd->callback([options] { export_command(*options); });
+}
+
+}  // namespace attn
