@@ -73,16 +73,24 @@ const char* type_name(const toml::node& node) {
 
 int decimals_written(std::string_view literal) {
   // Characters after the first '.' of the mantissa; '_' separates digits.
-  long long decimals = 0;
+  // Digits from the first non-zero one on are significant.
+  long long decimals = 0, significant = 0;
   bool after_dot = false;
   std::size_t i = 0;
   for (; i < literal.size() && literal[i] != 'e' && literal[i] != 'E'; ++i) {
-    if (literal[i] == '_') continue;
+    const char c = literal[i];
+    if (c == '_') continue;
+    if (c >= '0' && c <= '9' && (significant > 0 || c != '0')) ++significant;
     if (after_dot)
       ++decimals;
-    else if (literal[i] == '.')
+    else if (c == '.')
       after_dot = true;
   }
+  // A double holds 17 significant digits: more written carry no more meaning
+  // (and a zero written with many decimals is as precise as 17 of them).
+  constexpr long long kMeaningfulDigits = 17;
+  if (significant > kMeaningfulDigits) decimals -= significant - kMeaningfulDigits;
+  if (significant == 0) decimals = std::min(decimals, kMeaningfulDigits);
   // The exponent, as atoi reads it (sign, then digits), saturated at 2^40 (more
   // than any literal has characters) so that no number of digits overflows.
   constexpr long long kExponentCap = 1LL << 40;

@@ -105,7 +105,8 @@ class TomlReader {
 inline constexpr int kMaxWrittenDecimals = 340;
 
 // Decimals written in a number literal: "1.70" -> 2, "2" -> 0, "1e-3" -> 3;
-// at most kMaxWrittenDecimals ("1e-2147483648" -> 340).
+// digits beyond 17 significant ones do not count ("0.1234567890123456789" ->
+// 17); at most kMaxWrittenDecimals ("1e-2147483648" -> 340).
 int decimals_written(std::string_view literal);
 
 // The name of `names` at most two edits from `name` (case aside), the

@@ -46,21 +46,27 @@ TEST_CASE("decimals: exponents of any length are bounded, never overflow") {
   CHECK(attn::decimals_written("1.5e-99999999999999999999999") == attn::kMaxWrittenDecimals);
   CHECK(attn::decimals_written("1e2147483648") == 0);
   CHECK(attn::decimals_written("1.5e99999999999999999999999") == 0);
-  CHECK(attn::decimals_written("0." + std::string(500, '1')) == attn::kMaxWrittenDecimals);
-  // 500 decimals, the point moved 300 places right: 200 are left.
-  CHECK(attn::decimals_written("0." + std::string(500, '1') + "e300") == 200);
+  // Beyond 17 significant digits, more digits carry no more precision.
+  CHECK(attn::decimals_written("0." + std::string(500, '1')) == 17);
+  CHECK(attn::decimals_written("0.000" + std::string(30, '7')) == 20);
+  CHECK(attn::decimals_written("123.45678901234567890") == 14);
+  CHECK(attn::decimals_written("0." + std::string(40, '0')) == 17);
+  // 17 meaningful decimals, the point moved 300 places right: none left; left: 317.
+  CHECK(attn::decimals_written("0." + std::string(500, '1') + "e300") == 0);
+  CHECK(attn::decimals_written("0." + std::string(500, '1') + "e-300") == 317);
   CHECK(attn::half_unit(attn::kMaxWrittenDecimals) == 0.0);
 
   SUBCASE("read from a file") {
     // TOML floats must fit a double (toml++ built with std::from_chars rejects
     // 1e-400) and have at most 128 digits; strings may carry any exponent.
-    const std::string a_literal = "1." + std::string(100, '0') + "1e-300";  // 101 + 300 decimals
+    // 102 significant digits, of which 17 count: 16 decimals, + 300
+    const std::string a_literal = "1." + std::string(100, '0') + "1e-300";
     const attn::TomlReader toml("a = " + a_literal + "\nb = 1.5e-300\n" +
                                     "c = \"1e-2147483648\"\nd = \"2.5e+2147483648\"\n",
                                 "t.toml");
     const attn::WrittenNumber a = toml.number(*toml.root().get("a"), "a");
     CHECK(a.value == std::strtod(a_literal.c_str(), nullptr));
-    CHECK(a.decimals == attn::kMaxWrittenDecimals);
+    CHECK(a.decimals == 316);
     const attn::WrittenNumber b = toml.number(*toml.root().get("b"), "b");
     CHECK(b.value == 1.5e-300);
     CHECK(b.decimals == 301);
