@@ -213,8 +213,24 @@ std::string csv_row(const std::vector<std::string>& fields) {
   return out + "\r\n";
 }
 
-// The rows of CSV text (RFC 4180: quoted fields, "" for a quote inside, CRLF
-// or LF line ends); a UTF-8 byte-order mark at the start is skipped.
+// feedback.md of a student who could not be marked: why.
+std::string not_marked_feedback(const StudentMark& m) {
+  return fmt::format("# Feedback: {}\n\nNot marked: {}\n", md_text(m.name), md_text(m.problem));
+}
+
+// Every asked step of the class, in order of first appearance, with its points.
+std::vector<std::pair<std::string, double>> class_steps(const std::vector<StudentMark>& marks) {
+  std::vector<std::pair<std::string, double>> steps;
+  for (const StudentMark& m : marks)
+    for (const StepMark& s : m.steps)
+      if (std::none_of(steps.begin(), steps.end(),
+                       [&](const auto& x) { return x.first == s.step; }))
+        steps.emplace_back(s.step, s.out_of);
+  return steps;
+}
+
+}  // namespace
+
 std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
@@ -243,23 +259,6 @@ std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
   return rows;
 }
 
-// feedback.md of a student who could not be marked: why.
-std::string not_marked_feedback(const StudentMark& m) {
-  return fmt::format("# Feedback: {}\n\nNot marked: {}\n", md_text(m.name), md_text(m.problem));
-}
-
-// Every asked step of the class, in order of first appearance, with its points.
-std::vector<std::pair<std::string, double>> class_steps(const std::vector<StudentMark>& marks) {
-  std::vector<std::pair<std::string, double>> steps;
-  for (const StudentMark& m : marks)
-    for (const StepMark& s : m.steps)
-      if (std::none_of(steps.begin(), steps.end(),
-                       [&](const auto& x) { return x.first == s.step; }))
-        steps.emplace_back(s.step, s.out_of);
-  return steps;
-}
-
-}  // namespace
 
 double MarkScheme::points_for(const Trace& trace, const std::string& step) const {
   for (const auto& [name, value] : points)
