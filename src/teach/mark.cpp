@@ -259,7 +259,6 @@ std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
   return rows;
 }
 
-
 double MarkScheme::points_for(const Trace& trace, const std::string& step) const {
   for (const auto& [name, value] : points)
     if (trace.id_of(name) == step) return value;
@@ -424,8 +423,10 @@ std::vector<StudentMark> mark_class(const fs::path& class_dir, const MarkScheme&
                [&](std::size_t i) { marks[i] = mark_student(class_dir, folders[i], scheme); });
   std::vector<std::string> asked;
   for (const auto& [step, out_of] : class_steps(marks)) asked.push_back(step);
-  for (const auto& [name, value] : scheme.points)
-    if (std::none_of(marks.begin(), marks.end(),
+  // (Lambdas capture the key by name, not a structured binding: clang before 16 cannot.)
+  for (const auto& entry : scheme.points)
+    if (const std::string& name = entry.first;
+        std::none_of(marks.begin(), marks.end(),
                      [&](const StudentMark& m) { return m.point_keys_used.contains(name); }))
       throw InputError(fmt::format(
           "{}: key 'points.{}': no student was asked for this step; the asked steps are {} "
@@ -444,7 +445,8 @@ std::string marks_csv(const std::vector<StudentMark>& marks) {
   std::string out = "\xEF\xBB\xBF" + csv_row(header);
   for (const StudentMark& m : marks) {
     std::vector<std::string> row = {m.name, m.folder, m.variant};
-    for (const auto& [step, out_of] : steps) {
+    for (const auto& column : steps) {
+      const std::string& step = column.first;
       const auto it = std::find_if(m.steps.begin(), m.steps.end(),
                                    [&](const StepMark& s) { return s.step == step; });
       row.push_back(it == m.steps.end() ? "" : points_text(it->points));
