@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <stdlib.h>
 
-#include <toml++/toml.h>
 #include <CLI/CLI.hpp>
 #include <armadillo>
 #include <chrono>
@@ -22,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/lesson.hpp"
 #include "core/lesson_library.hpp"
+#include "core/toml.hpp"
 
 namespace {
 

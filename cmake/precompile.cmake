@@ -19,7 +19,7 @@ set(ATTN_PCH_LIBRARIES armadillo_dep fmt::fmt attn_toml)
 set(ATTN_PCH_HEADERS
     <armadillo>
     <fmt/format.h>
-    <toml++/toml.h>
+    ${CMAKE_SOURCE_DIR}/src/core/toml.hpp
     <algorithm>
     <cmath>
     <filesystem>

@@ -2,12 +2,12 @@
 // errors that name the file, the key, the line, and the fix.
 #pragma once
 
-#include <toml++/toml.h>
 #include <armadillo>
 #include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
+#include "core/toml.hpp"
 
 #include "core/lesson.hpp"
 #include "core/trace.hpp"

@@ -213,8 +213,24 @@ std::string csv_row(const std::vector<std::string>& fields) {
   return out + "\r\n";
 }
 
-// The rows of CSV text (RFC 4180: quoted fields, "" for a quote inside, CRLF
-// or LF line ends); a UTF-8 byte-order mark at the start is skipped.
+// feedback.md of a student who could not be marked: why.
+std::string not_marked_feedback(const StudentMark& m) {
+  return fmt::format("# Feedback: {}\n\nNot marked: {}\n", md_text(m.name), md_text(m.problem));
+}
+
+// Every asked step of the class, in order of first appearance, with its points.
+std::vector<std::pair<std::string, double>> class_steps(const std::vector<StudentMark>& marks) {
+  std::vector<std::pair<std::string, double>> steps;
+  for (const StudentMark& m : marks)
+    for (const StepMark& s : m.steps)
+      if (std::none_of(steps.begin(), steps.end(),
+                       [&](const auto& x) { return x.first == s.step; }))
+        steps.emplace_back(s.step, s.out_of);
+  return steps;
+}
+
+}  // namespace
+
 std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
@@ -242,24 +258,6 @@ std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
   if (rows.back().size() == 1 && rows.back()[0].empty()) rows.pop_back();
   return rows;
 }
-
-// feedback.md of a student who could not be marked: why.
-std::string not_marked_feedback(const StudentMark& m) {
-  return fmt::format("# Feedback: {}\n\nNot marked: {}\n", md_text(m.name), md_text(m.problem));
-}
-
-// Every asked step of the class, in order of first appearance, with its points.
-std::vector<std::pair<std::string, double>> class_steps(const std::vector<StudentMark>& marks) {
-  std::vector<std::pair<std::string, double>> steps;
-  for (const StudentMark& m : marks)
-    for (const StepMark& s : m.steps)
-      if (std::none_of(steps.begin(), steps.end(),
-                       [&](const auto& x) { return x.first == s.step; }))
-        steps.emplace_back(s.step, s.out_of);
-  return steps;
-}
-
-}  // namespace
 
 double MarkScheme::points_for(const Trace& trace, const std::string& step) const {
   for (const auto& [name, value] : points)
@@ -425,8 +423,10 @@ std::vector<StudentMark> mark_class(const fs::path& class_dir, const MarkScheme&
                [&](std::size_t i) { marks[i] = mark_student(class_dir, folders[i], scheme); });
   std::vector<std::string> asked;
   for (const auto& [step, out_of] : class_steps(marks)) asked.push_back(step);
-  for (const auto& [name, value] : scheme.points)
-    if (std::none_of(marks.begin(), marks.end(),
+  // (Lambdas capture the key by name, not a structured binding: clang before 16 cannot.)
+  for (const auto& entry : scheme.points)
+    if (const std::string& name = entry.first;
+        std::none_of(marks.begin(), marks.end(),
                      [&](const StudentMark& m) { return m.point_keys_used.contains(name); }))
       throw InputError(fmt::format(
           "{}: key 'points.{}': no student was asked for this step; the asked steps are {} "
@@ -445,7 +445,8 @@ std::string marks_csv(const std::vector<StudentMark>& marks) {
   std::string out = "\xEF\xBB\xBF" + csv_row(header);
   for (const StudentMark& m : marks) {
     std::vector<std::string> row = {m.name, m.folder, m.variant};
-    for (const auto& [step, out_of] : steps) {
+    for (const auto& column : steps) {
+      const std::string& step = column.first;
       const auto it = std::find_if(m.steps.begin(), m.steps.end(),
                                    [&](const StepMark& s) { return s.step == step; });
       row.push_back(it == m.steps.end() ? "" : points_text(it->points));

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "teach/verify.hpp"
@@ -75,6 +76,11 @@ std::vector<std::string> student_folders(const std::filesystem::path& class_dir)
 // student was asked for (a typo would otherwise silently score 1 point).
 std::vector<StudentMark> mark_class(const std::filesystem::path& class_dir,
                                     const MarkScheme& scheme, const std::string& points_file);
+
+// The rows of CSV text (RFC 4180: quoted fields, "" for a quote inside, CRLF
+// or LF line ends); a UTF-8 byte-order mark at the start is skipped. Any text
+// is some rows (an unclosed quote runs to the end): it throws nothing.
+std::vector<std::vector<std::string>> csv_rows(std::string_view text);
 
 // marks.csv: UTF-8 with a byte-order mark (so that spreadsheet programs read
 // the names right), RFC 4180 quoting, one row per student.

@@ -1,0 +1,11 @@
+// libFuzzer target: the answers reader (fuzz/entries.hpp).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "entries.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  attn::fuzz::answers(std::string_view(reinterpret_cast<const char*>(data), size));
+  return 0;
+}
