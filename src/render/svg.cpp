@@ -68,13 +68,18 @@ bool is_weights(const Step& step) {
   return step.kind == StepKind::weights || step.kind == StepKind::head_summary;
 }
 
+// Whether cell (i, j) of a weights step is masked (the trace's mask is
+// queries × keys, the shape of every weights step it draws).
+bool masked_at(const Trace& trace, const Step& step, std::size_t i, std::size_t j) {
+  return trace.mask.n_rows == step.value.n_rows && trace.mask.n_cols == step.value.n_cols &&
+         trace.mask(i, j) != 0u;
+}
+
 // Whether a masked cell of `step` kept weight.
 bool leaks(const Trace& trace, const Step& step) {
-  if (trace.mask.n_rows != step.value.n_rows || trace.mask.n_cols != step.value.n_cols)
-    return false;
   for (std::size_t i = 0; i < step.value.n_rows; ++i)
     for (std::size_t j = 0; j < step.value.n_cols; ++j)
-      if (trace.mask(i, j) != 0u && step.value(i, j) > 0.0) return true;
+      if (masked_at(trace, step, i, j) && step.value(i, j) > 0.0) return true;
   return false;
 }
 
@@ -133,8 +138,7 @@ std::string panel(const Trace& trace, const Step& step, const Layout& l, double 
                        cy + 4, label(step.rows.at(i)));
     for (std::size_t j = 0; j < step.value.n_cols; ++j) {
       const double v = step.value(i, j);
-      const bool masked = trace.mask.n_rows == step.value.n_rows &&
-                          trace.mask.n_cols == step.value.n_cols && trace.mask(i, j) != 0u;
+      const bool masked = masked_at(trace, step, i, j);
       const double cx = l.row_labels + l.cell * static_cast<double>(j);
       const double cyt = top + l.cell * static_cast<double>(i);
       const std::string where = fmt::format(
