@@ -26,6 +26,10 @@ void setup_stats(CLI::App& app, CommandContext& context);
 void setup_bench(CLI::App& app, CommandContext& context);
 void setup_export(CLI::App& app, CommandContext& context);
 
+// The width text output keeps to: `given` when set (--width), else the
+// terminal's when standard output is one, else 80.
+std::size_t output_width(std::size_t given);
+
 // Writes `text` to standard output in one piece.
 void write_stdout(const std::string& text);
 

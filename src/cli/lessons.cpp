@@ -14,8 +14,6 @@ namespace attn {
 
 namespace {
 
-constexpr std::size_t kLineWidth = 100;  // every line of the listing fits this
-
 // "000": the number of the first source document a lesson's `source` names.
 std::string document_number(const Lesson& l) {
   static const std::regex file(R"((\d{3})_[0-9a-f]{16}\.txt)");
@@ -23,54 +21,47 @@ std::string document_number(const Lesson& l) {
   return std::regex_search(l.source, m, file) ? m[1].str() : "-";
 }
 
-// `words` joined by ", " over as many lines as they need, each starting with `indent`.
-std::string wrapped(const std::string& lead, const std::vector<std::string>& words,
-                    std::size_t indent) {
-  std::string out = std::string(indent, ' ') + lead;
-  std::size_t column = indent + display_width(lead);
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const std::string word = words[i] + (i + 1 < words.size() ? "," : "");
-    if (column + 1 + display_width(word) > kLineWidth) {
-      out += "\n" + std::string(indent + display_width(lead), ' ');
-      column = indent + display_width(lead);
-    } else if (i > 0) {
-      out += " ";
-      ++column;
-    }
-    out += word;
-    column += display_width(word);
-  }
-  return out + "\n";
-}
-
-std::string course_listing() {
+// The listing, no line wider than `width`: titles wrapped in their column, or
+// on lines of their own when the columns leave too little room.
+std::string course_listing(std::size_t width) {
   const std::vector<CourseEntry> course = teaching_order(all_embedded_lessons());
   std::size_t id_width = 2;
   for (const CourseEntry& e : course) id_width = std::max(id_width, e.lesson.id.size());
   // " 1  raw-similarity  1  000  title": number, id, level, document, title.
   const std::size_t number_width = fmt::format("{}", course.size()).size();
   const std::size_t title_column = number_width + 2 + id_width + 2 + 5 + 2 + 3 + 2;
-  const std::size_t title_width = kLineWidth > title_column + 10 ? kLineWidth - title_column : 10;
-  std::string out = fmt::format(
-      "The embedded lessons in teaching order: each after the lessons it builds on.\n"
-      "Levels: 1 one head by hand, 2 scaling and softmax, 3 masks and positions,\n"
-      "4 several heads and sequences. `attn-trace lessons show ID` prints a lesson's TOML.\n\n"
-      "{:>{}}  {:<{}}  level  doc  title\n",
-      "#", number_width, "id", id_width);
+  const bool title_inline = width >= title_column + 20;
+  std::string out = wrap_text(
+      "The embedded lessons in teaching order: each after the lessons it builds on. Levels: 1 one "
+      "head by hand, 2 scaling and softmax, 3 masks and positions, 4 several heads and "
+      "sequences. `attn-trace lessons show ID` prints a lesson's TOML.",
+      width, "", "");
+  out += fmt::format("\n{:>{}}  {:<{}}  level  doc{}\n", "#", number_width, "id", id_width,
+                     title_inline ? "  title" : "");
   for (std::size_t i = 0; i < course.size(); ++i) {
     const Lesson& l = course[i].lesson;
-    out += fmt::format("{:>{}}  {:<{}}  {:^5}  {:<3}  {}\n", i + 1, number_width, l.id, id_width,
-                       l.level, document_number(l), clip_to_width(l.title, title_width));
+    const std::string row = fmt::format("{:>{}}  {:<{}}  {:^5}  {:<3}", i + 1, number_width, l.id,
+                                        id_width, l.level, document_number(l));
+    if (title_inline)
+      out += wrap_text(l.title, width, row + "  ", std::string(title_column, ' '));
+    else
+      out += row + "\n" + wrap_text(l.title, width, "    ", "    ");
     if (course[i].variants.empty()) continue;
     std::vector<std::string> ids;
     for (const Lesson& v : course[i].variants) ids.push_back(v.id);
-    out += wrapped("variants: ", ids, title_column);
+    const std::string indent(title_inline ? title_column : 4, ' ');
+    out += wrap_text(fmt::format("variants: {}", fmt::join(ids, ", ")), width, indent,
+                     indent + "          ");
   }
-  out += "\nThe source documents (Chinese articles; each lesson cites its file and section):\n";
-  for (const SourceDocument& d : source_documents())
-    out += fmt::format("  {}  {}\n       {}\n", std::string(d.file).substr(0, 3),
-                       clip_to_width(fmt::format("{}  {}", d.file, d.title), kLineWidth - 7),
-                       d.heading);
+  out += "\n" + wrap_text(
+                    "The source documents (Chinese articles; each lesson cites its file and "
+                    "section):",
+                    width, "", "");
+  for (const SourceDocument& d : source_documents()) {
+    out += wrap_text(fmt::format("{}  {}  {}", std::string(d.file).substr(0, 3), d.file, d.title),
+                     width, "  ", "       ");
+    out += wrap_text(d.heading, width, "       ", "       ");
+  }
   return out;
 }
 
@@ -80,11 +71,16 @@ void setup_lessons(CLI::App& app, CommandContext& /*context*/) {
   CLI::App* cmd =
       app.add_subcommand("lessons", "List the embedded lessons in teaching order, or show one");
   auto id = std::make_shared<std::string>();
+  auto width = std::make_shared<std::size_t>(0);
+  cmd->add_option("--width", *width,
+                  "Columns no line may pass (default: the terminal's width, 80 when the output "
+                  "is not a terminal)")
+      ->check(CLI::Range(40, 100000));
   CLI::App* show = cmd->add_subcommand("show", "Print a lesson's TOML as embedded (copy, change)");
   show->add_option("id", *id, "Embedded lesson id")->required();
   show->callback([id] { write_stdout(embedded_lesson(*id).text); });
-  cmd->callback([show] {
-    if (!show->parsed()) write_stdout(course_listing());
+  cmd->callback([show, width] {
+    if (!show->parsed()) write_stdout(course_listing(output_width(*width)));
   });
 }
 

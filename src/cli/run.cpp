@@ -1,5 +1,6 @@
 // `attn-trace run`: trace a lesson and print every step in one format.
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,18 +32,28 @@ struct RunOptions {
   int head = -1;
   int precision = 4;
   std::string color = "auto";
+  std::size_t width = 0;  // 0: the terminal's, or 80
+  std::string scale = "auto";
+  std::string view = "numbers";
   bool summary = false;
+  bool full = false;
   std::string expand;  // "ROW,COL": write out that cell's arithmetic at every step
 };
 
-bool use_color(const std::string& mode) {
-  if (mode == "always") return true;
-  if (mode == "never") return false;
-  const char* no_color = std::getenv("NO_COLOR");
-  if (no_color && *no_color) return false;
-  const char* term = std::getenv("TERM");
-  if (term && std::string(term) == "dumb") return false;
-  return isatty(STDOUT_FILENO) == 1;
+// --color and the environment: NO_COLOR and TERM=dumb turn auto off, and
+// COLORTERM=truecolor or 24bit asks for 24-bit colour.
+ColorDepth color_depth(const std::string& mode) {
+  if (mode == "never") return ColorDepth::none;
+  if (mode == "auto") {
+    const char* no_color = std::getenv("NO_COLOR");
+    const char* term = std::getenv("TERM");
+    if ((no_color && *no_color) || (term && std::string(term) == "dumb") ||
+        isatty(STDOUT_FILENO) != 1)
+      return ColorDepth::none;
+  }
+  const char* colorterm = std::getenv("COLORTERM");
+  const std::string depth = colorterm ? colorterm : "";
+  return depth == "truecolor" || depth == "24bit" ? ColorDepth::truecolor : ColorDepth::palette256;
 }
 
 // "R,C" -> (R, C), both counted from 0.
@@ -64,8 +75,13 @@ void run_command(const RunOptions& o) {
 
   RenderOptions render;
   render.precision = o.precision;
-  render.color = use_color(o.color);
-  render.summary = o.summary;
+  render.color = color_depth(o.color);
+  render.width = output_width(o.width);
+  render.scale = o.scale == "row"      ? ShadeScale::row
+                 : o.scale == "global" ? ShadeScale::global
+                                       : ShadeScale::automatic;
+  render.view = o.view == "heatmap" ? TextView::heatmap : TextView::numbers;
+  render.summary = o.summary ? Summary::on : o.full ? Summary::off : Summary::automatic;
   for (const std::string& step : o.steps) render.steps.push_back(trace.id_of(step));
   if (o.head >= 0) render.head = static_cast<std::size_t>(o.head);
   if (!o.expand.empty()) {
@@ -95,6 +111,15 @@ void run_command(const RunOptions& o) {
 }
 
 }  // namespace
+
+std::size_t output_width(std::size_t given) {
+  constexpr std::size_t kPiped = 80, kNarrowest = 40;
+  if (given) return given;
+  winsize size{};
+  if (isatty(STDOUT_FILENO) == 1 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col)
+    return std::max<std::size_t>(size.ws_col, kNarrowest);
+  return kPiped;
+}
 
 void write_stdout(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -130,8 +155,25 @@ void setup_run(CLI::App& app, CommandContext& /*context*/) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   run->add_option("--expand", options->expand,
                   "ROW,COL: write out that cell's arithmetic at every step, with the numbers");
-  run->add_flag("--summary", options->summary,
-                "Shape, min/max/mean/std and corners instead of every cell");
+  run->add_option("--width", options->width,
+                  "Columns no text line may pass; wide matrices split into column blocks "
+                  "(default: the terminal's width, 80 when the output is not a terminal)")
+      ->check(CLI::Range(40, 100000));
+  run->add_option("--scale", options->scale,
+                  "auto, global or row: colours span the step's lowest to highest value "
+                  "(global), or each row's own (row); auto: row for attention weights, whose "
+                  "rows are each one query's distribution, global for the other steps")
+      ->check(CLI::IsMember({"auto", "global", "row"}));
+  run->add_option("--view", options->view,
+                  "numbers or heatmap: heatmap draws one shaded cell per attention weight, so a "
+                  "64- or 128-token pattern fits on a screen (text only)")
+      ->check(CLI::IsMember({"numbers", "heatmap"}));
+  CLI::Option* summary = run->add_flag(
+      "--summary", options->summary,
+      "Shape, min/max/mean/std and corners instead of every cell, and each step's FLOPs");
+  run->add_flag("--full", options->full,
+                "Every cell, even of matrices over 16 rows or columns (summarised by default)")
+      ->excludes(summary);
   run->callback([options] { run_command(*options); });
 }
 

@@ -21,8 +21,9 @@ std::string format_fixed(double value, int precision) {
   return s;
 }
 
-bool should_summarise(const arma::mat& M, bool forced) {
-  return forced || M.n_rows > kSummaryThreshold || M.n_cols > kSummaryThreshold;
+bool should_summarise(const arma::mat& M, Summary mode) {
+  if (mode != Summary::automatic) return mode == Summary::on;
+  return M.n_rows > kSummaryThreshold || M.n_cols > kSummaryThreshold;
 }
 
 std::vector<std::optional<std::size_t>> visible_indices(std::size_t count, bool summarised) {
@@ -110,6 +111,68 @@ std::string clip_to_width(const std::string& text, std::size_t width) {
     end += len;
   }
   return text.substr(0, end) + "…";
+}
+
+namespace {
+
+// One line of text (no newline in it) wrapped onto `out`.
+void wrap_line(std::string_view line, std::size_t width, std::string_view first,
+               std::string_view rest, std::string& out) {
+  std::string current(first);
+  std::size_t start = display_width(current);  // where the current line's text begins
+  std::size_t column = start;
+  bool has_word = false;
+  const auto finish = [&] {
+    while (!current.empty() && current.back() == ' ') current.pop_back();
+    out += current + "\n";
+    current = std::string(rest);
+    column = start = display_width(current);
+    has_word = false;
+  };
+  std::size_t i = 0;
+  for (; i < line.size() && line[i] == ' '; ++i, ++column) current += ' ';  // its own indent
+  while (i < line.size()) {
+    std::size_t spaces = 0;
+    while (i + spaces < line.size() && line[i + spaces] == ' ') ++spaces;
+    if (i + spaces == line.size()) break;  // trailing spaces
+    const std::size_t end = std::min(line.find(' ', i + spaces), line.size());
+    const std::string word(line.substr(i + spaces, end - i - spaces));
+    if (has_word && column + spaces + display_width(word) > width)
+      finish();
+    else if (has_word) {
+      current.append(spaces, ' ');
+      column += spaces;
+    }
+    // A word longer than the line is cut where the line ends.
+    for (std::size_t at = 0; at < word.size();) {
+      const auto [len, columns] = code_point_at(word, at);
+      if (column + columns > width && column > start) finish();
+      current.append(word, at, len);
+      column += columns;
+      at += len;
+    }
+    has_word = true;
+    i = end;
+  }
+  finish();
+}
+
+}  // namespace
+
+std::string wrap_text(std::string_view text, std::size_t width, std::string_view first,
+                      std::string_view rest) {
+  std::string out;
+  bool first_line = true;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = text.find('\n', start);
+    const std::string_view line =
+        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    wrap_line(line, width, first_line ? first : rest, rest, out);
+    first_line = false;
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace attn

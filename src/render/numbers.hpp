@@ -5,6 +5,7 @@
 #include <armadillo>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attn {
@@ -16,7 +17,12 @@ std::string format_fixed(double value, int precision);
 // not summarised, else the first and last few with nullopt for the ellipsis.
 std::vector<std::optional<std::size_t>> visible_indices(std::size_t count, bool summarised);
 
-bool should_summarise(const arma::mat& M, bool forced);
+// Every cell, or statistics and corners, or the one that suits the size.
+enum class Summary { automatic, on, off };
+
+// Whether `M` is shown summarised: as `mode` says, or when automatic, when it
+// has more than kSummaryThreshold rows or columns.
+bool should_summarise(const arma::mat& M, Summary mode);
 
 struct MatrixStats {
   double min = 0, max = 0, mean = 0, std = 0;  // over finite cells
@@ -32,5 +38,12 @@ std::size_t display_width(const std::string& text);
 
 // `text` cut to at most `width` columns, ending in "…" when it was cut.
 std::string clip_to_width(const std::string& text, std::size_t width);
+
+// `text` as lines of at most `width` columns, broken at spaces: the first
+// line starts with `first`, the others with `rest` (indents count in the
+// width); a word longer than a line is cut where the line ends. Newlines in
+// `text` are kept. Every line ends in '\n'; trailing spaces are dropped.
+std::string wrap_text(std::string_view text, std::size_t width, std::string_view first,
+                      std::string_view rest);
 
 }  // namespace attn

@@ -9,16 +9,34 @@
 #include "core/expand.hpp"
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
+#include "render/numbers.hpp"
 
 namespace attn {
 
+// Colour in the terminal: none, the 256-colour palette, or 24-bit RGB
+// (where COLORTERM says the terminal has it).
+enum class ColorDepth { none, palette256, truecolor };
+
+// What a heatmap colour spans: the step's lowest to highest value, or each
+// row's own (the masked cells and non-finite values left out); automatic is
+// row for attention weights (each row is one query's distribution over the
+// keys) and global for every other step.
+enum class ShadeScale { automatic, global, row };
+
+// Text shows every step's numbers, or (heatmap) one shaded cell per
+// attention weight, so a 64- or 128-token pattern fits on a screen.
+enum class TextView { numbers, heatmap };
+
 struct RenderOptions {
-  int precision = 4;                      // decimals shown in text, markdown, latex
-  bool color = false;                     // ANSI heatmap of the weights (text only)
-  bool summary = false;                   // summarise every matrix
-  std::vector<std::string> steps;         // only these step ids (empty: all)
-  std::optional<std::size_t> head;        // only this head's per-head steps
-  std::vector<CellExpansion> expansions;  // run --expand: one cell at every step
+  int precision = 4;                          // decimals shown in text, markdown, latex
+  ColorDepth color = ColorDepth::none;        // text: shade the cells
+  ShadeScale scale = ShadeScale::automatic;   // text: what a colour spans
+  TextView view = TextView::numbers;          // text
+  std::size_t width = 80;                     // text: no line is wider (in columns)
+  Summary summary = Summary::automatic;       // on: also the FLOPs of every step
+  std::vector<std::string> steps;             // only these step ids (empty: all)
+  std::optional<std::size_t> head;            // only this head's per-head steps
+  std::vector<CellExpansion> expansions;      // run --expand: one cell at every step
 };
 
 // Matrices with more rows or columns than this are summarised automatically.

@@ -1,5 +1,5 @@
-// Text renderer: numbered steps, formulas, shapes, token-labelled matrices,
-// and an ANSI heatmap of the attention weights when colour is on.
+// Text renderer: numbered steps, formulas, shapes, token-labelled matrices
+// (render/text_matrix.cpp), every line within RenderOptions::width.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,76 +16,11 @@
 #include "render/formula.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
+#include "render/text_matrix.hpp"
 
 namespace attn {
 
 namespace {
-
-std::string pad_left(const std::string& s, std::size_t width) {
-  const std::size_t w = display_width(s);
-  return w >= width ? s : std::string(width - w, ' ') + s;
-}
-
-std::string pad_right(const std::string& s, std::size_t width) {
-  const std::size_t w = display_width(s);
-  return w >= width ? s : s + std::string(width - w, ' ');
-}
-
-// A weight in [0, 1] as a 256-colour background from dark to bright, with a
-// foreground that stays readable on it.
-std::string heat(const std::string& cell, double weight) {
-  if (!std::isfinite(weight)) return cell;
-  const double w = std::clamp(weight, 0.0, 1.0);
-  const int shade = 232 + static_cast<int>(std::lround(w * 23.0));
-  const int fg = w > 0.5 ? 16 : 255;
-  return fmt::format("\x1b[48;5;{}m\x1b[38;5;{}m{}\x1b[0m", shade, fg, cell);
-}
-
-void write_matrix(std::string& out, const Step& step, const RenderOptions& options) {
-  const arma::mat& M = step.value;
-  const bool summarised = should_summarise(M, options.summary);
-  const auto rows = visible_indices(M.n_rows, summarised);
-  const auto cols = visible_indices(M.n_cols, summarised);
-  const bool shade =
-      options.color && (step.kind == StepKind::weights || step.kind == StepKind::head_summary ||
-                        step.kind == StepKind::decode_weights);
-
-  // Tokens with their control characters as pictures: one line each.
-  std::vector<std::string> row_labels(M.n_rows), col_labels(M.n_cols);
-  std::size_t label_width = 0;
-  for (const auto& r : rows)
-    if (r) {
-      row_labels[*r] = show_controls(step.rows[*r]);
-      label_width = std::max(label_width, display_width(row_labels[*r]));
-    }
-  std::vector<std::size_t> width(M.n_cols, 0);
-  for (const auto& c : cols) {
-    if (!c) continue;
-    col_labels[*c] = show_controls(step.cols[*c]);
-    width[*c] = display_width(col_labels[*c]);
-    for (const auto& r : rows)
-      if (r) width[*c] = std::max(width[*c], format_fixed(M(*r, *c), options.precision).size());
-  }
-
-  if (summarised)
-    out += fmt::format("  summary: {} · {}\n", shape_str(M.n_rows, M.n_cols),
-                       format_stats(matrix_stats(M), options.precision));
-  out += "  " + std::string(label_width, ' ');
-  for (const auto& c : cols) out += "  " + (c ? pad_left(col_labels[*c], width[*c]) : "…");
-  out += '\n';
-  for (const auto& r : rows) {
-    out += "  " + (r ? pad_right(row_labels[*r], label_width) : pad_right("⋮", label_width));
-    for (const auto& c : cols) {
-      if (!r || !c) {
-        out += "  " + (c ? pad_left("⋮", width[*c]) : "…");
-        continue;
-      }
-      const std::string cell = pad_left(format_fixed(M(*r, *c), options.precision), width[*c]);
-      out += "  " + (shade ? heat(cell, M(*r, *c)) : cell);
-    }
-    out += '\n';
-  }
-}
 
 std::string scale_text(const Lesson& lesson, const Trace& trace) {
   switch (lesson.scale_kind) {
@@ -109,26 +44,41 @@ std::string fill_in_format(const Lesson& lesson, const Trace& trace) {
 }  // namespace
 
 std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
-  const std::vector<const Step*> steps = select_steps(trace, options);
+  const bool heatmap = options.view == TextView::heatmap;
+  std::vector<const Step*> steps = select_steps(trace, options);
+  // The heatmap view draws the attention weights unless --step names others.
+  if (heatmap && options.steps.empty())
+    std::erase_if(steps, [](const Step* step) { return !is_weights_like(*step); });
+  const std::size_t W = options.width;
+  const auto para = [W](const std::string& text) { return wrap_text(text, W, "", "  "); };
+  const auto indented = [W](const std::string& text) { return wrap_text(text, W, "  ", "    "); };
+
   std::string out;
-  out += fmt::format("attn-trace · {}{}\n", lesson.id,
-                     lesson.title.empty() ? "" : " — " + show_controls(lesson.title));
-  if (!lesson.source.empty()) out += fmt::format("source: {}\n", show_controls(lesson.source));
+  out += para(fmt::format("attn-trace · {}{}", lesson.id,
+                          lesson.title.empty() ? "" : " — " + show_controls(lesson.title)));
+  if (!lesson.source.empty()) out += para("source: " + show_controls(lesson.source));
   // Each document the source cites, by its own first heading.
   for (const SourceDocument& d : source_documents())
     if (lesson.source.find(d.file) != std::string::npos)
-      out += fmt::format("  {}: {}\n", std::string_view(d.file).substr(0, 3), d.heading);
-  out += fmt::format(
+      out += indented(fmt::format("{}: {}", std::string_view(d.file).substr(0, 3), d.heading));
+  out += para(fmt::format(
       "{} queries × {} keys{} · d_model {} · heads {} · d_k {} · d_v {} · scale ÷ {} · mask "
-      "fill {}{} · backend {}\n",
+      "fill {}{} · backend {}",
       lesson.queries(), lesson.keys(), lesson.is_cross() ? " (cross-attention)" : "",
       lesson.X.n_cols, lesson.heads, lesson.d_k, lesson.d_v, scale_text(lesson, trace),
-      format_fixed(lesson.mask_fill, 0), fill_in_format(lesson, trace), trace.backend);
-  if (trace.dtype != Dtype::f64) out += fmt::format("numbers: {}\n", dtype_summary(trace.dtype));
-  if (!lesson.story.empty() && options.steps.empty()) {
-    out += "\n";  // its lines as written, any other control character as its picture
-    for (const std::string_view line : text_lines(lesson.story)) out += show_controls(line) + "\n";
+      format_fixed(lesson.mask_fill, 0), fill_in_format(lesson, trace), trace.backend));
+  if (trace.dtype != Dtype::f64)
+    out += para(fmt::format("numbers: {}", dtype_summary(trace.dtype)));
+  if (!lesson.story.empty() && options.steps.empty() && !heatmap) {
+    // Its lines as written (wrapped where wider than the width), any other
+    // control character as its picture.
+    out += "\n";
+    for (const std::string_view line : text_lines(lesson.story))
+      out += wrap_text(show_controls(line), W, "", "");
   }
+  if (heatmap && steps.empty())
+    out +=
+        para("\nThis lesson has no attention weights to draw; name the steps to draw with --step.");
 
   // Each step's block on its own (the summaries of big matrices are most of
   // the work), side by side, then in trace order. The first weights step says
@@ -141,46 +91,55 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
     std::string& block = blocks[k];
     const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
     const std::string title = fmt::format("Step {} · {} · {}", number, step->id, step->name);
-    std::string rule;
-    for (std::size_t i = display_width(title); i < 72; ++i) rule += "─";
-    block += fmt::format("\n── {} {}\n", title, rule);
+    // "── title ────": the rule fills the line to 76 columns or the width.
+    const std::size_t rule_end = std::min<std::size_t>(W, 76);
+    if (display_width(title) + 4 <= rule_end) {
+      std::string rule;
+      for (std::size_t i = display_width(title) + 4; i < rule_end; ++i) rule += "─";
+      block += fmt::format("\n── {} {}\n", title, rule);
+    } else {
+      block += "\n" + wrap_text(title, W, "── ", "   ");
+    }
     const StepFormula f = step_formula(lesson, trace, *step);
-    block += fmt::format("  {}\n  shapes: {}\n", f.text, f.shapes);
-    if (options.summary)
-      block +=
-          fmt::format("  FLOPs: {} ({})\n", step_flops(trace, *step), flops_formula(trace, *step));
-    if (first_weights != steps.end() && *first_weights == step)
-      block +=
-          "  (subtracting the row max changes nothing: the factor exp(-max) cancels between\n"
-          "   numerator and denominator; it only keeps exp() from overflowing)\n";
-    write_matrix(block, *step, options);
+    block += indented(f.text) + indented("shapes: " + f.shapes);
+    if (options.summary == Summary::on)
+      block += indented(
+          fmt::format("FLOPs: {} ({})", step_flops(trace, *step), flops_formula(trace, *step)));
+    if (first_weights != steps.end() && *first_weights == step && !heatmap)
+      block += indented(
+          "(subtracting the row max changes nothing: the factor exp(-max) cancels between "
+          "numerator and denominator; it only keeps exp() from overflowing)");
+    if (heatmap)
+      write_heatmap(block, trace, *step, options);
+    else
+      write_numbers(block, trace, *step, options);
     if (const CellExpansion* e = expansion_for(options, step->id))
-      block += "  " + expansion_text(*e, options.precision) + "\n";
+      block += indented(expansion_text(*e, options.precision));
     for (const std::string& w : trace.warnings)
-      if (w.starts_with(step->id + " ")) block += "  warning: " + show_controls(w) + "\n";
+      if (w.starts_with(step->id + " ")) block += indented("warning: " + show_controls(w));
   });
   for (const std::string& block : blocks) out += block;
-  if (options.summary)
-    out += fmt::format(
-        "\nFLOPs of the whole pass: {} (the steps above added up, but for heads.mean/max, which "
-        "only compare the heads; a product (n×k)·(k×m), k the shared inner width, counts "
-        "2·n·k·m: a multiply and an add per term)\n",
-        pass_flops(trace));
+  if (options.summary == Summary::on)
+    out += "\n" + para(fmt::format(
+                      "FLOPs of the whole pass: {} (the steps above added up, but for "
+                      "heads.mean/max, which only compare the heads; a product (n×k)·(k×m), k the "
+                      "shared inner width, counts 2·n·k·m: a multiply and an add per term)",
+                      pass_flops(trace)));
   if (const std::vector<std::uint64_t> decoding = decoding_flops(trace);
-      options.summary && !decoding.empty()) {
+      options.summary == Summary::on && !decoding.empty()) {
     std::vector<std::string> per_step;
     for (std::size_t t = 0; t < decoding.size(); ++t)
       per_step.push_back(
           fmt::format("t{} ({}) {}", t, show_controls(trace.at("X").rows.at(t)), decoding[t]));
-    out += fmt::format(
+    out += para(fmt::format(
         "FLOPs per decoding step with the KV cache (all heads; not in the pass above): {}. Step t "
         "attends over t+1 cached tokens, so its cost grows with t; the projections of the new "
-        "token (x_t·W_Q, x_t·W_K, x_t·W_V) cost the same at every step and are not counted here\n",
-        fmt::join(per_step, ", "));
+        "token (x_t·W_Q, x_t·W_K, x_t·W_V) cost the same at every step and are not counted here",
+        fmt::join(per_step, ", ")));
   }
   if (!trace.warnings.empty()) {
     out += "\nwarnings:\n";
-    for (const std::string& w : trace.warnings) out += "  " + show_controls(w) + "\n";
+    for (const std::string& w : trace.warnings) out += indented(show_controls(w));
   }
   return out;
 }

@@ -6,6 +6,7 @@ message naming the file, key, shapes and fix).
 
 Usage: test_cli.py PATH/TO/attn-trace [latex]
   latex: the LaTeX output compiles with pdflatex (exit 77 = skipped without it)."""
+import re
 import json
 import math
 import os
@@ -44,16 +45,22 @@ UNICODE_LESSON = ('[lesson]\ntitle = "√d_k · Q×Kᵀ → weights ≈ 1 — �
 
 def listed_lessons(listing):
     """The ids `lessons` lists, in its order: the numbered lines, and the variants
-    named on the lines under them."""
+    named on the lines under them (a title wraps onto lines of its own first)."""
     ids = []
+    in_variants = False
     for line in listing.splitlines():
         words = line.split()
-        if len(words) > 2 and words[0].isdigit() and words[2].isdigit():
-            ids.append(words[1])
+        numbered = re.match(r" ?\d+  (\S+) +\d +\S+", line)
+        if numbered:
+            ids.append(numbered.group(1))
+            in_variants = False
         elif words[:1] == ["variants:"]:
             ids += [w.rstrip(",") for w in words[1:]]
-        elif ids and words and line.startswith(" " * 20) and not words[0][0].isdigit():
+            in_variants = True
+        elif in_variants and words and line.startswith(" "):
             ids += [w.rstrip(",") for w in words]  # a wrapped variants line
+        else:
+            in_variants = False
     return ids
 
 
@@ -117,10 +124,14 @@ def columns(text):
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
-check(all(columns(line) <= 100 for line in lessons.stdout.splitlines()),
-      "lessons: every line fits 100 columns")
-numbered = [line for line in lessons.stdout.splitlines()
-            if len(line.split()) > 2 and line.split()[0].isdigit() and line.split()[2].isdigit()]
+check(all(columns(line) <= 80 for line in lessons.stdout.splitlines()),
+      "lessons: every line fits 80 columns when piped")
+for width in (40, 120):
+    r = run("lessons", "--width", str(width))
+    check(r.returncode == 0 and all(columns(line) <= width for line in r.stdout.splitlines())
+          and all(i in r.stdout for i in headers), f"lessons --width {width}: every lesson, every line fits")
+# A lesson's line: its number from the first column, id, level, document, title.
+numbered = [line for line in lessons.stdout.splitlines() if re.match(r" ?\d+  \S+ +\d +\S+", line)]
 check(not any("fill-values-" in line.split()[1] for line in numbered),
       "lessons: the fill-values variants share one entry, not five numbered lines")
 check(any(line.split()[:2] == ["variants:", "fill-values-1e9,"] for line in lessons.stdout.splitlines()),

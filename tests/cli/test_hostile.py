@@ -123,7 +123,7 @@ def test_run(tmp):
     lesson = tmp / "hostile.toml"
     lesson.write_text(LESSON, encoding="utf-8")
     # text: one line per row, no escape code reaches a terminal.
-    r = run("run", str(lesson))
+    r = run("run", str(lesson), "--width", "200")  # the title and source unwrapped
     check(r.returncode == 0, f"text: exit 0 ({r.stderr})")
     check(raw_controls(r.stdout) == [], f"text: no raw control character: {raw_controls(r.stdout)}")
     check(r.stdout.startswith("attn-trace · hostile — Line one␊line two␊␊after a blank␉tab ␁ ␡ | # "

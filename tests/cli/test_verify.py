@@ -115,7 +115,7 @@ r = run("verify", "river-bank")
 check(r.returncode == 2, "verify without --answers is a usage error")
 
 # --- run --expand: every format; JSON against plain Python ---------------------
-r = run("run", "river-bank", "--expand", "0,1")
+r = run("run", "river-bank", "--expand", "0,1", "--width", "1000")  # each expansion on one line
 check(r.returncode == 0, "run --expand exits 0")
 check("head0.scores[river,bank] = head0.Q[river,:]·head0.K[bank,:] = "
       "0.69×0.66 + 0.50×0.54 + 0.86×0.66 + 0.85×0.45 = 1.6755" in r.stdout, "text expansion of a score")

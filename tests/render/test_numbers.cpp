@@ -45,8 +45,10 @@ TEST_CASE("summaries: visible corners and statistics over finite cells") {
   CHECK(*few[0] == 0);
   CHECK(!few[3].has_value());
   CHECK(*few[6] == 511);
-  CHECK(attn::should_summarise(arma::mat(17, 2), false));
-  CHECK_FALSE(attn::should_summarise(arma::mat(16, 16), false));
+  CHECK(attn::should_summarise(arma::mat(17, 2), attn::Summary::automatic));
+  CHECK_FALSE(attn::should_summarise(arma::mat(16, 16), attn::Summary::automatic));
+  CHECK(attn::should_summarise(arma::mat(2, 2), attn::Summary::on));  // --summary
+  CHECK_FALSE(attn::should_summarise(arma::mat(17, 2), attn::Summary::off));  // --full
 
   arma::mat M = {{1, 2}, {3, -std::numeric_limits<double>::infinity()}};
   const attn::MatrixStats s = attn::matrix_stats(M);

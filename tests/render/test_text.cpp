@@ -48,15 +48,8 @@ TEST_CASE("text: steps numbered and named, formula, shapes, token labels") {
     o.precision = 2;
     CHECK(has(attn::render_text(L, t, o), "river  0.69  0.50  0.86  0.85"));
   }
-  SUBCASE("colour shades only the weights") {
-    o.color = true;
-    o.steps = {"head0.scores"};
-    CHECK_FALSE(has(attn::render_text(L, t, o), "\x1b["));
-    o.steps = {"head0.weights"};
-    CHECK(has(attn::render_text(L, t, o), "\x1b[48;5;"));
-  }
   SUBCASE("--summary prints statistics and corners") {
-    o.summary = true;
+    o.summary = attn::Summary::on;
     o.steps = {"head0.scores"};
     const std::string s = attn::render_text(L, t, o);
     CHECK(has(s, "summary: 4×4 · min "));
@@ -74,7 +67,9 @@ TEST_CASE("text: a 512-token lesson prints a page, not megabytes") {
   L.causal = true;
   attn::CpuBackend cpu;
   const attn::Trace t = attn::run_pipeline(L, cpu);
-  const std::string out = attn::render_text(L, t, attn::RenderOptions{});
+  attn::RenderOptions o;
+  o.width = 200;  // each summary on one line
+  const std::string out = attn::render_text(L, t, o);
   CHECK(out.size() < 20000);
   CHECK(has(out, "summary: 512×512"));
   CHECK(has(out, "130816 cells -inf"));  // 512·511/2 future cells masked
@@ -85,7 +80,9 @@ TEST_CASE("text: a 512-token lesson prints a page, not megabytes") {
 TEST_CASE("text: a token's newline or escape code is shown as a control picture, one line a row") {
   const attn::Lesson L = testsupport::hostile_lesson();
   attn::CpuBackend cpu;
-  const std::string text = attn::render_text(L, attn::run_pipeline(L, cpu), {});
+  attn::RenderOptions o;
+  o.width = 200;  // the title and source on one line each
+  const std::string text = attn::render_text(L, attn::run_pipeline(L, cpu), o);
   CHECK_FALSE(testsupport::has_raw_control(text));  // no escape code reaches the terminal
   CHECK(text.starts_with(
       "attn-trace · hostile — Line one␊line two␊␊after a blank␉tab ␁ ␡ | # \\ { $ % & _ ^ ~\n"

@@ -1,0 +1,54 @@
+// The heatmap ramp and the masked-cell test shared by SVG and the terminal.
+#include "render/colour.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace attn {
+
+namespace {
+
+// Viridis at 0, 0.1, ..., 1.
+constexpr std::array<Rgb, 11> kViridis{{{68, 1, 84},
+                                        {72, 36, 117},
+                                        {65, 68, 135},
+                                        {53, 95, 141},
+                                        {42, 120, 142},
+                                        {33, 145, 140},
+                                        {34, 168, 132},
+                                        {68, 191, 112},
+                                        {122, 209, 81},
+                                        {189, 223, 38},
+                                        {253, 231, 37}}};
+
+}  // namespace
+
+Rgb ramp(double t) {
+  const double x = (std::isnan(t) ? 0.0 : std::clamp(t, 0.0, 1.0)) * 10.0;
+  const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(x), 9);
+  const double f = x - static_cast<double>(i);
+  const Rgb& a = kViridis[i];
+  const Rgb& b = kViridis[i + 1];
+  return {a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f};
+}
+
+std::string hex(const Rgb& c) {
+  const auto byte = [](double v) {
+    return static_cast<int>(std::lround(std::clamp(v, 0.0, 255.0)));
+  };
+  return fmt::format("#{:02x}{:02x}{:02x}", byte(c.r), byte(c.g), byte(c.b));
+}
+
+bool is_light(const Rgb& c) {
+  return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b > 140;
+}
+
+bool masked_at(const Trace& trace, const Step& step, std::size_t i, std::size_t j) {
+  return trace.mask.n_rows == step.value.n_rows && trace.mask.n_cols == step.value.n_cols &&
+         trace.mask(i, j) != 0u;
+}
+
+}  // namespace attn

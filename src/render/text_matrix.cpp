@@ -1,0 +1,449 @@
+// One step's matrix in the terminal: numbers in column blocks, or a heatmap;
+// the perceptual ramp (render/colour.hpp) in 256 colours or 24-bit RGB.
+#include "render/text_matrix.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+
+#include "core/number_text.hpp"
+#include "render/colour.hpp"
+#include "render/escape.hpp"
+#include "render/numbers.hpp"
+
+namespace attn {
+
+namespace {
+
+std::string pad_left(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
+}
+
+std::string pad_right(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+// ---- What a cell is, and its colour -------------------------------------
+
+// A cell the mask hides is shown as masked from the masked step on; one that
+// still has weight there (a fill too small to hide it) as leaked; NaN and
+// ±inf elsewhere as odd. Only `value` cells take part in the scale.
+enum class Cell { value, masked, leaked, odd };
+
+bool shows_mask(const Step& step) {
+  return step.kind == StepKind::masked || step.kind == StepKind::exp ||
+         step.kind == StepKind::weights || step.kind == StepKind::head_summary;
+}
+
+Cell classify(const Trace& trace, const Step& step, std::size_t i, std::size_t j) {
+  const double v = step.value(i, j);
+  if (std::isnan(v)) return Cell::odd;
+  if (shows_mask(step) && masked_at(trace, step, i, j))
+    return step.kind != StepKind::masked && v > 0.0 ? Cell::leaked : Cell::masked;
+  return std::isfinite(v) ? Cell::value : Cell::odd;
+}
+
+constexpr Rgb kMaskedBackground{58, 58, 58};
+constexpr Rgb kMaskedInk{150, 150, 150};
+constexpr Rgb kLeaked{255, 95, 95};
+constexpr Rgb kOddBackground{175, 0, 40};
+constexpr Rgb kBlack{0, 0, 0};
+constexpr Rgb kWhite{255, 255, 255};
+
+// The lowest and highest value cell of every row (ShadeScale::row) or of the
+// whole step (global, the same pair for every row).
+struct Range {
+  std::vector<double> lo, hi;
+  bool per_row = false;
+
+  // Where `v` of row `i` lies on the ramp: 0 the lowest, 1 the highest (also
+  // when every value is the same: each is the highest).
+  double at(std::size_t i, double v) const {
+    return hi[i] > lo[i] ? (v - lo[i]) / (hi[i] - lo[i]) : 1.0;
+  }
+};
+
+Range range_of(const Trace& trace, const Step& step, ShadeScale scale) {
+  const arma::mat& M = step.value;
+  Range r{std::vector<double>(M.n_rows, 0.0), std::vector<double>(M.n_rows, 0.0)};
+  bool any = false;
+  double lo = 0, hi = 0;
+  for (std::size_t i = 0; i < M.n_rows; ++i) {
+    bool row_any = false;
+    for (std::size_t j = 0; j < M.n_cols; ++j) {
+      if (classify(trace, step, i, j) != Cell::value) continue;
+      const double v = M(i, j);
+      r.lo[i] = row_any ? std::min(r.lo[i], v) : v;
+      r.hi[i] = row_any ? std::max(r.hi[i], v) : v;
+      row_any = true;
+      lo = any ? std::min(lo, v) : v;
+      hi = any ? std::max(hi, v) : v;
+      any = true;
+    }
+  }
+  r.per_row = scale == ShadeScale::row ||
+              (scale == ShadeScale::automatic && is_weights_like(step));
+  if (!r.per_row) {
+    std::fill(r.lo.begin(), r.lo.end(), lo);
+    std::fill(r.hi.begin(), r.hi.end(), hi);
+  }
+  return r;
+}
+
+// The nearest colour of the 256-colour palette: the 6×6×6 cube (16–231) or
+// the grey ramp (232–255).
+int palette_index(const Rgb& c) {
+  constexpr std::array<int, 6> kLevels{0, 95, 135, 175, 215, 255};
+  const auto nearest_level = [&](double v) {
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < kLevels.size(); ++k)
+      if (std::abs(v - kLevels[k]) < std::abs(v - kLevels[best])) best = k;
+    return best;
+  };
+  const std::size_t r = nearest_level(c.r), g = nearest_level(c.g), b = nearest_level(c.b);
+  const auto distance = [&](double x, double y, double z) {
+    return (c.r - x) * (c.r - x) + (c.g - y) * (c.g - y) + (c.b - z) * (c.b - z);
+  };
+  const double cube = distance(kLevels[r], kLevels[g], kLevels[b]);
+  const double mean = (c.r + c.g + c.b) / 3.0;
+  const int grey = std::clamp(static_cast<int>(std::lround((mean - 8.0) / 10.0)), 0, 23);
+  const double level = 8.0 + 10.0 * grey;
+  return distance(level, level, level) < cube ? 232 + grey
+                                              : 16 + static_cast<int>(36 * r + 6 * g + b);
+}
+
+// An SGR parameter that sets the foreground (38) or background (48) colour.
+std::string sgr(const Rgb& c, ColorDepth depth, bool background) {
+  const int which = background ? 48 : 38;
+  if (depth == ColorDepth::truecolor)
+    return fmt::format("{};2;{};{};{}", which, std::lround(c.r), std::lround(c.g),
+                       std::lround(c.b));
+  return fmt::format("{};5;{}", which, palette_index(c));
+}
+
+std::string paint(const std::string& text, const Rgb& background, const Rgb& ink,
+                  ColorDepth depth) {
+  return fmt::format("\x1b[{};{}m{}\x1b[0m", sgr(background, depth, true), sgr(ink, depth, false),
+                     text);
+}
+
+// A cell's text in its colours.
+std::string paint_cell(const std::string& text, Cell kind, double t, ColorDepth depth) {
+  switch (kind) {
+    case Cell::value: {
+      const Rgb c = ramp(t);
+      return paint(text, c, is_light(c) ? kBlack : kWhite, depth);
+    }
+    case Cell::masked:
+      return paint(text, kMaskedBackground, kMaskedInk, depth);
+    case Cell::leaked:
+      return paint(text, kLeaked, kBlack, depth);
+    case Cell::odd:
+      return paint(text, kOddBackground, kWhite, depth);
+  }
+  return text;
+}
+
+// The one colour a heatmap cell shows.
+Rgb heat_colour(Cell kind, double t) {
+  switch (kind) {
+    case Cell::value:
+      return ramp(t);
+    case Cell::masked:
+      return kMaskedBackground;
+    case Cell::leaked:
+      return kLeaked;
+    case Cell::odd:
+      return kOddBackground;
+  }
+  return kBlack;
+}
+
+// Without colour, a heatmap cell is a glyph: five levels of the scale, and
+// marks for the cells that are not on it.
+std::string heat_glyph(Cell kind, double t) {
+  static constexpr std::array<const char*, 5> kLevels{" ", "░", "▒", "▓", "█"};
+  switch (kind) {
+    case Cell::value:
+      return kLevels[std::min<std::size_t>(4, static_cast<std::size_t>(std::max(0.0, t) * 5.0))];
+    case Cell::masked:
+      return "·";
+    case Cell::leaked:
+      return "!";
+    case Cell::odd:
+      return "?";
+  }
+  return " ";
+}
+
+// ---- The legend ------------------------------------------------------------
+
+// Columns `text` takes on the terminal, its colour codes left out.
+std::size_t visible_width(const std::string& text) {
+  std::string plain;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b') {
+      i = text.find('m', i);
+      if (i == std::string::npos) break;
+      continue;
+    }
+    plain += text[i];
+  }
+  return display_width(plain);
+}
+
+// Pieces of one legend laid out left to right, a new line where the next one
+// would pass the width.
+void write_pieces(std::string& out, const std::vector<std::string>& pieces, std::size_t width) {
+  std::string line;
+  std::size_t column = 0;
+  for (const std::string& p : pieces) {
+    const std::size_t columns = visible_width(p);
+    if (column > 0 && column + 2 + columns > width) {
+      out += line + "\n";
+      line.clear();
+      column = 0;
+    }
+    line += "  " + p;
+    column += 2 + columns;
+  }
+  if (column > 0) out += line + "\n";
+}
+
+// What the colours (or glyphs) mean: the scale with its ends, then the marks
+// of the cells off the scale that this step has.
+void write_legend(std::string& out, const Trace& trace, const Step& step, const Range& range,
+                  const RenderOptions& options, bool glyphs) {
+  bool present[4] = {false, false, false, false};
+  for (std::size_t i = 0; i < step.value.n_rows; ++i)
+    for (std::size_t j = 0; j < step.value.n_cols; ++j)
+      present[static_cast<int>(classify(trace, step, i, j))] = true;
+  const ColorDepth depth = options.color;
+  const auto swatch = [&](Cell kind, double t) {
+    return glyphs ? heat_glyph(kind, t) : paint("  ", heat_colour(kind, t), kBlack, depth);
+  };
+
+  // Glyphs in brackets, so that the lowest level (a space) shows.
+  std::string scale = glyphs ? "[" : "";
+  const int steps = glyphs ? 5 : 10;
+  for (int k = 0; k < steps; ++k)
+    scale += swatch(Cell::value, (k + 0.5) / static_cast<double>(steps));
+  if (glyphs) scale += "]";
+  std::vector<std::string> pieces;
+  if (!present[static_cast<int>(Cell::value)]) {
+    pieces.push_back("scale: no cell on it");
+  } else if (!range.per_row) {
+    pieces.push_back(fmt::format("scale: {} {} {}",
+                                 format_fixed(range.lo.front(), options.precision), scale,
+                                 format_fixed(range.hi.front(), options.precision)));
+    pieces.push_back("(lowest to highest in this step)");
+  } else {
+    pieces.push_back(fmt::format("scale: lowest {} highest", scale));
+    pieces.push_back("(each row on its own)");
+  }
+  if (present[static_cast<int>(Cell::masked)])
+    pieces.push_back(swatch(Cell::masked, 0) + " masked");
+  if (present[static_cast<int>(Cell::leaked)])
+    pieces.push_back(swatch(Cell::leaked, 0) + " masked, yet weighted (the fill is too small)");
+  if (present[static_cast<int>(Cell::odd)]) pieces.push_back(swatch(Cell::odd, 0) + " nan or inf");
+  write_pieces(out, pieces, options.width);
+}
+
+// ---- Labels ----------------------------------------------------------------
+
+// A token as one line of the terminal, at most `width` columns.
+std::string label(const std::string& token, std::size_t width) {
+  return clip_to_width(show_controls(token), width);
+}
+
+// Split `columns` (each with its width, gaps included) into runs whose widths
+// add up to at most `room`; every run has at least one column.
+template <typename T>
+std::vector<std::vector<T>> blocks_of(const std::vector<T>& columns,
+                                      const std::vector<std::size_t>& widths, std::size_t room) {
+  std::vector<std::vector<T>> blocks(1);
+  std::size_t used = 0;
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    if (!blocks.back().empty() && used + widths[k] > room) {
+      blocks.emplace_back();
+      used = 0;
+    }
+    blocks.back().push_back(columns[k]);
+    used += widths[k];
+  }
+  return blocks;
+}
+
+}  // namespace
+
+bool is_weights_like(const Step& step) {
+  return step.kind == StepKind::weights || step.kind == StepKind::head_summary ||
+         step.kind == StepKind::decode_weights;
+}
+
+void write_numbers(std::string& out, const Trace& trace, const Step& step,
+                   const RenderOptions& options) {
+  const arma::mat& M = step.value;
+  const bool summarised = should_summarise(M, options.summary);
+  const auto rows = visible_indices(M.n_rows, summarised);
+  const auto cols = visible_indices(M.n_cols, summarised);
+  const bool shade = options.color != ColorDepth::none;
+  const Range range = shade ? range_of(trace, step, options.scale) : Range{};
+
+  // Cells are never cut; the row labels give way (to 4 columns at the least)
+  // so that one column of numbers always fits.
+  std::size_t widest_number = 0;
+  std::vector<std::size_t> width(M.n_cols, 0);
+  for (const auto& c : cols) {
+    if (!c) continue;
+    for (const auto& r : rows)
+      if (r) width[*c] = std::max(width[*c], format_fixed(M(*r, *c), options.precision).size());
+    widest_number = std::max(widest_number, width[*c]);
+  }
+  const std::size_t room = options.width > 4 ? options.width - 4 : 0;  // less the two gaps
+  const std::size_t label_cap = std::max<std::size_t>(
+      4, std::min(options.width / 3, room > widest_number ? room - widest_number : std::size_t{4}));
+  std::vector<std::string> row_labels(M.n_rows), col_labels(M.n_cols);
+  std::size_t label_width = 0;
+  for (const auto& r : rows)
+    if (r) {
+      row_labels[*r] = label(step.rows[*r], label_cap);
+      label_width = std::max(label_width, display_width(row_labels[*r]));
+    }
+  for (const auto& c : cols)
+    if (c) {
+      col_labels[*c] = label(step.cols[*c], std::max<std::size_t>(width[*c], 10));
+      width[*c] = std::max(width[*c], display_width(col_labels[*c]));
+    }
+
+  if (summarised)
+    out += wrap_text(fmt::format("summary: {} · {}", shape_str(M.n_rows, M.n_cols),
+                                 format_stats(matrix_stats(M), options.precision)),
+                     options.width, "  ", "    ");
+
+  std::vector<std::size_t> gaps_and_widths;
+  for (const auto& c : cols) gaps_and_widths.push_back(2 + (c ? width[*c] : 1));
+  const std::size_t left = 2 + label_width;
+  const auto blocks =
+      blocks_of(cols, gaps_and_widths, options.width > left ? options.width - left : 1);
+  for (const auto& block : blocks) {
+    if (blocks.size() > 1) {
+      const auto first = std::find_if(block.begin(), block.end(), [](auto c) { return c; });
+      const auto last = std::find_if(block.rbegin(), block.rend(), [](auto c) { return c; });
+      if (first != block.end())
+        out += fmt::format("  columns {}–{} of {}:\n", **first, **last, M.n_cols);
+    }
+    out += "  " + std::string(label_width, ' ');
+    for (const auto& c : block) out += "  " + (c ? pad_left(col_labels[*c], width[*c]) : "…");
+    out += '\n';
+    for (const auto& r : rows) {
+      out += "  " + pad_right(r ? row_labels[*r] : "⋮", label_width);
+      for (const auto& c : block) {
+        if (!r || !c) {
+          out += "  " + (c ? pad_left("⋮", width[*c]) : "…");
+          continue;
+        }
+        const std::string cell = pad_left(format_fixed(M(*r, *c), options.precision), width[*c]);
+        out += "  " + (shade ? paint_cell(cell, classify(trace, step, *r, *c),
+                                          range.at(*r, M(*r, *c)), options.color)
+                             : cell);
+      }
+      out += '\n';
+    }
+  }
+  if (shade) write_legend(out, trace, step, range, options, false);
+}
+
+void write_heatmap(std::string& out, const Trace& trace, const Step& step,
+                   const RenderOptions& options) {
+  const arma::mat& M = step.value;
+  const std::size_t n = M.n_rows, m = M.n_cols;
+  const bool colour = options.color != ColorDepth::none;
+  const Range range = range_of(trace, step, options.scale);
+
+  // Row labels "12 token", the token cut to leave the cells at least half the width.
+  const std::size_t index_width = fmt::format("{}", n > 0 ? n - 1 : 0).size();
+  const std::size_t label_cap = std::max<std::size_t>(index_width + 2, options.width / 4);
+  std::vector<std::string> labels(n);
+  std::size_t label_width = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    labels[i] = clip_to_width(fmt::format("{:>{}} {}", i, index_width, show_controls(step.rows[i])),
+                              label_cap);
+    label_width = std::max(label_width, display_width(labels[i]));
+  }
+  const std::size_t room = options.width > label_width + 3 ? options.width - label_width - 3 : 1;
+
+  // Columns a cell takes, or (half) two cells to a column.
+  std::size_t chars = 1;
+  bool half = false;
+  if (2 * m <= room)
+    chars = 2;
+  else if (m > room && colour)
+    half = true;
+  const std::size_t per_block = std::max<std::size_t>(1, half ? 2 * room : room / chars);
+  const std::size_t tick = half ? 20 : chars == 2 ? 5 : 10;
+
+  for (std::size_t start = 0; start < m; start += per_block) {
+    const std::size_t end = std::min(m, start + per_block);
+    if (per_block < m) out += fmt::format("  keys {}–{} of {}:\n", start, end - 1, m);
+    // A ruler: the key numbers every `tick` keys, where they fit.
+    const std::size_t span = half ? (end - start + 1) / 2 : (end - start) * chars;
+    std::string ruler(span, ' ');
+    for (std::size_t j = start; j < end; ++j) {
+      if (j % tick != 0) continue;
+      const std::string number = fmt::format("{}", j);
+      const std::size_t at = half ? (j - start) / 2 : (j - start) * chars;
+      if (at + number.size() <= span) ruler.replace(at, number.size(), number);
+    }
+    while (!ruler.empty() && ruler.back() == ' ') ruler.pop_back();
+    out += "  " + std::string(label_width, ' ') + " " + ruler + "\n";
+
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string line = "  " + pad_right(labels[i], label_width) + " ";
+      const auto kind = [&](std::size_t j) { return classify(trace, step, i, j); };
+      const auto t = [&](std::size_t j) { return range.at(i, M(i, j)); };
+      if (half) {
+        for (std::size_t j = start; j < end; j += 2) {
+          const std::string left = sgr(heat_colour(kind(j), t(j)), options.color, false);
+          line += j + 1 < end
+                      ? fmt::format("\x1b[{};{}m▌", left,
+                                    sgr(heat_colour(kind(j + 1), t(j + 1)), options.color, true))
+                      : fmt::format("\x1b[0;{}m▌", left);
+        }
+        line += "\x1b[0m";
+      } else if (colour) {
+        for (std::size_t j = start; j < end; ++j)
+          line += fmt::format("\x1b[{}m{}", sgr(heat_colour(kind(j), t(j)), options.color, true),
+                              std::string(chars, ' '));
+        line += "\x1b[0m";
+      } else {
+        for (std::size_t j = start; j < end; ++j) {
+          const std::string glyph = heat_glyph(kind(j), t(j));
+          for (std::size_t k = 0; k < chars; ++k) line += glyph;
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+      }
+      out += line + "\n";
+    }
+  }
+
+  // The keys by number (queries are the rows, labelled above).
+  if (step.cols == step.rows) {
+    out += wrap_text("queries down, keys across: the same tokens, numbered as the rows",
+                     options.width, "  ", "  ");
+  } else {
+    std::vector<std::string> keys;
+    for (std::size_t j = 0; j < m; ++j)
+      keys.push_back(fmt::format("{} {}", j, clip_to_width(show_controls(step.cols[j]), 24)));
+    out += wrap_text(fmt::format("queries down; keys across: {}", fmt::join(keys, ", ")),
+                     options.width, "  ", "    ");
+  }
+  write_legend(out, trace, step, range, options, !colour);
+}
+
+}  // namespace attn
