@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 #include "core/error.hpp"
 #include "render/escape.hpp"
+#include "render/heatmap.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
@@ -17,70 +17,11 @@ namespace attn {
 
 namespace {
 
-struct Rgb {
-  double r, g, b;
-};
-
-// Viridis at 0, 0.1, ..., 1: perceptually uniform, readable in grey and by
-// the colour-blind; dark is 0, yellow is 1.
-constexpr std::array<Rgb, 11> kViridis{{{68, 1, 84},
-                                        {72, 36, 117},
-                                        {65, 68, 135},
-                                        {53, 95, 141},
-                                        {42, 120, 142},
-                                        {33, 145, 140},
-                                        {34, 168, 132},
-                                        {68, 191, 112},
-                                        {122, 209, 81},
-                                        {189, 223, 38},
-                                        {253, 231, 37}}};
-
-// A weight in [0, 1] -> its colour, linear between the ramp's stops.
-Rgb ramp(double w) {
-  const double x = std::clamp(w, 0.0, 1.0) * 10.0;
-  const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(x), 9);
-  const double t = x - static_cast<double>(i);
-  const Rgb& a = kViridis[i];
-  const Rgb& b = kViridis[i + 1];
-  return {a.r + (b.r - a.r) * t, a.g + (b.g - a.g) * t, a.b + (b.b - a.b) * t};
-}
-
-std::string hex(const Rgb& c) {
-  const auto byte = [](double v) {
-    return static_cast<int>(std::lround(std::clamp(v, 0.0, 255.0)));
-  };
-  return fmt::format("#{:02x}{:02x}{:02x}", byte(c.r), byte(c.g), byte(c.b));
-}
-
-// Dark text on light cells, light text on dark ones (relative luminance).
-const char* ink(const Rgb& c) {
-  return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b > 140 ? "#000000" : "#ffffff";
-}
-
 // 17 significant digits, or nan, inf, -inf: an attribute value, unquoted.
 std::string attribute_number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   return json_number(v);
-}
-
-bool is_weights(const Step& step) {
-  return step.kind == StepKind::weights || step.kind == StepKind::head_summary;
-}
-
-// Whether cell (i, j) of a weights step is masked (the trace's mask is
-// queries × keys, the shape of every weights step it draws).
-bool masked_at(const Trace& trace, const Step& step, std::size_t i, std::size_t j) {
-  return trace.mask.n_rows == step.value.n_rows && trace.mask.n_cols == step.value.n_cols &&
-         trace.mask(i, j) != 0u;
-}
-
-// Whether a masked cell of `step` kept weight.
-bool leaks(const Trace& trace, const Step& step) {
-  for (std::size_t i = 0; i < step.value.n_rows; ++i)
-    for (std::size_t j = 0; j < step.value.n_cols; ++j)
-      if (masked_at(trace, step, i, j) && step.value(i, j) > 0.0) return true;
-  return false;
 }
 
 constexpr double kMargin = 16;
