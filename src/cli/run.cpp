@@ -88,6 +88,8 @@ void run_command(const RunOptions& o) {
     write_stdout(render_markdown(lesson, trace, render));
   else if (o.format == "svg")
     write_stdout(render_svg(lesson, trace, render));
+  else if (o.format == "html")
+    write_stdout(render_html(lesson, trace, render));
   else
     write_stdout(render_latex(lesson, trace, render));
   for (const std::string& w : trace.warnings)
@@ -112,8 +114,10 @@ void setup_run(CLI::App& app, CommandContext& /*context*/) {
   run->add_option("lesson", options->lesson,
                   "Embedded lesson id or path to a lesson .toml (default: river-bank)");
   run->add_option("--format", options->format,
-                  "text, json, markdown, latex, or svg (the weights as heatmap pictures)")
-      ->check(CLI::IsMember({"text", "json", "markdown", "latex", "svg"}));
+                  "text, json, markdown, latex, html (one self-contained page: every step, "
+                  "heatmaps, click a cell for its arithmetic) or svg (the weights as heatmap "
+                  "pictures)")
+      ->check(CLI::IsMember({"text", "json", "markdown", "latex", "html", "svg"}));
   run->add_option("--backend", options->backend, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   run->add_option("--dtype", options->dtype,
