@@ -184,7 +184,7 @@ class MathML {
 };
 
 std::string mathml(std::string_view tex) {
-  return "<math display=\"block\">" + MathML(tex).convert() + "</math>";
+  return "<p class=\"formula\"><math>" + MathML(tex).convert() + "</math></p>";
 }
 
 // ---- The page --------------------------------------------------------------
@@ -330,7 +330,8 @@ code,.cells,td,th{font-family:"DejaVu Sans Mono","Noto Sans Mono",ui-monospace,m
 nav ol{columns:3 220px;font-size:.9em;padding-left:2.5em}
 section{background:#fff;border:1px solid var(--line);border-radius:8px;margin:16px 0;padding:14px 18px}
 .num{color:var(--muted)}
-math{font-size:1.15em;margin:6px 0}
+.formula{margin:8px 0 2px}
+math{font-size:1.35em}
 .formula-text{color:var(--muted);margin:2px 0}
 .shapes{margin:2px 0 8px}
 .table-wrap{overflow-x:auto}
@@ -341,7 +342,7 @@ tbody th{text-align:left;border-right:1px solid var(--line)}
 td{padding:3px 8px;text-align:right;cursor:pointer;border:1px solid transparent}
 td:hover{outline:2px solid var(--accent);outline-offset:-2px}
 td.selected{outline:3px solid #e8590c;outline-offset:-3px}
-table.heat td{min-width:4.2em;border:1px solid #fff}
+table.heat td{min-width:4.6em;padding:7px 9px;border:1px solid #fff}
 td.masked{background:repeating-linear-gradient(135deg,#ececec 0 4px,#d2d2d2 4px 6px);color:#777}
 td.leaked{outline:2px solid #b00020;outline-offset:-2px}
 td.nan{background:#fff;color:#b00020;outline:2px solid #b00020;outline-offset:-2px}
@@ -435,9 +436,10 @@ std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOp
 
   // The weights of every head, side by side, with the legend.
   std::string maps;
-  bool any_leak = false, any_nan = false;
+  bool any_leak = false, any_nan = false, any_max = false;
   for (const Step* step : steps)
     if (heated(*step)) {
+      any_max = any_max || (step->kind == StepKind::head_summary && step->made.op == Op::max);
       maps += fmt::format("<figure><figcaption><a href=\"#step-{0}\">{0}</a></figcaption>{1}",
                           xml_text(step->id), values_table(trace, *step, options, "heat"));
       maps += "</figure>\n";
@@ -448,9 +450,10 @@ std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOp
     out += fmt::format(
         "<section class=\"heatmaps\" id=\"heatmaps\"><h2>Attention weights</h2>"
         "<p class=\"hint\">Row: the query token; column: the key token it attends to; "
-        "each row sums to 1 (heads.max: the largest weight of any head). Click a cell for "
-        "its arithmetic.</p>\n<div class=\"maps\">\n{}</div>\n{}</section>\n",
-        maps, legend(any_leak, any_nan));
+        "each row sums to 1{}. Click a cell for its arithmetic.</p>\n<div "
+        "class=\"maps\">\n{}</div>\n{}</section>\n",
+        any_max ? " (heads.max: the largest weight of any head, so its rows do not)" : "", maps,
+        legend(any_leak, any_nan));
 
   for (const Step* step : steps) {
     const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;

@@ -252,7 +252,11 @@ def structure():
         check(sections == [s["id"] for s in trace["steps"]], f"{lesson}: sections {sections[:4]}")
         for s in tree.root.all(lambda n: n.tag == "section" and "step" in n.classes()):
             check(s.attrs.get("id") == "step-" + s.attrs["data-step"], f"{lesson}: section id")
-            check(any(True for _ in s.all(lambda n: n.tag == "math")), f"{lesson}: no MathML")
+            math_nodes = list(s.all(lambda n: n.tag == "math"))
+            check(len(math_nodes) == 1, f"{lesson}: {len(math_nodes)} MathML formulas")
+            # Every LaTeX command of the formulas is converted: none is left as its name.
+            for t in (m for m in math_nodes[0].all(lambda n: n.tag == "mtext")):
+                check(not t.text().startswith("\\"), f"{lesson} {s.attrs['data-step']}: {t.text()}")
         heat = check_tables(lesson, tree, steps)
         weights = [s for s in steps if s.endswith(".weights") or s in ("heads.mean", "heads.max")]
         check(heat == 2 * len(weights), f"{lesson}: {heat} heatmaps, want {2 * len(weights)}")
@@ -431,7 +435,7 @@ def browser(out_dir):
             # river-bank as without JS (the variant: the arithmetic lists unfolded; a screenshot,
             # like --dump-dom, needs script), the others with JS.
             url = "file://" + variant if lesson == "river-bank" else pages[lesson]
-            browse(exe, profile, f"--screenshot={shot}", "--window-size=1200,1400", url + "#heatmaps")
+            browse(exe, profile, f"--screenshot={shot}", "--window-size=1200,1400", url)
             if not os.path.exists(shot):
                 check(False, f"{lesson}: no screenshot")
                 continue
