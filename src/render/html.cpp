@@ -197,6 +197,24 @@ std::string lines_html(std::string_view s) {
   return out;
 }
 
+// A story as paragraphs, as Markdown reads it: a blank line starts a new one,
+// the lines of one paragraph flow together.
+std::string paragraphs_html(std::string_view s) {
+  std::string out, paragraph;
+  const auto flush = [&] {
+    if (!paragraph.empty()) out += "<p>" + paragraph + "</p>";
+    paragraph.clear();
+  };
+  for (const std::string_view line : text_lines(s)) {
+    if (line.find_first_not_of(" \t") == std::string_view::npos)
+      flush();
+    else
+      paragraph += (paragraph.empty() ? "" : "\n") + xml_text(line);
+  }
+  flush();
+  return out;
+}
+
 // The id of the element holding the arithmetic of `step`[row, col].
 std::string arithmetic_id(const std::string& step, std::size_t row, std::size_t col) {
   return fmt::format("x:{}:{},{}", step, row, col);
@@ -325,7 +343,8 @@ h2{font-size:1.2em;margin:0 0 6px}
 h3{font-size:1em;margin:12px 0 4px}
 code,.cells,td,th{font-family:"DejaVu Sans Mono","Noto Sans Mono",ui-monospace,monospace}
 .meta,.source,.hint{color:var(--muted);margin:2px 0}
-.story{border-left:4px solid var(--line);margin:12px 0;padding:4px 12px;background:#fff}
+.story{border-left:4px solid var(--line);margin:12px 0;padding:2px 14px;background:#fff;max-width:80ch}
+.story p{margin:6px 0}
 .warnings{background:#fff4e5;border:1px solid #f0b46a;border-radius:6px;padding:8px 12px 8px 28px}
 nav ol{columns:3 220px;font-size:.9em;padding-left:2.5em}
 section{background:#fff;border:1px solid var(--line);border-radius:8px;margin:16px 0;padding:14px 18px}
@@ -420,7 +439,8 @@ std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOp
       lesson.X.n_cols, lesson.heads, lesson.d_k, lesson.d_v, xml_text(trace.backend),
       trace.dtype != Dtype::f64 ? " · numbers: " + xml_text(dtype_summary(trace.dtype)) : "");
   if (!lesson.story.empty() && options.steps.empty())
-    out += fmt::format("<blockquote class=\"story\">{}</blockquote>\n", lines_html(lesson.story));
+    out +=
+        fmt::format("<blockquote class=\"story\">{}</blockquote>\n", paragraphs_html(lesson.story));
   if (!trace.warnings.empty()) {
     out += "<ul class=\"warnings\">";
     for (const std::string& w : trace.warnings)
