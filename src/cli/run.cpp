@@ -17,6 +17,7 @@
 #include "core/limits.hpp"
 #include "core/pipeline.hpp"
 #include "render/escape.hpp"
+#include "render/numbers.hpp"
 #include "render/render.hpp"
 
 namespace attn {
@@ -104,7 +105,19 @@ void run_command(const RunOptions& o) {
     write_stdout(render_markdown(lesson, trace, render));
   else if (o.format == "svg")
     write_stdout(render_svg(lesson, trace, render));
-  else
+  else if (o.format == "html") {
+    // Only the cells a table shows (at most 16×16, or the corners of a summary),
+    // each with its arithmetic of at most a few dozen numbers: under 1 kB a cell.
+    std::uint64_t cells = 0;
+    for (const Step* step : select_steps(trace, render)) {
+      const bool summarised = should_summarise(step->value, render.summary);
+      cells += visible_indices(step->value.n_rows, summarised).size() *
+               visible_indices(step->value.n_cols, summarised).size();
+    }
+    check_output_size("the HTML page of this trace", 1000 * cells,
+                      "pick the steps you need with --step or a head with --head");
+    write_stdout(render_html(lesson, trace, render));
+  } else
     write_stdout(render_latex(lesson, trace, render));
   for (const std::string& w : trace.warnings)
     if (o.format != "text") fmt::print(stderr, "attn-trace: warning: {}\n", show_controls(w));
@@ -137,8 +150,10 @@ void setup_run(CLI::App& app, CommandContext& /*context*/) {
   run->add_option("lesson", options->lesson,
                   "Embedded lesson id or path to a lesson .toml (default: river-bank)");
   run->add_option("--format", options->format,
-                  "text, json, markdown, latex, or svg (the weights as heatmap pictures)")
-      ->check(CLI::IsMember({"text", "json", "markdown", "latex", "svg"}));
+                  "text, json, markdown, latex, html (one self-contained page: every step, "
+                  "heatmaps, click a cell for its arithmetic) or svg (the weights as heatmap "
+                  "pictures)")
+      ->check(CLI::IsMember({"text", "json", "markdown", "latex", "html", "svg"}));
   run->add_option("--backend", options->backend, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   run->add_option("--dtype", options->dtype,

@@ -53,6 +53,10 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
 // The weights steps among the chosen ones as SVG heatmaps (InputError when
 // none is a weights step).
 std::string render_svg(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
+// One self-contained HTML page (docs/html.md): every step with its formula in
+// MathML and its values, the weights as heatmaps, and every shown cell's
+// arithmetic, readable without JS and shown by a click with it.
+std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOptions& options);
 // One runnable Python script that rebuilds every step of `trace` with
 // PyTorch in float64 and asserts each equals the trace's value (docs/pytorch.md);
 // also through nn.MultiheadAttention where the lesson fits it. `trace` must be

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "render/colour.hpp"
 #include "render/escape.hpp"
+#include "render/heatmap.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
@@ -22,18 +22,6 @@ std::string attribute_number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   return json_number(v);
-}
-
-bool is_weights(const Step& step) {
-  return step.kind == StepKind::weights || step.kind == StepKind::head_summary;
-}
-
-// Whether a masked cell of `step` kept weight.
-bool leaks(const Trace& trace, const Step& step) {
-  for (std::size_t i = 0; i < step.value.n_rows; ++i)
-    for (std::size_t j = 0; j < step.value.n_cols; ++j)
-      if (masked_at(trace, step, i, j) && step.value(i, j) > 0.0) return true;
-  return false;
 }
 
 constexpr double kMargin = 16;
@@ -124,8 +112,7 @@ std::string panel(const Trace& trace, const Step& step, const Layout& l, double 
                          masked ? " style=\"stroke:#b00020;stroke-width:2\"" : "", tip);
       if (l.values)
         out += fmt::format("<text class=\"value\" x=\"{:g}\" y=\"{:g}\" fill=\"{}\">{}</text>\n",
-                           cx + l.cell / 2, cyt + l.cell / 2 + 4,
-                           is_light(c) ? "#000000" : "#ffffff", format_fixed(v, 2));
+                           cx + l.cell / 2, cyt + l.cell / 2 + 4, ink(c), format_fixed(v, 2));
     }
   }
   return out + "</g>\n";

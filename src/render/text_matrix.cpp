@@ -1,5 +1,5 @@
 // One step's matrix in the terminal: numbers in column blocks, or a heatmap;
-// the perceptual ramp (render/colour.hpp) in 256 colours or 24-bit RGB.
+// the perceptual ramp (render/heatmap.hpp) in 256 colours or 24-bit RGB.
 #include "render/text_matrix.hpp"
 
 #include <fmt/format.h>
@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "core/number_text.hpp"
-#include "render/colour.hpp"
+#include "render/heatmap.hpp"
 #include "render/escape.hpp"
 #include "render/numbers.hpp"
 

@@ -1,5 +1,5 @@
-// The heatmap ramp and the masked-cell test shared by SVG and the terminal.
-#include "render/colour.hpp"
+// The heatmap colours (render/heatmap.hpp): viridis, its ink, the mask's cells.
+#include "render/heatmap.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,8 @@ namespace attn {
 
 namespace {
 
-// Viridis at 0, 0.1, ..., 1.
+// Viridis at 0, 0.1, ..., 1: perceptually uniform, readable in grey and by
+// the colour-blind; dark is 0, yellow is 1.
 constexpr std::array<Rgb, 11> kViridis{{{68, 1, 84},
                                         {72, 36, 117},
                                         {65, 68, 135},
@@ -26,13 +27,13 @@ constexpr std::array<Rgb, 11> kViridis{{{68, 1, 84},
 
 }  // namespace
 
-Rgb ramp(double t) {
-  const double x = (std::isnan(t) ? 0.0 : std::clamp(t, 0.0, 1.0)) * 10.0;
+Rgb ramp(double w) {
+  const double x = (std::isnan(w) ? 0.0 : std::clamp(w, 0.0, 1.0)) * 10.0;
   const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(x), 9);
-  const double f = x - static_cast<double>(i);
+  const double t = x - static_cast<double>(i);
   const Rgb& a = kViridis[i];
   const Rgb& b = kViridis[i + 1];
-  return {a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f};
+  return {a.r + (b.r - a.r) * t, a.g + (b.g - a.g) * t, a.b + (b.b - a.b) * t};
 }
 
 std::string hex(const Rgb& c) {
@@ -42,13 +43,24 @@ std::string hex(const Rgb& c) {
   return fmt::format("#{:02x}{:02x}{:02x}", byte(c.r), byte(c.g), byte(c.b));
 }
 
-bool is_light(const Rgb& c) {
-  return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b > 140;
+bool is_light(const Rgb& c) { return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b > 140; }
+
+const char* ink(const Rgb& c) { return is_light(c) ? "#000000" : "#ffffff"; }
+
+bool is_weights(const Step& step) {
+  return step.kind == StepKind::weights || step.kind == StepKind::head_summary;
 }
 
 bool masked_at(const Trace& trace, const Step& step, std::size_t i, std::size_t j) {
   return trace.mask.n_rows == step.value.n_rows && trace.mask.n_cols == step.value.n_cols &&
          trace.mask(i, j) != 0u;
+}
+
+bool leaks(const Trace& trace, const Step& step) {
+  for (std::size_t i = 0; i < step.value.n_rows; ++i)
+    for (std::size_t j = 0; j < step.value.n_cols; ++j)
+      if (masked_at(trace, step, i, j) && step.value(i, j) > 0.0) return true;
+  return false;
 }
 
 }  // namespace attn
