@@ -26,9 +26,12 @@ std::optional<attn::Language> chosen_language(int argc, char** argv, std::string
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--") break;
-    if (arg == "--lang" && i + 1 < argc) asked = argv[i + 1];
-    else if (arg.starts_with("--lang=")) asked = arg.substr(7);
-    else continue;
+    if (arg == "--lang" && i + 1 < argc)
+      asked = argv[i + 1];
+    else if (arg.starts_with("--lang="))
+      asked = arg.substr(7);
+    else
+      continue;
     return attn::language_named(asked);
   }
   return attn::language_from_environment();

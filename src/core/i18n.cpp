@@ -91,7 +91,8 @@ std::optional<Language> language_named(std::string_view name) {
 Language language_from_environment() {
   for (const char* variable : {"LC_ALL", "LC_MESSAGES", "LANG"}) {
     const char* value = std::getenv(variable);
-    if (value && *value) return std::string_view(value).starts_with("zh") ? Language::zh : Language::en;
+    if (value && *value)
+      return std::string_view(value).starts_with("zh") ? Language::zh : Language::en;
   }
   return Language::en;
 }

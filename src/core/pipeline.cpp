@@ -186,8 +186,8 @@ class Forward {
     if (!positions()) return "X";
     record("PE", N_("Positional encoding"), StepKind::positional, {Op::positional, {}},
            positional_encoding(lesson_.X.n_rows, lesson_.X.n_cols), lesson_.tokens);
-    record("X+PE", N_("Input plus positions"), StepKind::positional, {Op::add_positions, {"X", "PE"}},
-           value("X") + value("PE"), lesson_.tokens);
+    record("X+PE", N_("Input plus positions"), StepKind::positional,
+           {Op::add_positions, {"X", "PE"}}, value("X") + value("PE"), lesson_.tokens);
     return "X+PE";
   }
 
@@ -208,7 +208,8 @@ class Forward {
   void projection(const std::string& id, Message name, StepKind kind, const std::string& in,
                   const std::string& w_id, const arma::mat& W, const std::optional<arma::rowvec>& b,
                   const std::vector<std::string>& rows) {
-    record(w_id, Message(N_("Weights {}"), {w_id}), StepKind::input, {}, W, feature_labels(W.n_rows));
+    record(w_id, Message(N_("Weights {}"), {w_id}), StepKind::input, {}, W,
+           feature_labels(W.n_rows));
     Operation made{Op::matmul, {in, w_id}};
     if (b) {
       const std::string b_id = "b_" + w_id.substr(2);
@@ -235,8 +236,8 @@ class Forward {
       const auto step = [&](HeadStep part, Message name, StepKind kind, Operation made,
                             const std::vector<std::string>& rows,
                             const std::vector<std::string>& cols = {}) {
-        record(head_step_id(h, part), std::move(name), kind, std::move(made), std::move(heads[h][part]), rows,
-               cols);
+        record(head_step_id(h, part), std::move(name), kind, std::move(made),
+               std::move(heads[h][part]), rows, cols);
         trace_.steps.back().head = static_cast<int>(h);
       };
       const auto id = [h](HeadStep part) { return head_step_id(h, part); };
@@ -257,8 +258,8 @@ class Forward {
       Operation mask{Op::mask, {id(HeadStep::scaled)}};
       mask.fill = fill();
       step(HeadStep::masked, N_("Masked scores"), StepKind::masked, mask, queries, keys);
-      step(HeadStep::exp, N_("Exponentials"), StepKind::exp, {Op::exp, {id(HeadStep::masked)}}, queries,
-           keys);
+      step(HeadStep::exp, N_("Exponentials"), StepKind::exp, {Op::exp, {id(HeadStep::masked)}},
+           queries, keys);
       step(HeadStep::row_sum, N_("Row sums"), StepKind::row_sum, {Op::row_sum, {id(HeadStep::exp)}},
            queries, {"sum"});
       step(HeadStep::weights, N_("Attention weights"), StepKind::weights,
@@ -278,8 +279,8 @@ class Forward {
       ids.push_back(head_step_id(h, HeadStep::weights));
       weights.push_back(std::cref(value(ids.back())));
     }
-    record("heads.mean", N_("Mean of the weights over heads"), StepKind::head_summary, {Op::mean, ids},
-           mean_over_heads(weights), lesson_.tokens, lesson_.key_tokens());
+    record("heads.mean", N_("Mean of the weights over heads"), StepKind::head_summary,
+           {Op::mean, ids}, mean_over_heads(weights), lesson_.tokens, lesson_.key_tokens());
     record("heads.max", N_("Max of the weights over heads"), StepKind::head_summary, {Op::max, ids},
            max_over_heads(weights), lesson_.tokens, lesson_.key_tokens());
   }
@@ -321,14 +322,15 @@ class Forward {
     const std::string normalised =
         layer_step_id(first ? LayerStep::ln1_normalised : LayerStep::ln2_normalised);
     const std::string out = layer_step_id(first ? LayerStep::ln1 : LayerStep::ln2);
-    record(mean, Message(N_("LayerNorm {}: row means"), {std::to_string(which)}), StepKind::norm, {Op::row_mean, {x}},
-           row_mean(value(x)), lesson_.tokens, {"mean"});
+    record(mean, Message(N_("LayerNorm {}: row means"), {std::to_string(which)}), StepKind::norm,
+           {Op::row_mean, {x}}, row_mean(value(x)), lesson_.tokens, {"mean"});
     record(var, Message(N_("LayerNorm {}: row variances"), {std::to_string(which)}), StepKind::norm,
            {Op::row_var, {x, mean}}, row_variance(value(x), value(mean)), lesson_.tokens, {"var"});
     Operation made{Op::normalise, {x, mean, var}};
     made.eps = layer.eps;
-    record(normalised, Message(N_("LayerNorm {}: normalised rows"), {std::to_string(which)}), StepKind::norm, made,
-           normalise_rows(value(x), value(mean), value(var), layer.eps), lesson_.tokens);
+    record(normalised, Message(N_("LayerNorm {}: normalised rows"), {std::to_string(which)}),
+           StepKind::norm, made, normalise_rows(value(x), value(mean), value(var), layer.eps),
+           lesson_.tokens);
     const std::string gamma = first ? "ln1_gamma" : "ln2_gamma";
     const std::string beta = first ? "ln1_beta" : "ln2_beta";
     record(gamma, Message(N_("LayerNorm {} scale γ"), {std::to_string(which)}), StepKind::input, {},
@@ -349,14 +351,14 @@ class Forward {
     const std::string hidden = layer_step_id(LayerStep::ffn_hidden);
     const std::string activation = layer_step_id(LayerStep::ffn_activation);
     const std::string out = layer_step_id(LayerStep::ffn_out);
-    projection(hidden, N_("Feed-forward hidden layer"), StepKind::ffn, x, "W_1", layer.W_1, layer.b_1,
-               lesson_.tokens);
+    projection(hidden, N_("Feed-forward hidden layer"), StepKind::ffn, x, "W_1", layer.W_1,
+               layer.b_1, lesson_.tokens);
     const bool gelu_on = layer.activation == Activation::gelu;
     record(activation, gelu_on ? "GELU" : "ReLU", StepKind::ffn,
            {gelu_on ? Op::gelu : Op::relu, {hidden}},
            gelu_on ? gelu(value(hidden)) : relu(value(hidden)), lesson_.tokens);
-    projection(out, N_("Feed-forward output"), StepKind::ffn, activation, "W_2", layer.W_2, layer.b_2,
-               lesson_.tokens);
+    projection(out, N_("Feed-forward output"), StepKind::ffn, activation, "W_2", layer.W_2,
+               layer.b_2, lesson_.tokens);
     return out;
   }
 
@@ -415,25 +417,25 @@ class Forward {
     const auto step = [&](DecodeStep part, const char* name, StepKind kind, Operation made,
                           HeadStep computed, std::vector<std::string> rows,
                           std::vector<std::string> cols = {}) {
-      record(id(part), Message(name, {std::to_string(t), token[0]}), kind, std::move(made), a[computed],
-             std::move(rows), std::move(cols));
+      record(id(part), Message(name, {std::to_string(t), token[0]}), kind, std::move(made),
+             a[computed], std::move(rows), std::move(cols));
       trace_.steps.back().head = static_cast<int>(h);
       trace_.steps.back().decoding = static_cast<int>(t);
     };
-    step(DecodeStep::q, N_("Decoding t{}: query of {}"), StepKind::decode_query,
-         {Op::rows, {Q}, t}, HeadStep::Q, token);
-    step(DecodeStep::K_cache, N_("Decoding t{}: key cache"), StepKind::decode_cache, {Op::rows, {K}, 0}, HeadStep::K,
-         cached);
-    step(DecodeStep::V_cache, N_("Decoding t{}: value cache"), StepKind::decode_cache, {Op::rows, {V}, 0},
-         HeadStep::V, cached);
+    step(DecodeStep::q, N_("Decoding t{}: query of {}"), StepKind::decode_query, {Op::rows, {Q}, t},
+         HeadStep::Q, token);
+    step(DecodeStep::K_cache, N_("Decoding t{}: key cache"), StepKind::decode_cache,
+         {Op::rows, {K}, 0}, HeadStep::K, cached);
+    step(DecodeStep::V_cache, N_("Decoding t{}: value cache"), StepKind::decode_cache,
+         {Op::rows, {V}, 0}, HeadStep::V, cached);
     // scores:(1,t+1) = q·K_cacheᵀ, scaled:(1,t+1) = scores / s
     step(DecodeStep::scores, N_("Decoding t{}: scores"), StepKind::decode_scores,
          {Op::matmul_t, {id(DecodeStep::q), id(DecodeStep::K_cache)}}, HeadStep::scores, token,
          cached);
     Operation divide{Op::divide, {id(DecodeStep::scores)}};
     divide.divisor = trace_.scale;
-    step(DecodeStep::scaled, N_("Decoding t{}: scaled scores"), StepKind::decode_scaled, divide, HeadStep::scaled,
-         token, cached);
+    step(DecodeStep::scaled, N_("Decoding t{}: scaled scores"), StepKind::decode_scaled, divide,
+         HeadStep::scaled, token, cached);
     // weights:(1,t+1) = softmax(scaled), context:(1,d_v) = weights·V_cache
     step(DecodeStep::weights, N_("Decoding t{}: attention weights"), StepKind::decode_weights,
          {Op::softmax, {id(DecodeStep::scaled)}}, HeadStep::weights, token, cached);
@@ -454,9 +456,10 @@ class Forward {
       rows.push_back(value(made.inputs.back()));
     }
     const std::string id = decode_check_id(h);
-    const arma::mat& check = record(
-        id, N_("KV cache check: each decoding step vs the full computation"), StepKind::decode_check,
-        made, max_abs_row_difference(value(full), rows), lesson_.tokens, {"max |diff|"});
+    const arma::mat& check =
+        record(id, N_("KV cache check: each decoding step vs the full computation"),
+               StepKind::decode_check, made, max_abs_row_difference(value(full), rows),
+               lesson_.tokens, {"max |diff|"});
     trace_.steps.back().head = static_cast<int>(h);
     for (std::size_t t = 0; t < check.n_rows; ++t)
       if (!(check(t, 0) <= kDecodeTolerance))
@@ -628,16 +631,18 @@ class Forward {
         const std::vector<std::string> args{std::to_string(h), std::to_string(i), tokens.at(i),
                                             fill_text};
         if (store_in(trace_.dtype, std::exp(fill())) != 0.0)
-          warn({N_("head{}.weights row {} ({}): every key is masked, but the fill {} is finite, so "
-                   "the softmax is defined and the row comes out uniform (masked_row is not used)."),
-                args});
+          warn(
+              {N_("head{}.weights row {} ({}): every key is masked, but the fill {} is finite, so "
+                  "the softmax is defined and the row comes out uniform (masked_row is not used)."),
+               args});
         else
-          warn({N_("head{0}.weights row {1} ({2}): every key is masked, but the fill {3} is finite, "
-                   "so the softmax is defined and the row comes out uniform (masked_row is not "
-                   "used). On paper exp({3}) underflows to 0, so head{0}.exp and head{0}.row_sum "
-                   "show 0 and E/Σ would be 0/0; only the row-max shift, exp(fill − fill) = 1 per "
-                   "key, gives 1/m"),
-                args});
+          warn(
+              {N_("head{0}.weights row {1} ({2}): every key is masked, but the fill {3} is finite, "
+                  "so the softmax is defined and the row comes out uniform (masked_row is not "
+                  "used). On paper exp({3}) underflows to 0, so head{0}.exp and head{0}.row_sum "
+                  "show 0 and E/Σ would be 0/0; only the row-max shift, exp(fill − fill) = 1 per "
+                  "key, gives 1/m"),
+               args});
         continue;
       }
       double leaked = 0.0;  // the weight the masked keys of this row kept
@@ -678,8 +683,10 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   // 2. Projections: Q:(n,h·d_k) from the queries, K:(m,h·d_k) and V:(m,h·d_v) from the source.
   pass.projection("Q", N_("Queries"), StepKind::projection, attended, "W_Q", lesson.W_Q, lesson.b_Q,
                   queries);
-  pass.projection("K", N_("Keys"), StepKind::projection, source, "W_K", lesson.W_K, lesson.b_K, keys);
-  pass.projection("V", N_("Values"), StepKind::projection, source, "W_V", lesson.W_V, lesson.b_V, keys);
+  pass.projection("K", N_("Keys"), StepKind::projection, source, "W_K", lesson.W_K, lesson.b_K,
+                  keys);
+  pass.projection("V", N_("Values"), StepKind::projection, source, "W_V", lesson.W_V, lesson.b_V,
+                  keys);
 
   // 3. Attention, head by head (the heads are independent: computed side by side).
   //    head{h}.Q:(n,d_k) K:(m,d_k) V:(m,d_v) sliced; scores:(n,m) = Q_h·K_hᵀ;
@@ -693,8 +700,8 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   // 5. Heads side by side, concat:(n,h·d_v), then output:(n,d_out) = concat·W_O (+ b_O).
   pass.concat();
   if (lesson.W_O)
-    pass.projection("output", N_("Output projection"), StepKind::output, "concat", "W_O", *lesson.W_O,
-                    lesson.b_O, queries);
+    pass.projection("output", N_("Output projection"), StepKind::output, "concat", "W_O",
+                    *lesson.W_O, lesson.b_O, queries);
 
   // 6. Encoder layer (003 section 5): residual sums, LayerNorms and the FFN.
   //    Post-LN: h = LN1(x + output), y = LN2(h + FFN(h)).

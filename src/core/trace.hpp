@@ -150,11 +150,11 @@ struct Trace {
   std::string lesson_id;
   std::string backend;
   std::vector<Step> steps;
-  std::vector<std::string> warnings;  // e.g. a fully masked row, in English (JSON)
+  std::vector<std::string> warnings;      // e.g. a fully masked row, in English (JSON)
   std::vector<Message> warning_messages;  // the same, to show in either language
-  arma::umat mask;                    // (n, m) MaskReason bits; 0 = may attend
-  double scale = 1.0;                 // the divisor of head{h}.scaled
-  Dtype dtype = Dtype::f64;           // the number format it ran in (docs/numerics.md)
+  arma::umat mask;                        // (n, m) MaskReason bits; 0 = may attend
+  double scale = 1.0;                     // the divisor of head{h}.scaled
+  Dtype dtype = Dtype::f64;               // the number format it ran in (docs/numerics.md)
 
   const Step* find(std::string_view id) const;
   // The step id a person means by `name`: an id as it is, or a per-head
