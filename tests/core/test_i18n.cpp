@@ -112,7 +112,7 @@ TEST_CASE("language_named accepts en and zh only") {
 }
 
 TEST_CASE("step names and warnings shown in the process-wide language, English kept for JSON") {
-  const Lesson lesson = find_lesson("fill-values-zero");
+  const Lesson lesson = find_lesson("fill-zero-fails");
   CpuBackend cpu;
   const Trace trace = run_pipeline(lesson, cpu);
   REQUIRE_FALSE(trace.warnings.empty());
