@@ -5,6 +5,7 @@ values, the language taken from LC_ALL / LC_MESSAGES / LANG, English forced by
 --lang en or LANG=C, an unknown language refused with exit 2, and JSON left in
 English whatever the language."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -94,7 +95,7 @@ with tempfile.TemporaryDirectory() as tmp:
           f"the same error in English: {r.stderr}")
     # title_zh and story_zh are accepted, and a wrong type is refused in Chinese.
     with open(lesson, "w", encoding="utf-8") as f:
-        f.write(text.replace("[lesson]\n", "[lesson]\ntitle_zh = 3\n", 1))
+        f.write(re.sub(r'(?m)^title_zh = .*$', "title_zh = 3", text, count=1))
     r = run("--lang", "zh", "run", lesson)
     check(r.returncode == 2 and "应为字符串，实际是" in r.stderr, f"title_zh = 3 refused: {r.stderr}")
 
