@@ -6,18 +6,52 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <new>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/blas_setup.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/limits.hpp"
+
+namespace {
+
+// The language asked for by --lang (anywhere on the line, as CLI11 accepts it
+// after the command too), else by the environment. Read before the options
+// are built, so that everything printed is in it. An unknown name: nullopt.
+std::optional<attn::Language> chosen_language(int argc, char** argv, std::string& asked) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "--lang" && i + 1 < argc)
+      asked = argv[i + 1];
+    else if (arg.starts_with("--lang="))
+      asked = arg.substr(7);
+    else
+      continue;
+    return attn::language_named(asked);
+  }
+  return attn::language_from_environment();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   attn::tune_blas(argv);  // may start the program again with the right BLAS kernel
+  std::string asked;
+  const std::optional<attn::Language> language = chosen_language(argc, argv, asked);
+  if (!language) {
+    fmt::print(stderr, "attn-trace: error: --lang {}: unknown language; use en or zh\n", asked);
+    return 2;
+  }
+  attn::set_language(*language);
+  using attn::tr;
 
-  CLI::App app{"attn-trace: the Transformer attention computation, step by step", "attn-trace"};
+  CLI::App app{std::string(tr("attn-trace: the Transformer attention computation, step by step")),
+               "attn-trace"};
   app.require_subcommand(1);
   app.fallthrough();  // global options (--limit) also after the command
   app.set_version_flag("--version", "attn-trace 0.1");
@@ -32,6 +66,11 @@ int main(int argc, char** argv) {
   attn::setup_stats(app, context);
   attn::setup_bench(app, context);
   attn::setup_export(app, context);
+  std::string lang_option;  // already applied above; declared so that CLI11 accepts it
+  app.add_option("--lang", lang_option,
+                 std::string(tr("language of what people read: en or zh (default: from LC_ALL, "
+                                "LC_MESSAGES or LANG; docs/chinese.md)")))
+      ->type_name("en|zh");
   app.add_option_function<std::vector<std::string>>(
          "--limit",
          [](const std::vector<std::string>& assignments) {
@@ -50,27 +89,29 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr,
-               "attn-trace: error: {}. See `attn-trace --help` and `attn-trace COMMAND --help`.\n",
+               fmt::runtime(tr("attn-trace: error: {}. See `attn-trace --help` and `attn-trace "
+                               "COMMAND --help`.\n")),
                e.what());
     return 2;
   } catch (const attn::InputError& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "attn-trace: error: {}\n", e.what());
+    fmt::print(stderr, fmt::runtime(tr("attn-trace: error: {}\n")), e.what());
     return 2;
   } catch (const attn::BackendUnavailable& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "attn-trace: backend unavailable: {}\n", e.what());
+    fmt::print(stderr, fmt::runtime(tr("attn-trace: backend unavailable: {}\n")), e.what());
     return 3;
   } catch (const std::bad_alloc&) {
     std::fflush(stdout);
-    fmt::print(stderr,
-               "attn-trace: out of memory: this machine cannot hold what the command needs; "
-               "try a smaller lesson, fewer steps (--step), or lower --limit trace_gb so that "
-               "the size is refused before any work (docs/limits.md)\n");
+    fmt::print(stderr, "{}",
+               tr("attn-trace: out of memory: this machine cannot hold what the command needs; "
+                  "try a smaller lesson, fewer steps (--step), or lower --limit trace_gb so that "
+                  "the size is refused before any work (docs/limits.md)\n"));
     return 4;
   } catch (const std::exception& e) {
     fmt::print(stderr,
-               "attn-trace: internal error: {} (please report this with the command line)\n",
+               fmt::runtime(tr(
+                   "attn-trace: internal error: {} (please report this with the command line)\n")),
                e.what());
     return 4;
   }

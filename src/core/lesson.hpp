@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/costs.hpp"
+#include "core/i18n.hpp"
 #include "core/masked_row.hpp"
 
 namespace attn {
@@ -133,6 +134,8 @@ struct Lesson {
   std::string title;
   std::string source;
   std::string story;
+  std::string title_zh;  // optional: the title and story in Simplified Chinese (--lang zh)
+  std::string story_zh;
   std::string origin;  // file path, or "lessons/<id>.toml (embedded)"
   // Where it sits in the course (docs/lesson-format.md): 1 one head by hand,
   // 2 scaling and softmax, 3 masks and positions, 4 several heads and
@@ -190,6 +193,10 @@ struct Lesson {
   const std::vector<std::string>& key_tokens() const { return memory ? memory_tokens : tokens; }
   // The divisor of the scaled scores: √d_k, 1, or the lesson's number.
   double scale_divisor() const;
+  // The title and story to show in `lang`: the Chinese ones when the lesson
+  // has them, the English otherwise.
+  const std::string& title_for(Language lang) const;
+  const std::string& story_for(Language lang) const;
 };
 
 // Parses and checks a lesson. `origin` names it in every error message.

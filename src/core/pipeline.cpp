@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/format_arithmetic.hpp"
+#include "core/i18n.hpp"
 #include "core/number_text.hpp"
 
 namespace attn {
@@ -181,12 +182,12 @@ class Forward {
 
   // X:(n,d), and with positions PE:(n,d), X+PE:(n,d). -> the id queries come from.
   std::string queries_input() {
-    record("X", "Input embeddings", StepKind::input, {}, lesson_.X, lesson_.tokens);
+    record("X", N_("Input embeddings"), StepKind::input, {}, lesson_.X, lesson_.tokens);
     if (!positions()) return "X";
-    record("PE", "Positional encoding", StepKind::positional, {Op::positional, {}},
+    record("PE", N_("Positional encoding"), StepKind::positional, {Op::positional, {}},
            positional_encoding(lesson_.X.n_rows, lesson_.X.n_cols), lesson_.tokens);
-    record("X+PE", "Input plus positions", StepKind::positional, {Op::add_positions, {"X", "PE"}},
-           value("X") + value("PE"), lesson_.tokens);
+    record("X+PE", N_("Input plus positions"), StepKind::positional,
+           {Op::add_positions, {"X", "PE"}}, value("X") + value("PE"), lesson_.tokens);
     return "X+PE";
   }
 
@@ -195,29 +196,30 @@ class Forward {
   std::string keys_input(const std::string& queries) {
     if (!lesson_.memory) return queries;
     const arma::mat& M = *lesson_.memory;
-    record("memory", "Memory (encoder output)", StepKind::input, {}, M, lesson_.key_tokens());
+    record("memory", N_("Memory (encoder output)"), StepKind::input, {}, M, lesson_.key_tokens());
     if (!positions()) return "memory";
-    record("memory+PE", "Memory plus positions", StepKind::positional,
+    record("memory+PE", N_("Memory plus positions"), StepKind::positional,
            {Op::add_positions, {"memory"}}, M + positional_encoding(M.n_rows, M.n_cols),
            lesson_.key_tokens());
     return "memory+PE";
   }
 
   // W:(d,p), b:(p) as the lesson gives them, then id:(rows,p) = in·W (+ b).
-  void projection(const std::string& id, const char* name, StepKind kind, const std::string& in,
+  void projection(const std::string& id, Message name, StepKind kind, const std::string& in,
                   const std::string& w_id, const arma::mat& W, const std::optional<arma::rowvec>& b,
                   const std::vector<std::string>& rows) {
-    record(w_id, fmt::format("Weights {}", w_id), StepKind::input, {}, W, feature_labels(W.n_rows));
+    record(w_id, Message(N_("Weights {}"), {w_id}), StepKind::input, {}, W,
+           feature_labels(W.n_rows));
     Operation made{Op::matmul, {in, w_id}};
     if (b) {
       const std::string b_id = "b_" + w_id.substr(2);
-      record(b_id, fmt::format("Bias {}", b_id), StepKind::input, {}, arma::mat(*b), {b_id});
+      record(b_id, Message(N_("Bias {}"), {b_id}), StepKind::input, {}, arma::mat(*b), {b_id});
       made.inputs.push_back(b_id);
     }
     // The product reads the weights as recorded (rounded to the format).
     std::optional<arma::rowvec> bias;
     if (b) bias = arma::rowvec(value(made.inputs.back()));
-    record(id, name, kind, made, project(value(in), value(w_id), bias), rows);
+    record(id, std::move(name), kind, made, project(value(in), value(w_id), bias), rows);
   }
 
   // 3. Attention of every head: head{h}.Q, .K, .V (slices), .scores, .scaled,
@@ -231,39 +233,39 @@ class Forward {
     std::vector<HeadAttention> heads =
         attend(in, [](std::size_t h, HeadStep part) { return head_step_id(h, part); });
     for (std::size_t h = 0; h < heads.size(); ++h) {
-      const auto step = [&](HeadStep part, const char* name, StepKind kind, Operation made,
+      const auto step = [&](HeadStep part, Message name, StepKind kind, Operation made,
                             const std::vector<std::string>& rows,
                             const std::vector<std::string>& cols = {}) {
-        record(head_step_id(h, part), name, kind, std::move(made), std::move(heads[h][part]), rows,
-               cols);
+        record(head_step_id(h, part), std::move(name), kind, std::move(made),
+               std::move(heads[h][part]), rows, cols);
         trace_.steps.back().head = static_cast<int>(h);
       };
       const auto id = [h](HeadStep part) { return head_step_id(h, part); };
       const std::vector<std::string>& queries = lesson_.tokens;
       const std::vector<std::string>& keys = lesson_.key_tokens();
-      const std::string slice_name = fmt::format("Head {} ", h);
-      step(HeadStep::Q, (slice_name + "Q").c_str(), StepKind::head_slice,
+      const std::string head = std::to_string(h);
+      step(HeadStep::Q, Message(N_("Head {} Q"), {head}), StepKind::head_slice,
            {Op::slice, {"Q"}, h * lesson_.d_k}, queries);
-      step(HeadStep::K, (slice_name + "K").c_str(), StepKind::head_slice,
+      step(HeadStep::K, Message(N_("Head {} K"), {head}), StepKind::head_slice,
            {Op::slice, {"K"}, h * lesson_.d_k}, keys);
-      step(HeadStep::V, (slice_name + "V").c_str(), StepKind::head_slice,
+      step(HeadStep::V, Message(N_("Head {} V"), {head}), StepKind::head_slice,
            {Op::slice, {"V"}, h * lesson_.d_v}, keys);
-      step(HeadStep::scores, "Scores", StepKind::scores,
+      step(HeadStep::scores, N_("Scores"), StepKind::scores,
            {Op::matmul_t, {id(HeadStep::Q), id(HeadStep::K)}}, queries, keys);
       Operation divide{Op::divide, {id(HeadStep::scores)}};
       divide.divisor = trace_.scale;
-      step(HeadStep::scaled, "Scaled scores", StepKind::scaled, divide, queries, keys);
+      step(HeadStep::scaled, N_("Scaled scores"), StepKind::scaled, divide, queries, keys);
       Operation mask{Op::mask, {id(HeadStep::scaled)}};
       mask.fill = fill();
-      step(HeadStep::masked, "Masked scores", StepKind::masked, mask, queries, keys);
-      step(HeadStep::exp, "Exponentials", StepKind::exp, {Op::exp, {id(HeadStep::masked)}}, queries,
-           keys);
-      step(HeadStep::row_sum, "Row sums", StepKind::row_sum, {Op::row_sum, {id(HeadStep::exp)}},
+      step(HeadStep::masked, N_("Masked scores"), StepKind::masked, mask, queries, keys);
+      step(HeadStep::exp, N_("Exponentials"), StepKind::exp, {Op::exp, {id(HeadStep::masked)}},
+           queries, keys);
+      step(HeadStep::row_sum, N_("Row sums"), StepKind::row_sum, {Op::row_sum, {id(HeadStep::exp)}},
            queries, {"sum"});
-      step(HeadStep::weights, "Attention weights", StepKind::weights,
+      step(HeadStep::weights, N_("Attention weights"), StepKind::weights,
            {Op::softmax, {id(HeadStep::masked), id(HeadStep::exp), id(HeadStep::row_sum)}}, queries,
            keys);
-      step(HeadStep::context, "Context", StepKind::context,
+      step(HeadStep::context, N_("Context"), StepKind::context,
            {Op::matmul, {id(HeadStep::weights), id(HeadStep::V)}}, queries);
       warn_about_rows(h, value(id(HeadStep::masked)), value(id(HeadStep::weights)));
     }
@@ -277,9 +279,9 @@ class Forward {
       ids.push_back(head_step_id(h, HeadStep::weights));
       weights.push_back(std::cref(value(ids.back())));
     }
-    record("heads.mean", "Mean of the weights over heads", StepKind::head_summary, {Op::mean, ids},
-           mean_over_heads(weights), lesson_.tokens, lesson_.key_tokens());
-    record("heads.max", "Max of the weights over heads", StepKind::head_summary, {Op::max, ids},
+    record("heads.mean", N_("Mean of the weights over heads"), StepKind::head_summary,
+           {Op::mean, ids}, mean_over_heads(weights), lesson_.tokens, lesson_.key_tokens());
+    record("heads.max", N_("Max of the weights over heads"), StepKind::head_summary, {Op::max, ids},
            max_over_heads(weights), lesson_.tokens, lesson_.key_tokens());
   }
 
@@ -291,7 +293,7 @@ class Forward {
       ids.push_back(head_step_id(h, HeadStep::context));
       contexts.push_back(value(ids.back()));
     }
-    record("concat", "Concatenated heads", StepKind::concat, {Op::concat, ids},
+    record("concat", N_("Concatenated heads"), StepKind::concat, {Op::concat, ids},
            concat_heads(contexts), lesson_.tokens);
   }
 
@@ -302,8 +304,8 @@ class Forward {
   std::string residual(LayerStep which, const std::string& input, const std::string& sublayer) {
     const std::string id = layer_step_id(which);
     record(id,
-           which == LayerStep::residual1 ? "Residual sum around attention"
-                                         : "Residual sum around the feed-forward network",
+           which == LayerStep::residual1 ? N_("Residual sum around attention")
+                                         : N_("Residual sum around the feed-forward network"),
            StepKind::residual, {Op::add, {input, sublayer}}, value(input) + value(sublayer),
            lesson_.tokens);
     return id;
@@ -320,21 +322,22 @@ class Forward {
     const std::string normalised =
         layer_step_id(first ? LayerStep::ln1_normalised : LayerStep::ln2_normalised);
     const std::string out = layer_step_id(first ? LayerStep::ln1 : LayerStep::ln2);
-    record(mean, fmt::format("LayerNorm {}: row means", which), StepKind::norm, {Op::row_mean, {x}},
-           row_mean(value(x)), lesson_.tokens, {"mean"});
-    record(var, fmt::format("LayerNorm {}: row variances", which), StepKind::norm,
+    record(mean, Message(N_("LayerNorm {}: row means"), {std::to_string(which)}), StepKind::norm,
+           {Op::row_mean, {x}}, row_mean(value(x)), lesson_.tokens, {"mean"});
+    record(var, Message(N_("LayerNorm {}: row variances"), {std::to_string(which)}), StepKind::norm,
            {Op::row_var, {x, mean}}, row_variance(value(x), value(mean)), lesson_.tokens, {"var"});
     Operation made{Op::normalise, {x, mean, var}};
     made.eps = layer.eps;
-    record(normalised, fmt::format("LayerNorm {}: normalised rows", which), StepKind::norm, made,
-           normalise_rows(value(x), value(mean), value(var), layer.eps), lesson_.tokens);
+    record(normalised, Message(N_("LayerNorm {}: normalised rows"), {std::to_string(which)}),
+           StepKind::norm, made, normalise_rows(value(x), value(mean), value(var), layer.eps),
+           lesson_.tokens);
     const std::string gamma = first ? "ln1_gamma" : "ln2_gamma";
     const std::string beta = first ? "ln1_beta" : "ln2_beta";
-    record(gamma, fmt::format("LayerNorm {} scale γ", which), StepKind::input, {},
+    record(gamma, Message(N_("LayerNorm {} scale γ"), {std::to_string(which)}), StepKind::input, {},
            arma::mat(first ? layer.ln1_gamma : layer.ln2_gamma), {gamma});
-    record(beta, fmt::format("LayerNorm {} shift β", which), StepKind::input, {},
+    record(beta, Message(N_("LayerNorm {} shift β"), {std::to_string(which)}), StepKind::input, {},
            arma::mat(first ? layer.ln1_beta : layer.ln2_beta), {beta});
-    record(out, fmt::format("LayerNorm {}", which), StepKind::norm,
+    record(out, Message(N_("LayerNorm {}"), {std::to_string(which)}), StepKind::norm,
            {Op::scale_shift, {normalised, gamma, beta}},
            scale_shift(value(normalised), value(gamma).row(0), value(beta).row(0)), lesson_.tokens);
     return out;
@@ -348,20 +351,20 @@ class Forward {
     const std::string hidden = layer_step_id(LayerStep::ffn_hidden);
     const std::string activation = layer_step_id(LayerStep::ffn_activation);
     const std::string out = layer_step_id(LayerStep::ffn_out);
-    projection(hidden, "Feed-forward hidden layer", StepKind::ffn, x, "W_1", layer.W_1, layer.b_1,
-               lesson_.tokens);
+    projection(hidden, N_("Feed-forward hidden layer"), StepKind::ffn, x, "W_1", layer.W_1,
+               layer.b_1, lesson_.tokens);
     const bool gelu_on = layer.activation == Activation::gelu;
     record(activation, gelu_on ? "GELU" : "ReLU", StepKind::ffn,
            {gelu_on ? Op::gelu : Op::relu, {hidden}},
            gelu_on ? gelu(value(hidden)) : relu(value(hidden)), lesson_.tokens);
-    projection(out, "Feed-forward output", StepKind::ffn, activation, "W_2", layer.W_2, layer.b_2,
-               lesson_.tokens);
+    projection(out, N_("Feed-forward output"), StepKind::ffn, activation, "W_2", layer.W_2,
+               layer.b_2, lesson_.tokens);
     return out;
   }
 
   // layer.output:(n,d): the layer's result, the input of a next layer.
   void layer_output(const std::string& result) {
-    record(layer_step_id(LayerStep::output), "Encoder layer output", StepKind::layer_output,
+    record(layer_step_id(LayerStep::output), N_("Encoder layer output"), StepKind::layer_output,
            {Op::identity, {result}}, value(result), lesson_.tokens);
   }
 
@@ -369,23 +372,24 @@ class Forward {
   // fill at or above 0 masks nothing (002 section 3.1); -1e9 is -inf in f16.
   void warn_about_fill() {
     const double asked = lesson_.mask_fill;
+    const std::string asked_text = fmt::format("{:g}", asked);
     if (asked >= 0)
-      trace_.warnings.push_back(fmt::format(
-          "mask_fill = {:g} does not mask: a masked score becomes {:g}, and exp({:g} − row max) is "
-          "not 0, so masked keys keep real weight (a fill of 0 fails, as 002 section 3.1 says); "
-          "use -inf or a large negative number",
-          asked, asked, asked));
+      warn({N_("mask_fill = {0} does not mask: a masked score becomes {0}, and exp({0} − row max) "
+               "is not 0, so masked keys keep real weight (a fill of 0 fails, as 002 section 3.1 "
+               "says); use -inf or a large negative number"),
+            {asked_text}});
     if (fill() == asked) return;
-    trace_.warnings.push_back(fmt::format(
-        "mask_fill = {:g} is not a number of {}: it rounds to {}{}", asked,
-        dtype_name(trace_.dtype), fill(),
-        std::isinf(fill())
-            ? fmt::format(" (the largest finite {} number is {:g}), so masked scores are -inf and "
-                          "a row with every key masked is 0/0 = NaN unless masked_row says "
-                          "otherwise; -{:g} stays finite",
-                          dtype_name(trace_.dtype), dtype_max(trace_.dtype),
-                          dtype_max(trace_.dtype))
-            : ""));
+    const std::string format(dtype_name(trace_.dtype));
+    if (std::isinf(fill()))
+      warn({N_("mask_fill = {} is not a number of {}: it rounds to {} (the largest finite {} "
+               "number is {}), so masked scores are -inf and a row with every key masked is 0/0 = "
+               "NaN unless masked_row says otherwise; -{} stays finite"),
+            {asked_text, format, fmt::format("{}", fill()), format,
+             fmt::format("{:g}", dtype_max(trace_.dtype)),
+             fmt::format("{:g}", dtype_max(trace_.dtype))}});
+    else
+      warn({N_("mask_fill = {} is not a number of {}: it rounds to {}"),
+            {asked_text, format, fmt::format("{}", fill())}});
   }
 
   // Decoding token t with a KV cache (lesson [decode]), head h: the query of
@@ -410,32 +414,32 @@ class Forward {
       return d ? id(*d) : std::string();
     })[0];
     // Records decoding step `part` of head h, labelled by `cols` (features when empty).
-    const auto step = [&](DecodeStep part, std::string name, StepKind kind, Operation made,
+    const auto step = [&](DecodeStep part, const char* name, StepKind kind, Operation made,
                           HeadStep computed, std::vector<std::string> rows,
                           std::vector<std::string> cols = {}) {
-      record(id(part), fmt::format("Decoding t{}: {}", t, name), kind, std::move(made), a[computed],
-             std::move(rows), std::move(cols));
+      record(id(part), Message(name, {std::to_string(t), token[0]}), kind, std::move(made),
+             a[computed], std::move(rows), std::move(cols));
       trace_.steps.back().head = static_cast<int>(h);
       trace_.steps.back().decoding = static_cast<int>(t);
     };
-    step(DecodeStep::q, fmt::format("query of {}", token[0]), StepKind::decode_query,
-         {Op::rows, {Q}, t}, HeadStep::Q, token);
-    step(DecodeStep::K_cache, "key cache", StepKind::decode_cache, {Op::rows, {K}, 0}, HeadStep::K,
-         cached);
-    step(DecodeStep::V_cache, "value cache", StepKind::decode_cache, {Op::rows, {V}, 0},
-         HeadStep::V, cached);
+    step(DecodeStep::q, N_("Decoding t{}: query of {}"), StepKind::decode_query, {Op::rows, {Q}, t},
+         HeadStep::Q, token);
+    step(DecodeStep::K_cache, N_("Decoding t{}: key cache"), StepKind::decode_cache,
+         {Op::rows, {K}, 0}, HeadStep::K, cached);
+    step(DecodeStep::V_cache, N_("Decoding t{}: value cache"), StepKind::decode_cache,
+         {Op::rows, {V}, 0}, HeadStep::V, cached);
     // scores:(1,t+1) = q·K_cacheᵀ, scaled:(1,t+1) = scores / s
-    step(DecodeStep::scores, "scores", StepKind::decode_scores,
+    step(DecodeStep::scores, N_("Decoding t{}: scores"), StepKind::decode_scores,
          {Op::matmul_t, {id(DecodeStep::q), id(DecodeStep::K_cache)}}, HeadStep::scores, token,
          cached);
     Operation divide{Op::divide, {id(DecodeStep::scores)}};
     divide.divisor = trace_.scale;
-    step(DecodeStep::scaled, "scaled scores", StepKind::decode_scaled, divide, HeadStep::scaled,
-         token, cached);
+    step(DecodeStep::scaled, N_("Decoding t{}: scaled scores"), StepKind::decode_scaled, divide,
+         HeadStep::scaled, token, cached);
     // weights:(1,t+1) = softmax(scaled), context:(1,d_v) = weights·V_cache
-    step(DecodeStep::weights, "attention weights", StepKind::decode_weights,
+    step(DecodeStep::weights, N_("Decoding t{}: attention weights"), StepKind::decode_weights,
          {Op::softmax, {id(DecodeStep::scaled)}}, HeadStep::weights, token, cached);
-    step(DecodeStep::context, "context", StepKind::decode_context,
+    step(DecodeStep::context, N_("Decoding t{}: context"), StepKind::decode_context,
          {Op::matmul, {id(DecodeStep::weights), id(DecodeStep::V_cache)}}, HeadStep::context,
          token);
   }
@@ -452,16 +456,17 @@ class Forward {
       rows.push_back(value(made.inputs.back()));
     }
     const std::string id = decode_check_id(h);
-    const arma::mat& check = record(
-        id, "KV cache check: each decoding step vs the full computation", StepKind::decode_check,
-        made, max_abs_row_difference(value(full), rows), lesson_.tokens, {"max |diff|"});
+    const arma::mat& check =
+        record(id, N_("KV cache check: each decoding step vs the full computation"),
+               StepKind::decode_check, made, max_abs_row_difference(value(full), rows),
+               lesson_.tokens, {"max |diff|"});
     trace_.steps.back().head = static_cast<int>(h);
     for (std::size_t t = 0; t < check.n_rows; ++t)
       if (!(check(t, 0) <= kDecodeTolerance))
-        trace_.warnings.push_back(fmt::format(
-            "{} row {} ({}): decoding step {} with the KV cache differs from row {} of {} by {:g}, "
-            "more than {:g}",
-            id, t, lesson_.tokens.at(t), t, t, full, check(t, 0), kDecodeTolerance));
+        warn({N_("{0} row {1} ({2}): decoding step {1} with the KV cache differs from row {1} of "
+                 "{3} by {4}, more than {5}"),
+              {id, std::to_string(t), lesson_.tokens.at(t), full, fmt::format("{:g}", check(t, 0)),
+               fmt::format("{:g}", kDecodeTolerance)}});
   }
 
  private:
@@ -523,15 +528,22 @@ class Forward {
 
   const arma::mat& value(const std::string& id) const { return trace_.at(id).value; }
 
+  // A warning, kept in English (JSON) and as a message to show in either language.
+  void warn(Message message) {
+    trace_.warnings.push_back(message.in(Language::en));
+    trace_.warning_messages.push_back(std::move(message));
+  }
+
   // Records step `id`, finished: a computed step's cells replaced where the
   // caller overrides them, and rounded to the format.
-  const arma::mat& record(std::string id, std::string name, StepKind kind, Operation made,
+  const arma::mat& record(std::string id, Message name, StepKind kind, Operation made,
                           arma::mat value, std::vector<std::string> rows,
                           std::vector<std::string> cols = {}) {
     value = finished(id, made.op, std::move(value));
     Step step;
     step.id = std::move(id);
-    step.name = std::move(name);
+    step.name = name.in(Language::en);
+    step.title = std::move(name);
     step.kind = kind;
     step.made = std::move(made);
     step.value = std::move(value);
@@ -568,26 +580,26 @@ class Forward {
   // Rows of head h's weights that are not what they seem: NaN from an
   // overflowing score, or uniform because a finite fill masked every key.
   void warn_about_rows(std::size_t h, const arma::mat& masked, const arma::mat& weights) {
-    std::vector<std::string>& warnings = trace_.warnings;
     const std::vector<std::string>& tokens = lesson_.tokens;
     const arma::vec masked_max = arma::max(masked, 1);  // by columns: contiguous in memory
     for (std::size_t i = 0; i < masked.n_rows; ++i) {
       if (masked_max(i) != -arma::datum::inf) continue;  // at least one key is open
-      const std::string where = fmt::format("head{}.weights row {} ({})", h, i, tokens.at(i));
+      const std::vector<std::string> where{std::to_string(h), std::to_string(i), tokens.at(i)};
       switch (lesson_.masked_row) {
         case MaskedRowPolicy::nan:
-          warnings.push_back(where +
-                             ": every key is masked, softmax is 0/0 = NaN "
-                             "(masked_row = \"nan\", as PyTorch's plain softmax)");
+          warn({N_("head{}.weights row {} ({}): every key is masked, softmax is 0/0 = NaN "
+                   "(masked_row = \"nan\", as PyTorch's plain softmax)"),
+                where});
           break;
         case MaskedRowPolicy::zero:
-          warnings.push_back(where +
-                             ": every key is masked; the row is set to 0 (masked_row = \"zero\")");
+          warn({N_("head{}.weights row {} ({}): every key is masked; the row is set to 0 "
+                   "(masked_row = \"zero\")"),
+                where});
           break;
         case MaskedRowPolicy::uniform:
-          warnings.push_back(where +
-                             ": every key is masked; the row is set to 1/m "
-                             "(masked_row = \"uniform\")");
+          warn({N_("head{}.weights row {} ({}): every key is masked; the row is set to 1/m "
+                   "(masked_row = \"uniform\")"),
+                where});
           break;
       }
     }
@@ -602,38 +614,46 @@ class Forward {
       }
       for (std::size_t i = 0; i < weights.n_rows; ++i)
         if (reported[i])
-          warnings.push_back(fmt::format(
-              "head{}.weights row {} ({}): not a number — a score of this row is infinite or NaN "
-              "(head{}.scores overflowed {}); use smaller inputs",
-              h, i, tokens.at(i), h,
-              format_ ? std::string(dtype_name(trace_.dtype)) : "double precision"));
+          warn({format_ ? N_("head{0}.weights row {1} ({2}): not a number — a score of this row "
+                             "is infinite or NaN (head{0}.scores overflowed {3}); use smaller "
+                             "inputs")
+                        : N_("head{0}.weights row {1} ({2}): not a number — a score of this row "
+                             "is infinite or NaN (head{0}.scores overflowed double precision); "
+                             "use smaller inputs"),
+                {std::to_string(h), std::to_string(i), tokens.at(i),
+                 std::string(dtype_name(trace_.dtype))}});
     }
     if (!std::isfinite(fill())) return;
     const std::string fill_text = fmt::format("{:g}", fill());
     const arma::uvec open_keys = arma::sum(arma::umat(trace_.mask == 0u), 1);
     for (std::size_t i = 0; i < trace_.mask.n_rows; ++i) {
       if (open_keys(i) == 0) {
-        warnings.push_back(fmt::format(
-            "head{}.weights row {} ({}): every key is masked, but the fill {} is finite, so the "
-            "softmax is defined and the row comes out uniform (masked_row is not used).{}",
-            h, i, tokens.at(i), fill_text,
-            store_in(trace_.dtype, std::exp(fill())) != 0.0
-                ? ""
-                : fmt::format(" On paper exp({}) underflows to 0, so head{}.exp and head{}.row_sum "
-                              "show 0 and E/Σ would be 0/0; only the row-max shift, exp(fill − "
-                              "fill) = 1 per key, gives 1/m",
-                              fill_text, h, h)));
+        const std::vector<std::string> args{std::to_string(h), std::to_string(i), tokens.at(i),
+                                            fill_text};
+        if (store_in(trace_.dtype, std::exp(fill())) != 0.0)
+          warn(
+              {N_("head{}.weights row {} ({}): every key is masked, but the fill {} is finite, so "
+                  "the softmax is defined and the row comes out uniform (masked_row is not used)."),
+               args});
+        else
+          warn(
+              {N_("head{0}.weights row {1} ({2}): every key is masked, but the fill {3} is finite, "
+                  "so the softmax is defined and the row comes out uniform (masked_row is not "
+                  "used). On paper exp({3}) underflows to 0, so head{0}.exp and head{0}.row_sum "
+                  "show 0 and E/Σ would be 0/0; only the row-max shift, exp(fill − fill) = 1 per "
+                  "key, gives 1/m"),
+               args});
         continue;
       }
       double leaked = 0.0;  // the weight the masked keys of this row kept
       for (std::size_t j = 0; j < trace_.mask.n_cols; ++j)
         if (trace_.mask(i, j) != 0) leaked += weights(i, j);
       if (leaked > 0.0)
-        warnings.push_back(fmt::format(
-            "head{}.weights row {} ({}): the masked keys keep {:.4g} of the weight: the fill {} "
-            "is not far enough below the row's scores for exp(fill − row max) to vanish; use "
-            "-inf, or a large negative number the format can hold (-65504 in f16)",
-            h, i, tokens.at(i), leaked, fill_text));
+        warn({N_("head{}.weights row {} ({}): the masked keys keep {} of the weight: the fill {} "
+                 "is not far enough below the row's scores for exp(fill − row max) to vanish; use "
+                 "-inf, or a large negative number the format can hold (-65504 in f16)"),
+              {std::to_string(h), std::to_string(i), tokens.at(i), fmt::format("{:.4g}", leaked),
+               fill_text}});
     }
   }
 
@@ -661,10 +681,12 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   const std::string source = pass.keys_input(attended);
 
   // 2. Projections: Q:(n,h·d_k) from the queries, K:(m,h·d_k) and V:(m,h·d_v) from the source.
-  pass.projection("Q", "Queries", StepKind::projection, attended, "W_Q", lesson.W_Q, lesson.b_Q,
+  pass.projection("Q", N_("Queries"), StepKind::projection, attended, "W_Q", lesson.W_Q, lesson.b_Q,
                   queries);
-  pass.projection("K", "Keys", StepKind::projection, source, "W_K", lesson.W_K, lesson.b_K, keys);
-  pass.projection("V", "Values", StepKind::projection, source, "W_V", lesson.W_V, lesson.b_V, keys);
+  pass.projection("K", N_("Keys"), StepKind::projection, source, "W_K", lesson.W_K, lesson.b_K,
+                  keys);
+  pass.projection("V", N_("Values"), StepKind::projection, source, "W_V", lesson.W_V, lesson.b_V,
+                  keys);
 
   // 3. Attention, head by head (the heads are independent: computed side by side).
   //    head{h}.Q:(n,d_k) K:(m,d_k) V:(m,d_v) sliced; scores:(n,m) = Q_h·K_hᵀ;
@@ -678,8 +700,8 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   // 5. Heads side by side, concat:(n,h·d_v), then output:(n,d_out) = concat·W_O (+ b_O).
   pass.concat();
   if (lesson.W_O)
-    pass.projection("output", "Output projection", StepKind::output, "concat", "W_O", *lesson.W_O,
-                    lesson.b_O, queries);
+    pass.projection("output", N_("Output projection"), StepKind::output, "concat", "W_O",
+                    *lesson.W_O, lesson.b_O, queries);
 
   // 6. Encoder layer (003 section 5): residual sums, LayerNorms and the FFN.
   //    Post-LN: h = LN1(x + output), y = LN2(h + FFN(h)).

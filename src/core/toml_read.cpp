@@ -1,5 +1,6 @@
 // TomlReader: typed access to a user's TOML file with actionable errors.
 #include "core/toml_read.hpp"
+#include "core/i18n.hpp"
 
 #include <fmt/format.h>
 
@@ -143,9 +144,9 @@ TomlReader::TomlReader(std::string_view text, std::string origin)
   try {
     root_ = toml::parse(text_, origin_);
   } catch (const toml::parse_error& e) {
-    throw InputError(fmt::format("{}:{}:{}: TOML syntax error: {}. Fix the file at that line.",
-                                 origin_, e.source().begin.line, e.source().begin.column,
-                                 e.description()));
+    throw InputError(
+        fmt::format(fmt::runtime(tr("{}:{}:{}: TOML syntax error: {}. Fix the file at that line.")),
+                    origin_, e.source().begin.line, e.source().begin.column, e.description()));
   }
 }
 
@@ -156,8 +157,10 @@ int TomlReader::line_of(const toml::node* node) const {
 void TomlReader::fail(const toml::node* node, std::string_view key,
                       std::string_view message) const {
   const int line = line_of(node);
-  if (line > 0) throw InputError(fmt::format("{}:{}: key '{}': {}", origin_, line, key, message));
-  throw InputError(fmt::format("{}: key '{}': {}", origin_, key, message));
+  if (line > 0)
+    throw InputError(
+        fmt::format(fmt::runtime(tr("{}:{}: key '{}': {}")), origin_, line, key, message));
+  throw InputError(fmt::format(fmt::runtime(tr("{}: key '{}': {}")), origin_, key, message));
 }
 
 void TomlReader::require_known_keys(const toml::table& table, std::string_view where,
@@ -169,10 +172,11 @@ void TomlReader::require_known_keys(const toml::table& table, std::string_view w
     std::string known;
     for (std::string_view candidate : allowed)
       known += (known.empty() ? "" : ", ") + std::string(candidate);
-    const std::string hint = best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
+    const std::string hint =
+        best.empty() ? "" : fmt::format(fmt::runtime(tr("; did you mean '{}'?")), best);
     fail(&node, fmt::format("{}{}", where.empty() ? "" : std::string(where) + ".", name),
-         fmt::format("unknown key{} (known keys{}: {})", hint,
-                     where.empty() ? "" : fmt::format(" in [{}]", where), known));
+         fmt::format(fmt::runtime(tr("unknown key{} (known keys{}: {})")), hint,
+                     where.empty() ? "" : fmt::format(fmt::runtime(tr(" in [{}]")), where), known));
   }
 }
 
@@ -180,25 +184,28 @@ const toml::table* TomlReader::table(const toml::table& parent, std::string_view
   const toml::node* node = parent.get(key);
   if (!node) return nullptr;
   if (!node->is_table())
-    fail(node, key, fmt::format("expected a table [{}], found {}", key, type_name(*node)));
+    fail(node, key,
+         fmt::format(fmt::runtime(tr("expected a table [{}], found {}")), key, type_name(*node)));
   return node->as_table();
 }
 
 std::string TomlReader::string(const toml::node& node, std::string_view key) const {
   if (!node.is_string())
-    fail(&node, key, fmt::format("expected a string, found {}", type_name(node)));
+    fail(&node, key, fmt::format(fmt::runtime(tr("expected a string, found {}")), type_name(node)));
   return node.as_string()->get();
 }
 
 bool TomlReader::boolean(const toml::node& node, std::string_view key) const {
   if (!node.is_boolean())
-    fail(&node, key, fmt::format("expected true or false, found {}", type_name(node)));
+    fail(&node, key,
+         fmt::format(fmt::runtime(tr("expected true or false, found {}")), type_name(node)));
   return node.as_boolean()->get();
 }
 
 long long TomlReader::integer(const toml::node& node, std::string_view key) const {
   if (!node.is_integer())
-    fail(&node, key, fmt::format("expected an integer, found {}", type_name(node)));
+    fail(&node, key,
+         fmt::format(fmt::runtime(tr("expected an integer, found {}")), type_name(node)));
   return node.as_integer()->get();
 }
 
@@ -277,7 +284,7 @@ WrittenNumber TomlReader::read_number(const toml::node& node, NumberRules rules,
     while (end && *end == ' ') ++end;
     if (end == begin || *end != '\0') {
       error = fmt::format(
-          "\"{}\" is not a number; write a number such as 1.70 or \"1.70\"{}", s,
+          fmt::runtime(tr("\"{}\" is not a number; write a number such as 1.70 or \"1.70\"{}")), s,
           s.find(',') != std::string::npos ? " (with a decimal point, not a comma)" : "");
       return out;
     }
@@ -288,12 +295,13 @@ WrittenNumber TomlReader::read_number(const toml::node& node, NumberRules rules,
       out.decimals = decimals_written(trimmed);
     }
   } else {
-    error = fmt::format("expected a number, found {}", type_name(node));
+    error = fmt::format(fmt::runtime(tr("expected a number, found {}")), type_name(node));
     return out;
   }
   if (!std::isfinite(out.value))
-    error = fmt::format("{} is not allowed here; every input must be a finite number",
-                        std::isnan(out.value) ? "NaN" : "infinity");
+    error =
+        fmt::format(fmt::runtime(tr("{} is not allowed here; every input must be a finite number")),
+                    std::isnan(out.value) ? "NaN" : "infinity");
   return out;
 }
 
@@ -311,7 +319,8 @@ std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::no
 std::vector<WrittenNumber> TomlReader::read_row(const toml::node& node, std::string_view key,
                                                 NumberRules rules) const {
   if (!node.is_array())
-    fail(&node, key, fmt::format("expected an array of numbers, found {}", type_name(node)));
+    fail(&node, key,
+         fmt::format(fmt::runtime(tr("expected an array of numbers, found {}")), type_name(node)));
   const toml::array& array = *node.as_array();
   std::vector<WrittenNumber> out;
   out.reserve(array.size());
@@ -320,7 +329,7 @@ std::vector<WrittenNumber> TomlReader::read_row(const toml::node& node, std::str
     out.push_back(read_number(item, rules, error));
     if (!error.empty()) fail(&item, fmt::format("{}[{}]", key, out.size() - 1), error);
   }
-  if (out.empty()) fail(&node, key, "the array is empty; give at least one number");
+  if (out.empty()) fail(&node, key, tr("the array is empty; give at least one number"));
   return out;
 }
 
@@ -336,12 +345,15 @@ std::vector<std::vector<WrittenNumber>> TomlReader::read_matrix(const toml::node
   std::size_t r = 0;
   for (const toml::node& item : *node.as_array()) {
     if (!item.is_array())
-      fail(&item, key, fmt::format("row {} is {}, not an array of numbers", r, type_name(item)));
+      fail(&item, key,
+           fmt::format(fmt::runtime(tr("row {} is {}, not an array of numbers")), r,
+                       type_name(item)));
     rows.push_back(read_row(item, fmt::format("{}[{}]", key, r), rules));
     if (rows.back().size() != rows.front().size())
       fail(&item, key,
-           fmt::format("ragged matrix: row {} has {} numbers but row 0 has {}; every row must "
-                       "have the same length",
+           fmt::format(fmt::runtime(tr(
+                           "ragged matrix: row {} has {} numbers but row 0 has {}; every row must "
+                           "have the same length")),
                        r, rows.back().size(), rows.front().size()));
     ++r;
   }
@@ -361,7 +373,8 @@ arma::rowvec TomlReader::row(const toml::node& node, std::string_view key) const
 
 std::vector<std::string> TomlReader::strings(const toml::node& node, std::string_view key) const {
   if (!node.is_array())
-    fail(&node, key, fmt::format("expected an array of strings, found {}", type_name(node)));
+    fail(&node, key,
+         fmt::format(fmt::runtime(tr("expected an array of strings, found {}")), type_name(node)));
   std::vector<std::string> out;
   for (const toml::node& item : *node.as_array()) out.push_back(string(item, key));
   return out;
@@ -371,10 +384,11 @@ std::pair<std::size_t, std::size_t> TomlReader::cell(const toml::node& node,
                                                      std::string_view key) const {
   const toml::array* arr = node.as_array();
   if (!arr || arr->size() != 2 || !arr->get(0)->is_integer() || !arr->get(1)->is_integer())
-    fail(&node, key, "expected [row, col], two integers counted from 0");
+    fail(&node, key, tr("expected [row, col], two integers counted from 0"));
   const long long r = arr->get(0)->as_integer()->get();
   const long long c = arr->get(1)->as_integer()->get();
-  if (r < 0 || c < 0) fail(&node, key, "row and column are counted from 0 and cannot be negative");
+  if (r < 0 || c < 0)
+    fail(&node, key, tr("row and column are counted from 0 and cannot be negative"));
   return {static_cast<std::size_t>(r), static_cast<std::size_t>(c)};
 }
 
@@ -386,18 +400,18 @@ StepValues TomlReader::step_values(const toml::node& item, const std::string& wh
   out.key = where;
   out.line = line_of(&item);
   const toml::node* step = t.get("step");
-  if (!step) fail(&item, where + ".step", "missing; name the step id, e.g. \"head0.scores\"");
+  if (!step) fail(&item, where + ".step", tr("missing; name the step id, e.g. \"head0.scores\""));
   out.step = string(*step, where + ".step");
   out.step_line = line_of(step);
   if (const toml::node* n = t.get("tolerance")) {
     out.tolerance = number(*n, where + ".tolerance").value;
-    if (*out.tolerance < 0) fail(n, where + ".tolerance", "must not be negative");
+    if (*out.tolerance < 0) fail(n, where + ".tolerance", tr("must not be negative"));
   }
   const toml::node* cell = t.get("cell");
   const toml::node* row = t.get("row");
   const toml::node* value = t.get("value");
   const toml::node* values = t.get("values");
-  if (cell && row) fail(row, where + ".row", "give either cell = [r, c] or row = r, not both");
+  if (cell && row) fail(row, where + ".row", tr("give either cell = [r, c] or row = r, not both"));
   out.values_line = line_of(value ? value : values);
   if (cell) {
     std::tie(out.where.row, out.where.col) = this->cell(*cell, where + ".cell");
@@ -412,10 +426,10 @@ StepValues TomlReader::step_values(const toml::node& item, const std::string& wh
     if (!error.empty()) fail(value, where + ".value", error);
   } else if (row) {
     const long long r = integer(*row, where + ".row");
-    if (r < 0) fail(row, where + ".row", "rows are counted from 0");
+    if (r < 0) fail(row, where + ".row", tr("rows are counted from 0"));
     out.where = {CellSelector::Kind::row, static_cast<std::size_t>(r), 0};
     out.where_line = line_of(row);
-    if (!values) fail(&item, where + ".values", "a row needs values = [...]");
+    if (!values) fail(&item, where + ".values", tr("a row needs values = [...]"));
     out.values = {read_row(*values, where + ".values", rules)};
   } else {
     if (!values)
@@ -431,40 +445,43 @@ StepValues TomlReader::step_values(const toml::node& item, const std::string& wh
 void require_fits(const StepValues& said, const Trace& trace, const std::string& origin,
                   std::string_view noun) {
   auto fail_at = [&](int line, std::string_view key, const std::string& message) {
-    throw InputError(fmt::format("{}:{}: key '{}.{}': {} on {}: {}", origin, line, said.key, key,
-                                 noun, said.step, message));
+    throw InputError(fmt::format(fmt::runtime(tr("{}:{}: key '{}.{}': {} on {}: {}")), origin, line,
+                                 said.key, key, noun, said.step, message));
   };
   const Step* step = trace.find(said.step);
   if (!step)
     fail_at(said.step_line, "step",
-            fmt::format("unknown step id '{}' for lesson {}; valid ids: {}", said.step,
-                        trace.lesson_id, fmt::join(trace.ids(), ", ")));
+            fmt::format(fmt::runtime(tr("unknown step id '{}' for lesson {}; valid ids: {}")),
+                        said.step, trace.lesson_id, fmt::join(trace.ids(), ", ")));
   const std::size_t rows = step->value.n_rows, cols = step->value.n_cols;
-  const std::string shape = fmt::format("{} is {} (rows 0 to {}, columns 0 to {})", said.step,
-                                        shape_str(rows, cols), rows - 1, cols - 1);
+  const std::string shape =
+      fmt::format(fmt::runtime(tr("{} is {} (rows 0 to {}, columns 0 to {})")), said.step,
+                  shape_str(rows, cols), rows - 1, cols - 1);
   switch (said.where.kind) {
     case CellSelector::Kind::cell:
       if (said.where.row >= rows || said.where.col >= cols)
         fail_at(said.where_line, "cell",
-                fmt::format("cell [{}, {}] is outside the step: {}", said.where.row, said.where.col,
-                            shape));
+                fmt::format(fmt::runtime(tr("cell [{}, {}] is outside the step: {}")),
+                            said.where.row, said.where.col, shape));
       break;
     case CellSelector::Kind::row:
       if (said.where.row >= rows)
-        fail_at(said.where_line, "row",
-                fmt::format("row {} is outside the step: {}", said.where.row, shape));
+        fail_at(
+            said.where_line, "row",
+            fmt::format(fmt::runtime(tr("row {} is outside the step: {}")), said.where.row, shape));
       if (said.values[0].size() != cols)
         fail_at(said.values_line, "values",
-                fmt::format("a row of {} has {} numbers, but {} were given", said.step, cols,
-                            said.values[0].size()));
+                fmt::format(fmt::runtime(tr("a row of {} has {} numbers, but {} were given")),
+                            said.step, cols, said.values[0].size()));
       break;
     case CellSelector::Kind::matrix:
       if (said.values.size() != rows || said.values[0].size() != cols)
-        fail_at(said.values_line, "values",
-                fmt::format("{} is {}, but the values given are {} rows of {}; give every row "
-                            "and column",
-                            said.step, shape_str(rows, cols), said.values.size(),
-                            said.values[0].size()));
+        fail_at(
+            said.values_line, "values",
+            fmt::format(
+                fmt::runtime(tr("{} is {}, but the values given are {} rows of {}; give every row "
+                                "and column")),
+                said.step, shape_str(rows, cols), said.values.size(), said.values[0].size()));
       break;
   }
 }

@@ -73,4 +73,15 @@ std::vector<std::string> Trace::ids() const {
   return out;
 }
 
+std::string step_display_name(const Step& step) {
+  return step.title.format.empty() ? std::string(tr(step.name)) : step.title.shown();
+}
+
+std::vector<std::string> shown_warnings(const Trace& trace) {
+  if (trace.warning_messages.size() != trace.warnings.size()) return trace.warnings;
+  std::vector<std::string> out;
+  for (const Message& m : trace.warning_messages) out.push_back(m.shown());
+  return out;
+}
+
 }  // namespace attn

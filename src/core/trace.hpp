@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/i18n.hpp"
 
 namespace attn {
 
@@ -120,7 +121,8 @@ struct Operation {
 
 struct Step {
   std::string id;    // stable: "head0.scores"
-  std::string name;  // for people: "Scores"
+  std::string name;  // for people, in English (JSON): "Scores"
+  Message title;     // the same, to show in either language (step_display_name)
   StepKind kind = StepKind::input;
   int head = -1;      // -1 for steps that are not per head
   int decoding = -1;  // a KV-cache decoding step's token t ([decode]); -1 for the others
@@ -134,6 +136,9 @@ struct Step {
 // column only, "b_Q[d1]".
 bool is_row_parameter(const Step& step);
 
+// The step's name in the process-wide language (--lang): "Scores", "分数".
+std::string step_display_name(const Step& step);
+
 // Why a score cell is masked: bit flags, several may be set.
 enum MaskReason : unsigned {
   mask_causal = 1u,   // key after the query
@@ -145,10 +150,11 @@ struct Trace {
   std::string lesson_id;
   std::string backend;
   std::vector<Step> steps;
-  std::vector<std::string> warnings;  // e.g. a fully masked row
-  arma::umat mask;                    // (n, m) MaskReason bits; 0 = may attend
-  double scale = 1.0;                 // the divisor of head{h}.scaled
-  Dtype dtype = Dtype::f64;           // the number format it ran in (docs/numerics.md)
+  std::vector<std::string> warnings;      // e.g. a fully masked row, in English (JSON)
+  std::vector<Message> warning_messages;  // the same, to show in either language
+  arma::umat mask;                        // (n, m) MaskReason bits; 0 = may attend
+  double scale = 1.0;                     // the divisor of head{h}.scaled
+  Dtype dtype = Dtype::f64;               // the number format it ran in (docs/numerics.md)
 
   const Step* find(std::string_view id) const;
   // The step id a person means by `name`: an id as it is, or a per-head
@@ -161,5 +167,8 @@ struct Trace {
   const Step& at(std::string_view id) const;
   std::vector<std::string> ids() const;
 };
+
+// The trace's warnings in the process-wide language, in the order of `warnings`.
+std::vector<std::string> shown_warnings(const Trace& trace);
 
 }  // namespace attn

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/i18n.hpp"
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
 
@@ -15,7 +16,10 @@ struct StepFormula {
   std::string shapes;  // "(4×4)·(4×4)ᵀ → 4×4"
 };
 
-StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& step);
+// `lang`: the language of the words in `text` (the text renderer passes
+// language(); JSON, exercise sheets and answer templates keep English).
+StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& step,
+                         Language lang = Language::en);
 
 // "₀", "₁₂": a head number as a subscript.
 std::string subscript(std::size_t n);

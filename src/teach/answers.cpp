@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/number_text.hpp"
 #include "core/toml_read.hpp"
 
@@ -32,12 +33,13 @@ class AnswersParser {
     const toml::node* node = root.get("answer");
     if (!node)
       throw InputError(fmt::format(
-          "{}: no answers; write one [[answer]] table per answer with step = \"...\" and "
-          "value = ... (or values = [...])",
+          fmt::runtime(
+              tr("{}: no answers; write one [[answer]] table per answer with step = \"...\" and "
+                 "value = ... (or values = [...])")),
           toml_.origin()));
     const toml::array* items = node->as_array();
     if (!items || !items->is_array_of_tables())
-      toml_.fail(node, "answer", "write each answer as an [[answer]] table");
+      toml_.fail(node, "answer", tr("write each answer as an [[answer]] table"));
     std::vector<Answer>& out = file.answers;
     // cell -> (line, value): a cell given twice must be given the same
     std::map<std::tuple<std::string, std::size_t, std::size_t>, std::pair<int, double>> given_at;
@@ -53,8 +55,9 @@ class AnswersParser {
           if (!fresh &&
               !(it->second.second == v || (std::isnan(v) && std::isnan(it->second.second))))
             throw InputError(fmt::format(
-                "{}:{}: key '{}': {}[{}, {}] is answered {} here but {} at line {}; give each "
-                "cell one value",
+                fmt::runtime(tr(
+                    "{}:{}: key '{}': {}[{}, {}] is answered {} here but {} at line {}; give each "
+                    "cell one value")),
                 toml_.origin(), a.line, a.key, a.step, a.step_row(r), a.step_col(c),
                 short_number(v), short_number(it->second.second), it->second.first));
         }
@@ -96,8 +99,9 @@ std::vector<Answer> load_answers_file(const std::string& path, const Lesson& les
   AnswersFile file = parse_answers_file(read_file(path), path, trace);
   if (!file.variant.empty() && !lesson.variant.empty() && file.variant != lesson.variant)
     throw InputError(fmt::format(
-        "{}: these are the answers of {} (variant {}), but {} is the exercise of {} (variant "
-        "{}); mark each student's answers against their own lesson.toml",
+        fmt::runtime(tr(
+            "{}: these are the answers of {} (variant {}), but {} is the exercise of {} (variant "
+            "{}); mark each student's answers against their own lesson.toml")),
         path, file.student.empty() ? "another student" : file.student, file.variant, lesson.origin,
         lesson.student.empty() ? "another student" : lesson.student, lesson.variant));
   return std::move(file.answers);

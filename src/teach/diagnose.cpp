@@ -32,6 +32,13 @@ arma::mat round_to(const arma::mat& M, int decimals) {
   return R;
 }
 
+// `d` with its detail written from `detail`: in English, and kept as a message.
+Diagnosis described(Diagnosis d, Message detail) {
+  d.detail = detail.in(Language::en);
+  d.detail_message = std::move(detail);
+  return d;
+}
+
 // masked:(n,m) -> softmax of each column (over the queries): (n,m).
 arma::mat column_softmax(const arma::mat& masked) {
   arma::mat W = masked;
@@ -45,10 +52,10 @@ arma::mat column_softmax(const arma::mat& masked) {
 
 const std::vector<std::string_view>& diagnosis_labels() {
   static const std::vector<std::string_view> labels = {
-      "not_transposed", "mask_ignored",       "wrong_mask_polarity",
-      "mask_fill_zero", "mask_after_softmax", "softmax_wrong_axis",
-      "unscaled",       "scaled_by_dk",       "arithmetic_slip",
-      "rounding"};
+      N_("not_transposed"), N_("mask_ignored"),       N_("wrong_mask_polarity"),
+      N_("mask_fill_zero"), N_("mask_after_softmax"), N_("softmax_wrong_axis"),
+      N_("unscaled"),       N_("scaled_by_dk"),       N_("arithmetic_slip"),
+      N_("rounding")};
   return labels;
 }
 
@@ -58,43 +65,46 @@ void explain(Diagnosis& d) {
   };
   static constexpr Why reasons[] = {
       {"not_transposed",
-       "Each score pairs a query row with a key row, S[i,j] = q_i·k_j, and that is Q·Kᵀ: "
-       "K is transposed so that its rows become columns.",
+       N_("Each score pairs a query row with a key row, S[i,j] = q_i·k_j, and that is Q·Kᵀ: "
+          "K is transposed so that its rows become columns."),
        "river-bank"},
       {"mask_ignored",
-       "The mask decides which keys a query may see; a masked key must end with weight 0, so its "
-       "score is replaced before the softmax.",
+       N_("The mask decides which keys a query may see; a masked key must end with weight 0, so "
+          "its "
+          "score is replaced before the softmax."),
        "causal-decoder"},
       {"wrong_mask_polarity",
-       "In a keep-matrix 1 means may attend and 0 means masked, as masked_fill(mask == 0, -inf) "
-       "reads.",
+       N_("In a keep-matrix 1 means may attend and 0 means masked, as masked_fill(mask == 0, -inf) "
+          "reads."),
        "mask-polarity"},
       {"mask_fill_zero",
-       "Masking sets a score to -inf (or a number as low as -1e9), not to 0: exp(-inf) = 0 "
-       "removes the key, while exp(0) = 1 gives it a real weight.",
+       N_("Masking sets a score to -inf (or a number as low as -1e9), not to 0: exp(-inf) = 0 "
+          "removes the key, while exp(0) = 1 gives it a real weight."),
        "fill-values-zero"},
       {"mask_after_softmax",
-       "The mask comes before the softmax, so that the open keys share all of the weight and "
-       "each row still sums to 1.",
+       N_("The mask comes before the softmax, so that the open keys share all of the weight and "
+          "each row still sums to 1."),
        "causal-decoder"},
       {"softmax_wrong_axis",
-       "Each query's weights are a distribution over the keys, so the softmax runs along each row "
-       "and every row sums to 1.",
+       N_("Each query's weights are a distribution over the keys, so the softmax runs along each "
+          "row "
+          "and every row sums to 1."),
        "river-bank"},
       {"unscaled",
-       "Dividing by √d_k keeps the scores' spread near 1 whatever d_k is, so the softmax does not "
-       "saturate on the largest score.",
+       N_("Dividing by √d_k keeps the scores' spread near 1 whatever d_k is, so the softmax does "
+          "not "
+          "saturate on the largest score."),
        "why-scale"},
       {"scaled_by_dk",
-       "A dot product of d_k terms of variance 1 has variance d_k, so its spread is √d_k: the "
-       "scale is √d_k, not d_k.",
+       N_("A dot product of d_k terms of variance 1 has variance d_k, so its spread is √d_k: the "
+          "scale is √d_k, not d_k."),
        "why-scale"},
       {"arithmetic_slip",
-       "Only one product of the sum is off; the method is right, so check that term again.",
+       N_("Only one product of the sum is off; the method is right, so check that term again."),
        "river-bank"},
       {"rounding",
-       "Rounding a value early moves everything computed from it; keep at least 5 decimals "
-       "while you work and round only what you write.",
+       N_("Rounding a value early moves everything computed from it; keep at least 5 decimals "
+          "while you work and round only what you write."),
        "river-bank"},
   };
   for (const Why& r : reasons)
@@ -121,7 +131,7 @@ void Diagnoser::build_method_mistakes() {
   // One mistaken trace: `make` gives head h's mistaken value of its step
   // `part`, and its bounds, from the base trace and its bounds (nullopt where
   // the mistake cannot be made).
-  auto add = [&](const char* label, std::string detail, HeadStep part,
+  auto add = [&](const char* label, Message detail, HeadStep part,
                  const std::function<std::optional<Bounds>(std::size_t)>& make) {
     Overrides mistaken = learner_;
     BoundsMap given = learner_bounds_;
@@ -152,7 +162,7 @@ void Diagnoser::build_method_mistakes() {
   };
 
   add("not_transposed",
-      "Q·K was computed instead of Q·Kᵀ (row i of Q times column j of K, not row j of K)",
+      N_("Q·K was computed instead of Q·Kᵀ (row i of Q times column j of K, not row j of K)"),
       HeadStep::scores, [&](std::size_t h) -> std::optional<Bounds> {
         const Bounds& Q = base(h, HeadStep::Q);
         const Bounds& K = base(h, HeadStep::K);
@@ -168,20 +178,20 @@ void Diagnoser::build_method_mistakes() {
       M.hi.elem(cells).fill(fill);
       return std::optional<Bounds>(std::move(M));
     };
-    add("mask_ignored", "the mask was not applied: the masked cells kept their scaled values",
+    add("mask_ignored", N_("the mask was not applied: the masked cells kept their scaled values"),
         HeadStep::masked,
         [&](std::size_t h) { return std::optional<Bounds>(base(h, HeadStep::scaled)); });
     add("wrong_mask_polarity",
-        "the mask was inverted: the cells that may attend were masked and the masked ones kept "
-        "(in a keep-matrix 1 = may attend, 0 = masked)",
+        N_("the mask was inverted: the cells that may attend were masked and the masked ones kept "
+           "(in a keep-matrix 1 = may attend, 0 = masked)"),
         HeadStep::masked, [&](std::size_t h) { return filled(h, open, lesson_.mask_fill); });
     add("mask_fill_zero",
-        "the masked scores were set to 0 instead of -inf, so each masked key still got exp(0) = "
-        "1 in the softmax",
+        N_("the masked scores were set to 0 instead of -inf, so each masked key still got exp(0) = "
+           "1 in the softmax"),
         HeadStep::masked, [&](std::size_t h) { return filled(h, masked, 0.0); });
     add("mask_after_softmax",
-        "the softmax was taken before masking: the masked weights were set to 0 afterwards and the "
-        "row was not renormalised, so it no longer sums to 1",
+        N_("the softmax was taken before masking: the masked weights were set to 0 afterwards and "
+           "the row was not renormalised, so it no longer sums to 1"),
         HeadStep::weights, [&](std::size_t h) {
           Bounds W = softmax_bounds(base(h, HeadStep::scaled),
                                     f64_arithmetic().row_softmax(value(h, HeadStep::scaled)));
@@ -191,8 +201,8 @@ void Diagnoser::build_method_mistakes() {
         });
   }
   add("softmax_wrong_axis",
-      "the softmax was taken down each column (over the queries) instead of along each row (over "
-      "the keys)",
+      N_("the softmax was taken down each column (over the queries) instead of along each row "
+         "(over the keys)"),
       HeadStep::weights, [&](std::size_t h) {
         const Bounds columns = softmax_bounds(transposed_bounds(base(h, HeadStep::masked)),
                                               column_softmax(value(h, HeadStep::masked)).t());
@@ -200,14 +210,14 @@ void Diagnoser::build_method_mistakes() {
       });
   if (lesson_.scale_divisor() != 1.0)
     add("unscaled",
-        fmt::format("the scores were not divided by {}", short_number(lesson_.scale_divisor())),
+        Message(N_("the scores were not divided by {}"), {short_number(lesson_.scale_divisor())}),
         HeadStep::scaled,
         [&](std::size_t h) { return std::optional<Bounds>(base(h, HeadStep::scores)); });
   if (lesson_.scale_kind == ScaleKind::sqrt_dk && lesson_.d_k != 1) {
     const double d_k = static_cast<double>(lesson_.d_k);
     add("scaled_by_dk",
-        fmt::format("the scores were divided by d_k = {} instead of √d_k = {}", lesson_.d_k,
-                    short_number(std::sqrt(d_k))),
+        Message(N_("the scores were divided by d_k = {} instead of √d_k = {}"),
+                {std::to_string(lesson_.d_k), short_number(std::sqrt(d_k))}),
         HeadStep::scaled, [&](std::size_t h) {
           const Bounds& S = base(h, HeadStep::scores);
           return std::optional<Bounds>(Bounds{S.lo / d_k, S.hi / d_k});
@@ -244,7 +254,7 @@ const Diagnoser::Mistaken& Diagnoser::rounded_trace(const std::string& step, int
   }
   Trace trace = run_pipeline(lesson_, backend_, rounded);
   BoundsMap bounds = trace_bounds(trace, rounded, given);
-  return rounded_.emplace(key, Mistaken{"rounding", "", std::move(trace), std::move(bounds)})
+  return rounded_.emplace(key, Mistaken{"rounding", Message(), std::move(trace), std::move(bounds)})
       .first->second;
 }
 
@@ -270,7 +280,7 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
   if (!method_) build_method_mistakes();
   for (const Mistaken& m : *method_)
     if (meets(m.bounds.at(step), row, col, written, tolerance))
-      out.push_back({m.label, m.detail, m.trace.at(step).value(row, col), 0});
+      out.push_back(described({m.label, "", m.trace.at(step).value(row, col), 0}, m.detail));
 
   if (const std::optional<CellSum> sum = cell_sum(base_, step, row, col)) {
     // The learner's own values are known to within their range: so is the sum.
@@ -300,19 +310,21 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
     for (const TermSlip& s : slips) causes.push_back(s.cause);
     const TermSlip* s = slips.empty() ? nullptr : &slips.front();
     if (one_story)
-      out.push_back({"arithmetic_slip",
-                     fmt::format("one product term is off: {} should be {}, not {} ({})",
-                                 slips.size() == 1 ? fmt::format("term {}", s->term + 1)
-                                                   : std::string("a product"),
-                                 short_number(s->true_product), short_number(s->written_product),
-                                 fmt::join(causes, "; or ")),
-                     sum->value - s->true_product + s->written_product, 0});
+      out.push_back(described(
+          {"arithmetic_slip", "", sum->value - s->true_product + s->written_product, 0},
+          slips.size() == 1
+              ? Message(N_("one product term is off: term {} should be {}, not {} ({})"),
+                        {std::to_string(s->term + 1), short_number(s->true_product),
+                         short_number(s->written_product),
+                         fmt::format("{}", fmt::join(causes, "; or "))})
+              : Message(N_("one product term is off: a product should be {}, not {} ({})"),
+                        {short_number(s->true_product), short_number(s->written_product),
+                         fmt::format("{}", fmt::join(causes, "; or "))})));
     else if (slips.size() == 2)
-      out.push_back({"arithmetic_slip",
-                     fmt::format("one product term is off, in one of two ways that both give "
-                                 "this value: {}",
-                                 fmt::join(causes, "; or ")),
-                     sum->value - s->true_product + s->written_product, 0});
+      out.push_back(described(
+          {"arithmetic_slip", "", sum->value - s->true_product + s->written_product, 0},
+          Message(N_("one product term is off, in one of two ways that both give this value: {}"),
+                  {fmt::format("{}", fmt::join(causes, "; or "))})));
   }
 
   // Rounded too early: every earlier value to d decimals (or to as many as
@@ -337,18 +349,22 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
                                       !arma::any(arma::vectorise(base_.mask))
                                   ? rounded_step.made.inputs.at(0)
                                   : *fits;
-    const std::string places = fmt::format("{} decimal{}", d, d == 1 ? "" : "s");
-    Diagnosis rounding{
-        "rounding",
+    const std::string places = std::to_string(d);
+    Diagnosis rounding = described(
+        {"rounding", "", rounded_trace(step, d, *fits).trace.at(step).value(row, col), d},
         fits->empty()
-            ? fmt::format("right up to rounding: with the earlier values rounded to {} "
-                          "(or to as many as you wrote them with) the answer comes out as you "
-                          "wrote it",
-                          places)
-            : fmt::format("right up to rounding: with {} rounded to {} the answer "
-                          "comes out as you wrote it",
-                          named, places),
-        rounded_trace(step, d, *fits).trace.at(step).value(row, col), d};
+            ? Message(d == 1 ? N_("right up to rounding: with the earlier values rounded to {} "
+                                  "decimal (or to as many as you wrote them with) the answer comes "
+                                  "out as you wrote it")
+                             : N_("right up to rounding: with the earlier values rounded to {} "
+                                  "decimals (or to as many as you wrote them with) the answer "
+                                  "comes out as you wrote it"),
+                      {places})
+            : Message(d == 1 ? N_("right up to rounding: with {} rounded to {} decimal the answer "
+                                  "comes out as you wrote it")
+                             : N_("right up to rounding: with {} rounded to {} decimals the answer "
+                                  "comes out as you wrote it"),
+                      {named, places}));
     rounding.rounded_step = *fits;
     out.push_back(std::move(rounding));
     break;

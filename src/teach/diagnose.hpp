@@ -27,6 +27,7 @@
 
 #include "backend/backend.hpp"
 #include "core/bounds.hpp"
+#include "core/i18n.hpp"
 #include "core/lesson.hpp"
 #include "core/pipeline.hpp"
 #include "core/trace.hpp"
@@ -44,6 +45,7 @@ struct Diagnosis {
   std::string rounded_step{};  // rounding: the one step rounded, or empty for every earlier one
   std::string why{};           // one or two sentences on why the right step is right
   std::string lesson{};        // the lesson that shows it
+  Message detail_message{};    // `detail` as a message, to show in either language
 };
 
 // Fills in `why` and `lesson` for d.label.
@@ -87,7 +89,7 @@ class Diagnoser {
  private:
   struct Mistaken {
     std::string label;
-    std::string detail;
+    Message detail;  // in English: detail.in(Language::en)
     Trace trace;
     BoundsMap bounds;  // of every step, from the ranges of the learner's values
   };

@@ -12,6 +12,7 @@
 #include "core/bounds.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/number_text.hpp"
 #include "core/pipeline.hpp"
 #include "teach/slips.hpp"
@@ -154,17 +155,17 @@ void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser) {
 std::string_view verdict_name(Verdict verdict) {
   switch (verdict) {
     case Verdict::ok:
-      return "ok";
+      return N_("ok");
     case Verdict::carried:
-      return "carried";
+      return N_("carried");
     case Verdict::rounded:
-      return "rounded";
+      return N_("rounded");
     case Verdict::imprecise:
-      return "imprecise";
+      return N_("imprecise");
     case Verdict::wrong:
-      return "wrong";
+      return N_("wrong");
     case Verdict::missing:
-      return "missing";
+      return N_("missing");
   }
   return "";
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/expand.hpp"
+#include "core/i18n.hpp"
 #include "core/number_text.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
@@ -18,6 +19,27 @@
 namespace attn {
 
 namespace {
+
+// A message of this report with its values, in the process-wide language.
+template <typename... Args>
+std::string said(std::string_view msgid, const Args&... args) {
+  return fmt::format(fmt::runtime(tr(msgid)), args...);
+}
+
+// "3 values" / "1 value": the count with the word that fits it.
+std::string counted(std::size_t n, std::string_view one, std::string_view many) {
+  return said(n == 1 ? one : many, n);
+}
+
+// A status or a diagnosis label as the reader's language names it.
+std::string shown_name(std::string_view name) {
+  return std::string(tr(name));
+}
+
+// A diagnosis's detail in the process-wide language.
+std::string shown_detail(const Diagnosis& d) {
+  return d.detail_message.format.empty() ? d.detail : d.detail_message.shown();
+}
 
 // "K[1,3] (bank, d3)": indices as in the answers file, then the labels.
 std::string where(const Trace& trace, const std::string& step, std::size_t row, std::size_t col) {
@@ -30,10 +52,9 @@ std::string answer_title(const Trace& trace, const Answer& a) {
     case CellSelector::Kind::cell:
       return where(trace, a.step, a.where.row, a.where.col);
     case CellSelector::Kind::row:
-      return fmt::format("{} row {} ({})", a.step, a.where.row,
-                         trace.at(a.step).rows.at(a.where.row));
+      return said(N_("{} row {} ({})"), a.step, a.where.row, trace.at(a.step).rows.at(a.where.row));
     case CellSelector::Kind::matrix:
-      return fmt::format("{} (whole matrix)", a.step);
+      return said(N_("{} (whole matrix)"), a.step);
   }
   return a.step;
 }
@@ -51,17 +72,18 @@ std::string carried_sentence(const std::vector<CarriedSource>& sources) {
       built.push_back(s.step);
     }
   }
+  const std::string_view and_ = tr(" and ");
   if (wrong_steps.empty())
-    return built.empty()
-               ? "right on your own earlier numbers as you wrote them"
-               : fmt::format("right on your own earlier numbers as you wrote them (your {})",
-                             fmt::join(built, " and "));
-  std::string out =
-      fmt::format("right given your {}, which {} wrong at {}", fmt::join(wrong_steps, " and "),
-                  wrong_steps.size() == 1 ? "was" : "were", fmt::join(wrong_cells, ", "));
+    return built.empty() ? std::string(tr("right on your own earlier numbers as you wrote them"))
+                         : said(N_("right on your own earlier numbers as you wrote them (your {})"),
+                                fmt::join(built, and_));
+  const bool one = wrong_steps.size() == 1;
+  std::string out = said(one ? N_("right given your {}, which was wrong at {}")
+                             : N_("right given your {}, which were wrong at {}"),
+                         fmt::join(wrong_steps, and_), fmt::join(wrong_cells, ", "));
   if (!built.empty())
-    out += fmt::format(" (and your {}, built on {})", fmt::join(built, " and "),
-                       wrong_steps.size() == 1 ? "it" : "them");
+    out += said(one ? N_(" (and your {}, built on it)") : N_(" (and your {}, built on them)"),
+                fmt::join(built, and_));
   return out;
 }
 
@@ -124,23 +146,24 @@ struct Said {
 
 // An expansion on one line after `label`, its softmax note the first time only.
 std::string working(const std::string& indent, const std::string& label, const CellExpansion& e,
-                    Said& said) {
+                    Said& once) {
   std::string out =
       wrapped(fmt::format("{}{}: {}\n", indent, label, expansion_text(e, 4)), 100, true);
   if (e.kind == ExpansionKind::softmax && !e.exps.empty() && !e.shifted && !e.given_exps &&
-      !said.softmax_note) {
+      !once.softmax_note) {
     out += fmt::format("{}({})\n", indent, e.note);
-    said.softmax_note = true;
+    once.softmax_note = true;
   }
   return out;
 }
 
 // A diagnosis: the mistake, then why the right step is right and where to see it.
-std::string mistake(const std::string& indent, const Diagnosis& d, const char* heading) {
-  std::string out = fmt::format("{}{}: {} — {}\n", indent, heading, d.label, d.detail);
+std::string mistake(const std::string& indent, const Diagnosis& d) {
+  std::string out =
+      indent + said(N_("mistake: {} — {}"), shown_name(d.label), shown_detail(d)) + "\n";
   if (!d.why.empty())
-    out += fmt::format("{}why: {} See lesson {} (attn-trace run {}).\n", indent, d.why, d.lesson,
-                       d.lesson);
+    out += indent + said(N_("why: {0} See lesson {1} (attn-trace run {1})."), tr(d.why), d.lesson) +
+           "\n";
   return out;
 }
 
@@ -148,40 +171,46 @@ std::string mistake(const std::string& indent, const Diagnosis& d, const char* h
 // worked out on paper (and from the learner's own values when they differ)
 // and, unless the whole answer has one, the mistake named.
 void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, const AnswerVerdict& a,
-                const AnswerCell& c, bool single, Said& said) {
+                const AnswerCell& c, bool single, Said& once) {
   const std::string indent = single ? "   " : "     ";
   if (!single)
     out += fmt::format("   {} — {}\n", where(truth, a.answer.step, c.row, c.col),
-                       verdict_name(c.verdict));
+                       shown_name(verdict_name(c.verdict)));
   const int decimals = c.given.decimals;
-  out += fmt::format("{}given {} · expected {}", indent, given_text(c.given),
-                     value_text(c.expected, decimals));
+  out += indent +
+         said(N_("given {} · expected {}"), given_text(c.given), value_text(c.expected, decimals));
   // A tolerance the answer gave in full; the default shown as the half unit it rounds to.
   if (std::isfinite(c.given.value) && c.note.empty())
     out +=
         fmt::format(" (±{})", format_by_hand(c.tolerance, a.answer.tolerance ? 6 : decimals + 1));
   if (c.carried_expected && c.verdict != Verdict::ok)
-    out += fmt::format(" · from your own values {}", value_text(*c.carried_expected, decimals));
+    out += said(N_(" · from your own values {}"), value_text(*c.carried_expected, decimals));
   out += "\n";
-  if (!c.note.empty()) out += fmt::format("{}note: {}\n", indent, c.note);
+  if (!c.note.empty()) out += indent + said(N_("note: {}"), c.note) + "\n";
   if (c.verdict == Verdict::imprecise)
-    out += fmt::format(
-        "{}too few digits: {} decimal{} cannot show this value; write at least {} decimal{}\n",
-        indent, decimals, decimals == 1 ? "" : "s", c.required_decimals,
-        c.required_decimals == 1 ? "" : "s");
+    out += indent +
+           said(N_("too few digits: {} cannot show this value; write at least {}"),
+                counted(static_cast<std::size_t>(decimals), N_("{} decimal"), N_("{} decimals")),
+                counted(static_cast<std::size_t>(c.required_decimals), N_("{} decimal"),
+                        N_("{} decimals"))) +
+           "\n";
   if (c.verdict == Verdict::ok || c.verdict == Verdict::imprecise) return;
-  if (c.own_working) out += working(indent, "from your own values", *c.own_working, said);
+  if (c.own_working)
+    out += working(indent, shown_name(N_("from your own values")), *c.own_working, once);
   if (c.verdict == Verdict::carried) return;
-  out += working(indent, "on paper", expand_cell(lesson, truth, a.answer.step, c.row, c.col), said);
+  out += working(indent, shown_name(N_("on paper")),
+                 expand_cell(lesson, truth, a.answer.step, c.row, c.col), once);
   if (a.diagnosis) return;  // named once for the whole answer
   if (c.diagnoses.empty()) {
-    out += indent + "mistake: none of the common mistakes gives this value\n";
+    out += indent + shown_name(N_("mistake: none of the common mistakes gives this value")) + "\n";
     return;
   }
-  out += mistake(indent, c.diagnoses.front(), "mistake");
+  out += mistake(indent, c.diagnoses.front());
   for (std::size_t k = 1; k < c.diagnoses.size(); ++k)
-    out +=
-        fmt::format("{}also fits: {} — {}\n", indent, c.diagnoses[k].label, c.diagnoses[k].detail);
+    out += indent +
+           said(N_("also fits: {} — {}"), shown_name(c.diagnoses[k].label),
+                shown_detail(c.diagnoses[k])) +
+           "\n";
 }
 
 // "10 values in 4 answers: 7 ok · 1 carried · 2 wrong": ok, carried and wrong
@@ -190,31 +219,33 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
 std::string summary_line(const VerifyReport& r) {
   std::size_t cells = 0;
   for (const AnswerVerdict& a : r.answers) cells += a.cells.size();
-  std::string counts = fmt::format("{} ok · {} carried", r.ok, r.carried);
-  const std::pair<std::size_t, const char*> others[] = {{r.rounded, "rounded"},
-                                                        {r.imprecise, "imprecise"}};
+  std::string counts = said(N_("{} ok"), r.ok) + " · " + said(N_("{} carried"), r.carried);
+  const std::pair<std::size_t, const char*> others[] = {{r.rounded, N_("{} rounded")},
+                                                        {r.imprecise, N_("{} imprecise")}};
   for (const auto& [count, name] : others)
-    if (count) counts += fmt::format(" · {} {}", count, name);
-  counts += fmt::format(" · {} wrong", r.wrong);
-  if (r.blank) counts += fmt::format(" · {} blank", r.blank);
-  if (!r.missing.empty()) counts += fmt::format(" · {} missing", r.missing.size());
-  return fmt::format("{} value{} in {} answer{}: {}", cells, cells == 1 ? "" : "s",
-                     r.answers.size(), r.answers.size() == 1 ? "" : "s", counts);
+    if (count) counts += " · " + said(name, count);
+  counts += " · " + said(N_("{} wrong"), r.wrong);
+  if (r.blank) counts += " · " + said(N_("{} blank"), r.blank);
+  if (!r.missing.empty()) counts += " · " + said(N_("{} missing"), r.missing.size());
+  return said(N_("{} in {}: {}"), counted(cells, N_("{} value"), N_("{} values")),
+              counted(r.answers.size(), N_("{} answer"), N_("{} answers")), counts);
 }
 
 }  // namespace
 
 std::string verify_report_text(const Lesson& lesson, const Trace& truth, const VerifyReport& r,
                                const std::string& origin) {
-  std::string out = fmt::format("attn-trace verify · {} · answers: {}\n", lesson.id, origin);
-  out += fmt::format("{} · first wrong: {}\n", summary_line(r),
-                     r.first_wrong
-                         ? where(truth, r.first_wrong->step, r.first_wrong->row, r.first_wrong->col)
-                         : std::string("none"));
+  std::string out = said(N_("attn-trace verify · {} · answers: {}"), lesson.id, origin) + "\n";
+  out +=
+      said(N_("{} · first wrong: {}"), summary_line(r),
+           r.first_wrong ? where(truth, r.first_wrong->step, r.first_wrong->row, r.first_wrong->col)
+                         : std::string(tr("none"))) +
+      "\n";
   if (!r.missing.empty())
-    out += fmt::format("missing: {} (asked by the exercise, not answered)\n",
-                       fmt::join(r.missing, ", "));
-  Said said;
+    out +=
+        said(N_("missing: {} (asked by the exercise, not answered)"), fmt::join(r.missing, ", ")) +
+        "\n";
+  Said once;
   for (std::size_t i = 0; i < r.answers.size(); ++i) {
     const AnswerVerdict& a = r.answers[i];
     const bool single = a.cells.size() == 1;
@@ -225,28 +256,34 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
       if (c.given.blank) blank.push_back(fmt::format("[{},{}]", c.row, c.col));
     }
     const std::size_t answered = a.cells.size() - blank.size();
-    out +=
-        fmt::format("\n{}. {} — {}", i + 1, answer_title(truth, a.answer), verdict_name(a.verdict));
+    out += fmt::format("\n{}. {} — {}", i + 1, answer_title(truth, a.answer),
+                       shown_name(verdict_name(a.verdict)));
     if (!single)
-      out += not_ok ? fmt::format(" ({} of {} values not ok)", not_ok, answered)
-                    : fmt::format(" (all {} values)", answered);
-    out += fmt::format("   [line {}]\n", a.answer.line);
+      out += not_ok ? said(N_(" ({} of {} values not ok)"), not_ok, answered)
+                    : said(N_(" (all {} values)"), answered);
+    out += said(N_("   [line {}]"), a.answer.line) + "\n";
     if (std::any_of(a.cells.begin(), a.cells.end(),
                     [](const AnswerCell& c) { return c.verdict == Verdict::carried; }))
       out += "   " + carried_sentence(a.carried_from) + "\n";
     if (!blank.empty())
-      out += fmt::format("   left blank ({} of {}): {}\n", blank.size(), a.cells.size(),
-                         fmt::join(blank, " "));
+      out += said(N_("   left blank ({} of {}): {}"), blank.size(), a.cells.size(),
+                  fmt::join(blank, " ")) +
+             "\n";
     if (a.verdict == Verdict::rounded)
-      out += "   right except that an earlier value was rounded too early: partial credit\n";
+      out += shown_name(N_(
+                 "   right except that an earlier value was rounded too early: partial credit")) +
+             "\n";
     if (a.diagnosis) {
-      out += mistake("   ", *a.diagnosis, "mistake");
-      if (!a.also_fits.empty())
-        out += fmt::format("   also fits: {}\n", fmt::join(a.also_fits, ", "));
+      out += mistake("   ", *a.diagnosis);
+      if (!a.also_fits.empty()) {
+        std::vector<std::string> names;
+        for (const std::string& label : a.also_fits) names.push_back(shown_name(label));
+        out += said(N_("   also fits: {}"), fmt::join(names, ", ")) + "\n";
+      }
     }
     for (const AnswerCell& c : a.cells)
       if (!c.given.blank && (single || c.verdict != Verdict::ok || !c.note.empty()))
-        write_cell(out, lesson, truth, a, c, single, said);
+        write_cell(out, lesson, truth, a, c, single, once);
   }
   return wrapped(out, 100);
 }

@@ -1,0 +1,65 @@
+// The language of what people read (SPEC section 6, --lang): English, or
+// Simplified Chinese from the GNU gettext catalog po/zh_CN.po, compiled by
+// msgfmt and embedded in the binary, so no installed locale is needed.
+// Machine formats (JSON, golden files) stay English: they never call tr().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+enum class Language { en, zh };
+
+// Marks a string for xgettext where it is stored, not yet translated (tables).
+#define N_(text) text
+
+// The process-wide language: set once in main, before any output.
+void set_language(Language language);
+Language language();
+
+// "en" / "zh"; nullopt for any other name.
+std::optional<Language> language_named(std::string_view name);
+// The language the environment asks for: LC_ALL, then LC_MESSAGES, then LANG
+// (the first one set and not empty); Chinese when it starts with "zh".
+Language language_from_environment();
+
+// `msgid` in `to`: the catalog's msgstr, or msgid itself when the catalog has
+// no translation (English, or a message added since the catalog was made).
+std::string_view translate(Language to, std::string_view msgid);
+// `msgid` in the process-wide language.
+std::string_view tr(std::string_view msgid);
+
+// A GNU .mo catalog read from its bytes (magic 0x950412de, either byte order):
+// lookup is a binary search of the sorted table of original strings. A
+// truncated or corrupt catalog reads as empty (every lookup falls back).
+class MoCatalog {
+ public:
+  MoCatalog() = default;
+  explicit MoCatalog(std::string bytes);
+  // The translation of `msgid`, or nullopt when there is none.
+  std::optional<std::string_view> find(std::string_view msgid) const;
+  std::size_t size() const { return originals_.size(); }
+  bool valid() const { return !originals_.empty(); }
+
+ private:
+  std::string bytes_;
+  std::vector<std::string_view> originals_, translations_;
+};
+
+// A message kept in its source form so that it can be shown in either
+// language: a msgid with {} placeholders and the values already written out.
+struct Message {
+  Message() = default;
+  Message(const char* format) : format(format) {}  // NOLINT: a plain message converts
+  Message(std::string format, std::vector<std::string> args)
+      : format(std::move(format)), args(std::move(args)) {}
+  std::string format;             // the msgid, e.g. "Decoding t{}: key cache"
+  std::vector<std::string> args;  // one per {}
+  std::string in(Language to) const;
+  std::string shown() const { return in(language()); }
+};
+
+}  // namespace attn
