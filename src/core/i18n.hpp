@@ -4,6 +4,8 @@
 // Machine formats (JSON, golden files) stay English: they never call tr().
 #pragma once
 
+#include <fmt/format.h>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +33,13 @@ Language language_from_environment();
 std::string_view translate(Language to, std::string_view msgid);
 // `msgid` in the process-wide language.
 std::string_view tr(std::string_view msgid);
+
+// `msgid` in the process-wide language with its {} filled in by `args`
+// (xgettext extracts tr_format's first argument like tr's).
+template <typename... Args>
+std::string tr_format(std::string_view msgid, const Args&... args) {
+  return fmt::vformat(tr(msgid), fmt::make_format_args(args...));
+}
 
 // A GNU .mo catalog read from its bytes (magic 0x950412de, either byte order):
 // lookup is a binary search of the sorted table of original strings. A

@@ -27,7 +27,7 @@ std::string scale_text(const Lesson& lesson, const Trace& trace) {
     case ScaleKind::sqrt_dk:
       return fmt::format("√d_k = {:g}", trace.scale);
     case ScaleKind::none:
-      return "none";
+      return std::string(tr("none"));
     case ScaleKind::number:
       return fmt::format("{:g}", trace.scale);
   }
@@ -38,7 +38,7 @@ std::string scale_text(const Lesson& lesson, const Trace& trace) {
 std::string fill_in_format(const Lesson& lesson, const Trace& trace) {
   const double held = round_to(trace.dtype, lesson.mask_fill);
   if (held == lesson.mask_fill || std::isnan(held)) return "";
-  return fmt::format(" ({} in {})", format_fixed(held, 0), dtype_name(trace.dtype));
+  return tr_format(" ({} in {})", format_fixed(held, 0), dtype_name(trace.dtype));
 }
 
 }  // namespace
@@ -53,32 +53,37 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
   const auto para = [W](const std::string& text) { return wrap_text(text, W, "", "  "); };
   const auto indented = [W](const std::string& text) { return wrap_text(text, W, "  ", "    "); };
 
+  // The warnings in the language asked for; trace.warnings (English) names their steps.
+  const std::vector<std::string> warnings = shown_warnings(trace);
   std::string out;
+  const std::string& title = lesson.title_for(language());
   out += para(fmt::format("attn-trace · {}{}", lesson.id,
-                          lesson.title.empty() ? "" : " — " + show_controls(lesson.title)));
-  if (!lesson.source.empty()) out += para("source: " + show_controls(lesson.source));
+                          title.empty() ? "" : " — " + show_controls(title)));
+  if (!lesson.source.empty()) out += para(tr_format("source: {}", show_controls(lesson.source)));
   // Each document the source cites, by its own first heading.
   for (const SourceDocument& d : source_documents())
     if (lesson.source.find(d.file) != std::string::npos)
       out += indented(fmt::format("{}: {}", std::string_view(d.file).substr(0, 3), d.heading));
-  out += para(fmt::format(
+  out += para(tr_format(
       "{} queries × {} keys{} · d_model {} · heads {} · d_k {} · d_v {} · scale ÷ {} · mask "
       "fill {}{} · backend {}",
-      lesson.queries(), lesson.keys(), lesson.is_cross() ? " (cross-attention)" : "",
+      lesson.queries(), lesson.keys(), lesson.is_cross() ? tr(" (cross-attention)") : "",
       lesson.X.n_cols, lesson.heads, lesson.d_k, lesson.d_v, scale_text(lesson, trace),
       format_fixed(lesson.mask_fill, 0), fill_in_format(lesson, trace), trace.backend));
-  if (trace.dtype != Dtype::f64)
-    out += para(fmt::format("numbers: {}", dtype_summary(trace.dtype)));
-  if (!lesson.story.empty() && options.steps.empty() && !heatmap) {
+  if (trace.dtype != Dtype::f64) out += para(tr_format("numbers: {}", dtype_summary(trace.dtype)));
+  const std::string& story = lesson.story_for(language());
+  if (!story.empty() && options.steps.empty() && !heatmap) {
     // Its lines as written (wrapped where wider than the width), any other
     // control character as its picture.
     out += "\n";
-    for (const std::string_view line : text_lines(lesson.story))
+    for (const std::string_view line : text_lines(story))
       out += wrap_text(show_controls(line), W, "", "");
   }
   if (heatmap && steps.empty())
     out +=
-        para("\nThis lesson has no attention weights to draw; name the steps to draw with --step.");
+        "\n" +
+        para(std::string(tr("This lesson has no attention weights to draw; name the steps to draw "
+                            "with --step.")));
 
   // Each step's block on its own (the summaries of big matrices are most of
   // the work), side by side, then in trace order. The first weights step says
@@ -90,7 +95,8 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
     const Step* step = steps[k];
     std::string& block = blocks[k];
     const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
-    const std::string title = fmt::format("Step {} · {} · {}", number, step->id, step->name);
+    const std::string title =
+        tr_format("Step {} · {} · {}", number, step->id, step_display_name(*step));
     // "── title ────": the rule fills the line to 76 columns or the width.
     const std::size_t rule_end = std::min<std::size_t>(W, 76);
     if (display_width(title) + 4 <= rule_end) {
@@ -100,27 +106,29 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
     } else {
       block += "\n" + wrap_text(title, W, "── ", "   ");
     }
-    const StepFormula f = step_formula(lesson, trace, *step);
-    block += indented(f.text) + indented("shapes: " + f.shapes);
+    const StepFormula f = step_formula(lesson, trace, *step, language());
+    block += indented(f.text) + indented(tr_format("shapes: {}", f.shapes));
     if (options.summary == Summary::on)
       block += indented(
-          fmt::format("FLOPs: {} ({})", step_flops(trace, *step), flops_formula(trace, *step)));
+          tr_format("FLOPs: {} ({})", step_flops(trace, *step), flops_formula(trace, *step)));
     if (first_weights != steps.end() && *first_weights == step && !heatmap)
       block += indented(
-          "(subtracting the row max changes nothing: the factor exp(-max) cancels between "
-          "numerator and denominator; it only keeps exp() from overflowing)");
+          std::string(tr("(subtracting the row max changes nothing: the factor exp(-max) cancels "
+                         "between numerator and denominator; it only keeps exp() from "
+                         "overflowing)")));
     if (heatmap)
       write_heatmap(block, trace, *step, options);
     else
       write_numbers(block, trace, *step, options);
     if (const CellExpansion* e = expansion_for(options, step->id))
       block += indented(expansion_text(*e, options.precision));
-    for (const std::string& w : trace.warnings)
-      if (w.starts_with(step->id + " ")) block += indented("warning: " + show_controls(w));
+    for (std::size_t k = 0; k < trace.warnings.size(); ++k)
+      if (trace.warnings[k].starts_with(step->id + " "))
+        block += indented(tr_format("warning: {}", show_controls(warnings[k])));
   });
   for (const std::string& block : blocks) out += block;
   if (options.summary == Summary::on)
-    out += "\n" + para(fmt::format(
+    out += "\n" + para(tr_format(
                       "FLOPs of the whole pass: {} (the steps above added up, but for "
                       "heads.mean/max, which only compare the heads; a product (n×k)·(k×m), k the "
                       "shared inner width, counts 2·n·k·m: a multiply and an add per term)",
@@ -131,15 +139,15 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
     for (std::size_t t = 0; t < decoding.size(); ++t)
       per_step.push_back(
           fmt::format("t{} ({}) {}", t, show_controls(trace.at("X").rows.at(t)), decoding[t]));
-    out += para(fmt::format(
+    out += para(tr_format(
         "FLOPs per decoding step with the KV cache (all heads; not in the pass above): {}. Step t "
         "attends over t+1 cached tokens, so its cost grows with t; the projections of the new "
         "token (x_t·W_Q, x_t·W_K, x_t·W_V) cost the same at every step and are not counted here",
-        fmt::join(per_step, ", ")));
+        fmt::format("{}", fmt::join(per_step, ", "))));
   }
-  if (!trace.warnings.empty()) {
-    out += "\nwarnings:\n";
-    for (const std::string& w : trace.warnings) out += indented(show_controls(w));
+  if (!warnings.empty()) {
+    out += "\n" + std::string(tr("warnings:")) + "\n";
+    for (const std::string& w : warnings) out += indented(show_controls(w));
   }
   return out;
 }

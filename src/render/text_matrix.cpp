@@ -9,9 +9,10 @@
 #include <cmath>
 #include <optional>
 
+#include "core/i18n.hpp"
 #include "core/number_text.hpp"
-#include "render/heatmap.hpp"
 #include "render/escape.hpp"
+#include "render/heatmap.hpp"
 #include "render/numbers.hpp"
 
 namespace attn {
@@ -86,8 +87,7 @@ Range range_of(const Trace& trace, const Step& step, ShadeScale scale) {
       any = true;
     }
   }
-  r.per_row = scale == ShadeScale::row ||
-              (scale == ShadeScale::automatic && is_weights_like(step));
+  r.per_row = scale == ShadeScale::row || (scale == ShadeScale::automatic && is_weights_like(step));
   if (!r.per_row) {
     std::fill(r.lo.begin(), r.lo.end(), lo);
     std::fill(r.hi.begin(), r.hi.end(), hi);
@@ -236,21 +236,22 @@ void write_legend(std::string& out, const Trace& trace, const Step& step, const 
   if (glyphs) scale += "]";
   std::vector<std::string> pieces;
   if (!present[static_cast<int>(Cell::value)]) {
-    pieces.push_back("scale: no cell on it");
+    pieces.emplace_back(tr("scale: no cell on it"));
   } else if (!range.per_row) {
-    pieces.push_back(fmt::format("scale: {} {} {}",
-                                 format_fixed(range.lo.front(), options.precision), scale,
-                                 format_fixed(range.hi.front(), options.precision)));
-    pieces.push_back("(lowest to highest in this step)");
+    pieces.push_back(tr_format("scale: {} {} {}", format_fixed(range.lo.front(), options.precision),
+                               scale, format_fixed(range.hi.front(), options.precision)));
+    pieces.emplace_back(tr("(lowest to highest in this step)"));
   } else {
-    pieces.push_back(fmt::format("scale: lowest {} highest", scale));
-    pieces.push_back("(each row on its own)");
+    pieces.push_back(tr_format("scale: lowest {} highest", scale));
+    pieces.emplace_back(tr("(each row on its own)"));
   }
   if (present[static_cast<int>(Cell::masked)])
-    pieces.push_back(swatch(Cell::masked, 0) + " masked");
+    pieces.push_back(swatch(Cell::masked, 0) + " " + std::string(tr("masked")));
   if (present[static_cast<int>(Cell::leaked)])
-    pieces.push_back(swatch(Cell::leaked, 0) + " masked, yet weighted (the fill is too small)");
-  if (present[static_cast<int>(Cell::odd)]) pieces.push_back(swatch(Cell::odd, 0) + " nan or inf");
+    pieces.push_back(swatch(Cell::leaked, 0) + " " +
+                     std::string(tr("masked, yet weighted (the fill is too small)")));
+  if (present[static_cast<int>(Cell::odd)])
+    pieces.push_back(swatch(Cell::odd, 0) + " " + std::string(tr("nan or inf")));
   write_pieces(out, pieces, options.width);
 }
 
@@ -322,8 +323,8 @@ void write_numbers(std::string& out, const Trace& trace, const Step& step,
     }
 
   if (summarised)
-    out += wrap_text(fmt::format("summary: {} · {}", shape_str(M.n_rows, M.n_cols),
-                                 format_stats(matrix_stats(M), options.precision)),
+    out += wrap_text(tr_format("summary: {} · {}", shape_str(M.n_rows, M.n_cols),
+                               format_stats(matrix_stats(M), options.precision)),
                      options.width, "  ", "    ");
 
   std::vector<std::size_t> gaps_and_widths;
@@ -336,7 +337,7 @@ void write_numbers(std::string& out, const Trace& trace, const Step& step,
       const auto first = std::find_if(block.begin(), block.end(), [](auto c) { return c; });
       const auto last = std::find_if(block.rbegin(), block.rend(), [](auto c) { return c; });
       if (first != block.end())
-        out += fmt::format("  columns {}–{} of {}:\n", **first, **last, M.n_cols);
+        out += "  " + tr_format("columns {}–{} of {}:", **first, **last, M.n_cols) + "\n";
     }
     out += "  " + std::string(label_width, ' ');
     for (const auto& c : block) out += "  " + (c ? pad_left(col_labels[*c], width[*c]) : "…");
@@ -390,7 +391,7 @@ void write_heatmap(std::string& out, const Trace& trace, const Step& step,
 
   for (std::size_t start = 0; start < m; start += per_block) {
     const std::size_t end = std::min(m, start + per_block);
-    if (per_block < m) out += fmt::format("  keys {}–{} of {}:\n", start, end - 1, m);
+    if (per_block < m) out += "  " + tr_format("keys {}–{} of {}:", start, end - 1, m) + "\n";
     // A ruler: the key numbers every `tick` keys, where they fit.
     const std::size_t span = half ? (end - start + 1) / 2 : (end - start) * chars;
     std::string ruler(span, ' ');
@@ -434,14 +435,15 @@ void write_heatmap(std::string& out, const Trace& trace, const Step& step,
 
   // The keys by number (queries are the rows, labelled above).
   if (step.cols == step.rows) {
-    out += wrap_text("queries down, keys across: the same tokens, numbered as the rows",
+    out += wrap_text(tr("queries down, keys across: the same tokens, numbered as the rows"),
                      options.width, "  ", "  ");
   } else {
     std::vector<std::string> keys;
     for (std::size_t j = 0; j < m; ++j)
       keys.push_back(fmt::format("{} {}", j, clip_to_width(show_controls(step.cols[j]), 24)));
-    out += wrap_text(fmt::format("queries down; keys across: {}", fmt::join(keys, ", ")),
-                     options.width, "  ", "    ");
+    out += wrap_text(
+        tr_format("queries down; keys across: {}", fmt::format("{}", fmt::join(keys, ", "))),
+        options.width, "  ", "    ");
   }
   write_legend(out, trace, step, range, options, !colour);
 }
