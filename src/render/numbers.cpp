@@ -137,13 +137,22 @@ void wrap_line(std::string_view line, std::size_t width, std::string_view first,
     if (i + spaces == line.size()) break;  // trailing spaces
     const std::size_t end = std::min(line.find(' ', i + spaces), line.size());
     const std::string word(line.substr(i + spaces, end - i - spaces));
-    if (has_word && column + spaces + display_width(word) > width)
+    const std::size_t word_width = display_width(word);
+    // Chinese text has no spaces and may break between any two characters: a
+    // "word" with wide characters fills the line and goes on on the next.
+    bool breaks_anywhere = false;
+    for (std::size_t at = 0; at < word.size() && !breaks_anywhere;) {
+      const auto [len, columns] = code_point_at(word, at);
+      breaks_anywhere = columns == 2;
+      at += len;
+    }
+    if (has_word && column + spaces + word_width > width && !breaks_anywhere)
       finish();
     else if (has_word) {
       current.append(spaces, ' ');
       column += spaces;
     }
-    // A word longer than the line is cut where the line ends.
+    // A word longer than the line (or one that breaks anywhere) is cut where the line ends.
     for (std::size_t at = 0; at < word.size();) {
       const auto [len, columns] = code_point_at(word, at);
       if (column + columns > width && column > start) finish();

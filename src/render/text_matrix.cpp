@@ -197,19 +197,33 @@ std::size_t visible_width(const std::string& text) {
   return display_width(plain);
 }
 
-// Pieces of one legend laid out left to right, a new line where the next one
-// would pass the width.
-void write_pieces(std::string& out, const std::vector<std::string>& pieces, std::size_t width) {
+// One entry of a legend: a coloured swatch (or none) and its plain text.
+struct Piece {
+  std::string swatch;
+  std::string text;
+};
+
+// The pieces left to right, a new line where the next one would pass the
+// width; a piece wider than a line of its own has its text wrapped.
+void write_pieces(std::string& out, const std::vector<Piece>& pieces, std::size_t width) {
   std::string line;
   std::size_t column = 0;
-  for (const std::string& p : pieces) {
-    const std::size_t columns = visible_width(p);
+  for (const Piece& p : pieces) {
+    const std::size_t lead =
+        p.swatch.empty() ? 0 : visible_width(p.swatch) + (p.text.empty() ? 0 : 1);
+    const std::size_t columns = lead + display_width(p.text);
     if (column > 0 && column + 2 + columns > width) {
       out += line + "\n";
       line.clear();
       column = 0;
     }
-    line += "  " + p;
+    if (2 + columns > width && !p.text.empty()) {
+      // Wrapped after an indent as wide as "  swatch ", which then takes its place.
+      const std::string wrapped = wrap_text(p.text, width, std::string(2 + lead, ' '), "    ");
+      out += "  " + (p.swatch.empty() ? "" : p.swatch + " ") + wrapped.substr(2 + lead);
+      continue;
+    }
+    line += "  " + p.swatch + (p.swatch.empty() || p.text.empty() ? "" : " ") + p.text;
     column += 2 + columns;
   }
   if (column > 0) out += line + "\n";
@@ -228,30 +242,41 @@ void write_legend(std::string& out, const Trace& trace, const Step& step, const 
     return glyphs ? heat_glyph(kind, t) : paint("  ", heat_colour(kind, t), kBlack, depth);
   };
 
-  // Glyphs in brackets, so that the lowest level (a space) shows.
+  // Glyphs in brackets, so that the lowest level (a space) shows; colour
+  // swatches, ten where the line has room for them and the two ends (the
+  // ends alone, the swatches on the next line, where even two do not fit).
+  const std::string lo = format_fixed(range.lo.front(), options.precision);
+  const std::string hi = format_fixed(range.hi.front(), options.precision);
+  const std::size_t label = display_width(tr_format("scale: {} {} {}", lo, "", hi));
+  const std::size_t room = options.width > label + 2 ? (options.width - label - 2) / 2 : 0;
+  const bool scale_apart = !glyphs && room < 2;
   std::string scale = glyphs ? "[" : "";
-  const int steps = glyphs ? 5 : 10;
+  const int steps = glyphs ? 5 : static_cast<int>(std::clamp<std::size_t>(room, 2, 10));
   for (int k = 0; k < steps; ++k)
     scale += swatch(Cell::value, (k + 0.5) / static_cast<double>(steps));
   if (glyphs) scale += "]";
-  std::vector<std::string> pieces;
+  std::vector<Piece> pieces;
   if (!present[static_cast<int>(Cell::value)]) {
-    pieces.emplace_back(tr("scale: no cell on it"));
+    pieces.push_back({"", std::string(tr("scale: no cell on it"))});
   } else if (!range.per_row) {
-    pieces.push_back(tr_format("scale: {} {} {}", format_fixed(range.lo.front(), options.precision),
-                               scale, format_fixed(range.hi.front(), options.precision)));
-    pieces.emplace_back(tr("(lowest to highest in this step)"));
+    if (scale_apart) {
+      pieces.push_back({"", tr_format("scale: {} {} {}", lo, "…", hi)});
+      pieces.push_back({scale, ""});
+    } else {
+      pieces.push_back({tr_format("scale: {} {} {}", lo, scale, hi), ""});
+    }
+    pieces.push_back({"", std::string(tr("(lowest to highest in this step)"))});
   } else {
-    pieces.push_back(tr_format("scale: lowest {} highest", scale));
-    pieces.emplace_back(tr("(each row on its own)"));
+    pieces.push_back({tr_format("scale: lowest {} highest", scale), ""});
+    pieces.push_back({"", std::string(tr("(each row on its own)"))});
   }
   if (present[static_cast<int>(Cell::masked)])
-    pieces.push_back(swatch(Cell::masked, 0) + " " + std::string(tr("masked")));
+    pieces.push_back({swatch(Cell::masked, 0), std::string(tr("masked"))});
   if (present[static_cast<int>(Cell::leaked)])
-    pieces.push_back(swatch(Cell::leaked, 0) + " " +
-                     std::string(tr("masked, yet weighted (the fill is too small)")));
+    pieces.push_back(
+        {swatch(Cell::leaked, 0), std::string(tr("masked, yet weighted (the fill is too small)"))});
   if (present[static_cast<int>(Cell::odd)])
-    pieces.push_back(swatch(Cell::odd, 0) + " " + std::string(tr("nan or inf")));
+    pieces.push_back({swatch(Cell::odd, 0), std::string(tr("nan or inf"))});
   write_pieces(out, pieces, options.width);
 }
 

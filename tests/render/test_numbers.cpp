@@ -66,3 +66,36 @@ TEST_CASE("display width counts code points, CJK as two columns") {
   CHECK(attn::display_width("Q₀") == 2);
   CHECK(attn::display_width("银行") == 4);
 }
+
+TEST_CASE("wrap_text: lines within the width, broken at spaces, indents kept") {
+  using attn::wrap_text;
+  CHECK(wrap_text("one two three four", 9, "", "") == "one two\nthree\nfour\n");
+  // The first line's indent and the hanging one count in the width.
+  CHECK(wrap_text("aa bb cc dd", 8, "  ", "    ") == "  aa bb\n    cc\n    dd\n");
+  // Newlines in the text are kept; an empty line stays empty.
+  CHECK(wrap_text("a b\n\nc", 10, "", "") == "a b\n\nc\n");
+  // A word longer than a line is cut where the line ends.
+  CHECK(wrap_text("abcdefghij", 4, "", "") == "abcd\nefgh\nij\n");
+  // A line's own leading spaces stay; trailing spaces go.
+  CHECK(wrap_text("  x   ", 10, "", "") == "  x\n");
+  // Text that fits is left alone.
+  CHECK(wrap_text("fits exactly", 12, "", "") == "fits exactly\n");
+}
+
+TEST_CASE("wrap_text: Chinese breaks between characters, by display width") {
+  using attn::display_width;
+  using attn::wrap_text;
+  // 12 characters, 24 columns, no spaces: 10 columns a line is 5 characters.
+  const std::string text = "注意力权重每一行的和都是一";
+  const std::string wrapped = wrap_text(text, 10, "", "");
+  CHECK(wrapped == "注意力权重\n每一行的和\n都是一\n");
+  // Mixed with ASCII words: the Chinese run goes on filling the line after
+  // "Q(river)" instead of starting a new one.
+  const std::string mixed = wrap_text("Q(river) 这一行是对的，K(bank) 不对", 20, "", "");
+  for (std::size_t start = 0; start < mixed.size();) {
+    const std::size_t end = mixed.find('\n', start);
+    CHECK(display_width(mixed.substr(start, end - start)) <= 20);
+    start = end + 1;
+  }
+  CHECK(mixed.starts_with("Q(river) 这一行是对\n"));
+}
