@@ -32,13 +32,12 @@ import time
 import tomllib
 import zlib
 
+from reference import hex_colour as colour, mask_of, number, rgb
+
 BIN = os.path.abspath(sys.argv[1])
 BROWSER = "--browser" in sys.argv
 KEEP = sys.argv[sys.argv.index("--keep") + 1] if "--keep" in sys.argv else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VIRIDIS = [(68, 1, 84), (72, 36, 117), (65, 68, 135), (53, 95, 141), (42, 120, 142),
-           (33, 145, 140), (34, 168, 132), (68, 191, 112), (122, 209, 81), (189, 223, 38),
-           (253, 231, 37)]
 SUMMARY_THRESHOLD = 16  # render.hpp kSummaryThreshold
 failures = []
 
@@ -53,31 +52,12 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def rgb(w):
-    x = min(max(w, 0.0), 1.0) * 10
-    i = min(int(x), 9)
-    t = x - i
-    a, b = VIRIDIS[i], VIRIDIS[i + 1]
-    return tuple(int(math.floor(p + (q - p) * t + 0.5)) for p, q in zip(a, b))
 
 
-def colour(w):
-    return "#" + "".join(f"{c:02x}" for c in rgb(w))
 
 
-def mask_of(lesson, n, m):
-    """The masked cells as the lesson file states them: causal, key padding, keep."""
-    with open(os.path.join(ROOT, "lessons", lesson + ".toml"), "rb") as f:
-        t = tomllib.load(f)
-    causal = t.get("model", {}).get("causal", False)
-    padding = t.get("input", {}).get("key_padding", [False] * m)
-    keep = t.get("input", {}).get("keep")
-    return [[(causal and j > i) or padding[j] or (keep is not None and keep[i][j] == 0)
-             for j in range(m)] for i in range(n)]
 
 
-def number(v):
-    return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}.get(v, v) if isinstance(v, str) else v
 
 
 def shown(v, precision=4):

@@ -16,13 +16,12 @@ import sys
 import tempfile
 import unicodedata
 
+from reference import number, ramp
+
 BIN = sys.argv[1]
 SNAPSHOTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "snapshots")
 failures = 0
 
-VIRIDIS = [(68, 1, 84), (72, 36, 117), (65, 68, 135), (53, 95, 141), (42, 120, 142),
-           (33, 145, 140), (34, 168, 132), (68, 191, 112), (122, 209, 81), (189, 223, 38),
-           (253, 231, 37)]
 MASKED = (58, 58, 58)
 LEAKED = (255, 95, 95)
 SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -46,12 +45,6 @@ def columns(line):
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in plain)
 
 
-def ramp(t):
-    x = min(max(t, 0.0), 1.0) * 10
-    i = min(int(x), 9)
-    f = x - i
-    a, b = VIRIDIS[i], VIRIDIS[i + 1]
-    return tuple(a[k] + (b[k] - a[k]) * f for k in range(3))  # unrounded, as the tool has it
 
 
 def palette(rgb):
@@ -77,8 +70,6 @@ def lessons():
          for i in line.split("variants:")[1].split()]
 
 
-def number(v):
-    return {"-inf": -math.inf, "inf": math.inf, "nan": math.nan}.get(v, v) if isinstance(v, str) else v
 
 
 # --- every line within the width ---------------------------------------------
