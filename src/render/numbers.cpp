@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "render/render.hpp"
@@ -115,6 +116,37 @@ std::string clip_to_width(const std::string& text, std::size_t width) {
 
 namespace {
 
+// The pieces of a word a line may end between. A word without wide
+// characters is one piece. In Chinese a line may end after any character,
+// but not before closing punctuation (，。）…) nor after opening (（“…), and
+// a run of ASCII inside it (a number, a name) stays whole.
+std::vector<std::string> break_pieces(const std::string& word) {
+  static const std::string_view kClosing[] = {"，", "。", "、", "；", "：", "！", "？", "）",
+                                              "」", "』", "】", "》", "”",  "’",  "…"};
+  static const std::string_view kOpening[] = {"（", "「", "『", "【", "《", "“", "‘"};
+  const auto is_one_of = [](std::string_view cp, const auto& set) {
+    return std::find(std::begin(set), std::end(set), cp) != std::end(set);
+  };
+  std::vector<std::string> pieces;
+  bool prev_wide = false, prev_opening = false;
+  for (std::size_t at = 0; at < word.size();) {
+    const auto [len, columns] = code_point_at(word, at);
+    const std::string_view cp = std::string_view(word).substr(at, len);
+    const bool wide = columns == 2;
+    const bool closing = is_one_of(cp, kClosing) ||
+                         (!wide && prev_wide && std::ispunct(static_cast<unsigned char>(cp[0])));
+    const bool joins = !pieces.empty() && (closing || prev_opening || (!wide && !prev_wide));
+    if (joins)
+      pieces.back() += cp;
+    else
+      pieces.emplace_back(cp);
+    prev_wide = wide;
+    prev_opening = is_one_of(cp, kOpening);
+    at += len;
+  }
+  return pieces;
+}
+
 // One line of text (no newline in it) wrapped onto `out`.
 void wrap_line(std::string_view line, std::size_t width, std::string_view first,
                std::string_view rest, std::string& out) {
@@ -136,31 +168,26 @@ void wrap_line(std::string_view line, std::size_t width, std::string_view first,
     while (i + spaces < line.size() && line[i + spaces] == ' ') ++spaces;
     if (i + spaces == line.size()) break;  // trailing spaces
     const std::size_t end = std::min(line.find(' ', i + spaces), line.size());
-    const std::string word(line.substr(i + spaces, end - i - spaces));
-    const std::size_t word_width = display_width(word);
-    // Chinese text has no spaces and may break between any two characters: a
-    // "word" with wide characters fills the line and goes on on the next.
-    bool breaks_anywhere = false;
-    for (std::size_t at = 0; at < word.size() && !breaks_anywhere;) {
-      const auto [len, columns] = code_point_at(word, at);
-      breaks_anywhere = columns == 2;
-      at += len;
+    const std::vector<std::string> pieces =
+        break_pieces(std::string(line.substr(i + spaces, end - i - spaces)));
+    for (std::size_t k = 0; k < pieces.size(); ++k) {
+      const std::size_t gap = k == 0 && has_word ? spaces : 0;
+      if (has_word && column + gap + display_width(pieces[k]) > width)
+        finish();
+      else {
+        current.append(gap, ' ');
+        column += gap;
+      }
+      // A piece longer than the line is cut where the line ends.
+      for (std::size_t at = 0; at < pieces[k].size();) {
+        const auto [len, columns] = code_point_at(pieces[k], at);
+        if (column + columns > width && column > start) finish();
+        current.append(pieces[k], at, len);
+        column += columns;
+        at += len;
+      }
+      has_word = true;
     }
-    if (has_word && column + spaces + word_width > width && !breaks_anywhere)
-      finish();
-    else if (has_word) {
-      current.append(spaces, ' ');
-      column += spaces;
-    }
-    // A word longer than the line (or one that breaks anywhere) is cut where the line ends.
-    for (std::size_t at = 0; at < word.size();) {
-      const auto [len, columns] = code_point_at(word, at);
-      if (column + columns > width && column > start) finish();
-      current.append(word, at, len);
-      column += columns;
-      at += len;
-    }
-    has_word = true;
     i = end;
   }
   finish();

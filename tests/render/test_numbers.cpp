@@ -98,4 +98,9 @@ TEST_CASE("wrap_text: Chinese breaks between characters, by display width") {
     start = end + 1;
   }
   CHECK(mixed.starts_with("Q(river) 这一行是对\n"));
+  // A number inside Chinese text stays whole, with its closing bracket.
+  CHECK(wrap_text("分数约为 0.51）得到", 10, "", "") == "分数约为\n0.51）得到\n");
+  // Closing punctuation never starts a line; opening never ends one.
+  CHECK(wrap_text("一二三四五，六", 10, "", "") == "一二三四\n五，六\n");
+  CHECK(wrap_text("一二三（四五", 8, "", "") == "一二三\n（四五\n");
 }
