@@ -43,12 +43,24 @@ std::string hex(const Rgb& c) {
   return fmt::format("#{:02x}{:02x}{:02x}", byte(c.r), byte(c.g), byte(c.b));
 }
 
-bool is_light(const Rgb& c) { return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b > 140; }
+bool is_light(const Rgb& c) {
+  return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b > 140;
+}
 
-const char* ink(const Rgb& c) { return is_light(c) ? "#000000" : "#ffffff"; }
+const char* ink(const Rgb& c) {
+  return is_light(c) ? "#000000" : "#ffffff";
+}
 
 bool is_weights(const Step& step) {
   return step.kind == StepKind::weights || step.kind == StepKind::head_summary;
+}
+
+bool is_any_weights(const Step& step) {
+  return is_weights(step) || step.kind == StepKind::decode_weights;
+}
+
+bool shows_mask(const Step& step) {
+  return step.kind == StepKind::masked || step.kind == StepKind::exp || is_weights(step);
 }
 
 bool masked_at(const Trace& trace, const Step& step, std::size_t i, std::size_t j) {

@@ -29,6 +29,14 @@ const char* ink(const Rgb& c);
 // The steps drawn as heatmaps: head{h}.weights, heads.mean, heads.max.
 bool is_weights(const Step& step);
 
+// Those and a decoding step's weights: every step of attention weights, each
+// row one query's distribution over the keys.
+bool is_any_weights(const Step& step);
+
+// The steps whose cells the mask covers: the masked scores, their
+// exponentials and the weights (not the scores before the mask).
+bool shows_mask(const Step& step);
+
 // Whether cell (i, j) of `step` is masked: the step has the trace's mask's
 // shape (queries × keys) and the mask covers the cell.
 bool masked_at(const Trace& trace, const Step& step, std::size_t i, std::size_t j);

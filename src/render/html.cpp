@@ -220,17 +220,7 @@ std::string arithmetic_id(const std::string& step, std::size_t row, std::size_t 
   return fmt::format("x:{}:{},{}", step, row, col);
 }
 
-// Cells of `step` the page colours: the weights and the decoding weights.
-bool heated(const Step& step) {
-  return is_weights(step) || step.kind == StepKind::decode_weights;
-}
-
-// Steps whose cells the mask covers: the masked scores, their exponentials and the weights.
-bool shows_mask(const Step& step) {
-  return step.kind == StepKind::masked || step.kind == StepKind::exp || is_weights(step);
-}
-
-// One cell <td>: its value, and for a heated step its colour; masked and NaN marked.
+// One cell <td>: its value, and for a step of weights its colour; masked and NaN marked.
 std::string cell(const Trace& trace, const Step& step, std::size_t i, std::size_t j,
                  int precision) {
   const double v = step.value(i, j);
@@ -239,7 +229,7 @@ std::string cell(const Trace& trace, const Step& step, std::size_t i, std::size_
   std::string style;
   if (std::isnan(v)) {
     cls += cls.empty() ? "nan" : " nan";
-  } else if (heated(step) && !(masked && v == 0.0)) {
+  } else if (is_any_weights(step) && !(masked && v == 0.0)) {
     const Rgb c = ramp(v);
     style = fmt::format(" style=\"background:{};color:{}\"", hex(c), ink(c));
     if (masked) cls += " leaked";  // a masked key that kept weight: the fill is too small
@@ -458,7 +448,7 @@ std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOp
   std::string maps;
   bool any_leak = false, any_nan = false, any_max = false;
   for (const Step* step : steps)
-    if (heated(*step)) {
+    if (is_any_weights(*step)) {
       any_max = any_max || (step->kind == StepKind::head_summary && step->made.op == Op::max);
       maps += fmt::format("<figure><figcaption><a href=\"#step-{0}\">{0}</a></figcaption>{1}",
                           xml_text(step->id), values_table(trace, *step, options, "heat"));
@@ -489,7 +479,7 @@ std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOp
                          shape_str(step->value.n_rows, step->value.n_cols),
                          xml_text(format_stats(matrix_stats(step->value), options.precision)));
     out += "<div class=\"table-wrap\">" +
-           values_table(trace, *step, options, heated(*step) ? "values heat" : "values") +
+           values_table(trace, *step, options, is_any_weights(*step) ? "values heat" : "values") +
            "</div>\n";
     for (const std::string& w : trace.warnings)
       if (w.starts_with(step->id + " "))

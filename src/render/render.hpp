@@ -28,15 +28,15 @@ enum class ShadeScale { automatic, global, row };
 enum class TextView { numbers, heatmap };
 
 struct RenderOptions {
-  int precision = 4;                          // decimals shown in text, markdown, latex
-  ColorDepth color = ColorDepth::none;        // text: shade the cells
-  ShadeScale scale = ShadeScale::automatic;   // text: what a colour spans
-  TextView view = TextView::numbers;          // text
-  std::size_t width = 80;                     // text: no line is wider (in columns)
-  Summary summary = Summary::automatic;       // on: also the FLOPs of every step
-  std::vector<std::string> steps;             // only these step ids (empty: all)
-  std::optional<std::size_t> head;            // only this head's per-head steps
-  std::vector<CellExpansion> expansions;      // run --expand: one cell at every step
+  int precision = 4;                         // decimals shown in text, markdown, latex
+  ColorDepth color = ColorDepth::none;       // text: shade the cells
+  ShadeScale scale = ShadeScale::automatic;  // text: what a colour spans
+  TextView view = TextView::numbers;         // text
+  std::size_t width = 80;                    // text: no line is wider (in columns)
+  Summary summary = Summary::automatic;      // on: also the FLOPs of every step
+  std::vector<std::string> steps;            // only these step ids (empty: all)
+  std::optional<std::size_t> head;           // only this head's per-head steps
+  std::vector<CellExpansion> expansions;     // run --expand: one cell at every step
 };
 
 // Matrices with more rows or columns than this are summarised automatically.

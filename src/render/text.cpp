@@ -14,6 +14,7 @@
 #include "core/pipeline.hpp"
 #include "render/escape.hpp"
 #include "render/formula.hpp"
+#include "render/heatmap.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
 #include "render/text_matrix.hpp"
@@ -48,7 +49,7 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
   std::vector<const Step*> steps = select_steps(trace, options);
   // The heatmap view draws the attention weights unless --step names others.
   if (heatmap && options.steps.empty())
-    std::erase_if(steps, [](const Step* step) { return !is_weights_like(*step); });
+    std::erase_if(steps, [](const Step* step) { return !is_any_weights(*step); });
   const std::size_t W = options.width;
   const auto para = [W](const std::string& text) { return wrap_text(text, W, "", "  "); };
   const auto indented = [W](const std::string& text) { return wrap_text(text, W, "  ", "    "); };

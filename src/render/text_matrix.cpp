@@ -36,11 +36,6 @@ std::string pad_right(const std::string& s, std::size_t width) {
 // ±inf elsewhere as odd. Only `value` cells take part in the scale.
 enum class Cell { value, masked, leaked, odd };
 
-bool shows_mask(const Step& step) {
-  return step.kind == StepKind::masked || step.kind == StepKind::exp ||
-         step.kind == StepKind::weights || step.kind == StepKind::head_summary;
-}
-
 Cell classify(const Trace& trace, const Step& step, std::size_t i, std::size_t j) {
   const double v = step.value(i, j);
   if (std::isnan(v)) return Cell::odd;
@@ -87,7 +82,7 @@ Range range_of(const Trace& trace, const Step& step, ShadeScale scale) {
       any = true;
     }
   }
-  r.per_row = scale == ShadeScale::row || (scale == ShadeScale::automatic && is_weights_like(step));
+  r.per_row = scale == ShadeScale::row || (scale == ShadeScale::automatic && is_any_weights(step));
   if (!r.per_row) {
     std::fill(r.lo.begin(), r.lo.end(), lo);
     std::fill(r.hi.begin(), r.hi.end(), hi);
@@ -306,11 +301,6 @@ std::vector<std::vector<T>> blocks_of(const std::vector<T>& columns,
 }
 
 }  // namespace
-
-bool is_weights_like(const Step& step) {
-  return step.kind == StepKind::weights || step.kind == StepKind::head_summary ||
-         step.kind == StepKind::decode_weights;
-}
 
 void write_numbers(std::string& out, const Trace& trace, const Step& step,
                    const RenderOptions& options) {

@@ -21,8 +21,4 @@ void write_numbers(std::string& out, const Trace& trace, const Step& step,
 void write_heatmap(std::string& out, const Trace& trace, const Step& step,
                    const RenderOptions& options);
 
-// Whether the heatmap view shows `step` when no --step is given: the
-// attention weights (per head, over heads, at a decoding step).
-bool is_weights_like(const Step& step);
-
 }  // namespace attn
