@@ -61,8 +61,10 @@ std::string course_listing(std::size_t width) {
     std::vector<std::string> ids;
     for (const Lesson& v : course[i].variants) ids.push_back(v.id);
     const std::string indent(title_inline ? title_column : 4, ' ');
+    // Continuation lines start under the first variant, after "variants: ".
+    const std::string hanging(display_width(tr_format("variants: {}", "")), ' ');
     out += wrap_text(tr_format("variants: {}", fmt::format("{}", fmt::join(ids, ", "))), width,
-                     indent, indent + "          ");
+                     indent, indent + hanging);
   }
   out += "\n" + wrap_text(tr("The source documents (Chinese articles; each lesson cites its "
                              "file and section):"),

@@ -7,6 +7,7 @@
 
 #include "backend/backend.hpp"
 #include "cli/commands.hpp"
+#include "core/i18n.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "teach/verify.hpp"
@@ -20,6 +21,7 @@ struct VerifyOptions {
   std::string lesson;
   std::string answers;
   std::string format = "text";
+  std::size_t width = 0;  // 0: the terminal's, or 80
 };
 
 void verify_command(const VerifyOptions& o, CommandContext& context) {
@@ -28,8 +30,9 @@ void verify_command(const VerifyOptions& o, CommandContext& context) {
   const Trace truth = run_pipeline(lesson, *backend);
   const std::vector<Answer> answers = load_answers_file(o.answers, lesson, truth);
   const VerifyReport report = verify_answers(lesson, *backend, answers);
-  write_stdout(o.format == "json" ? verify_report_json(lesson, report)
-                                  : verify_report_text(lesson, truth, report, o.answers));
+  write_stdout(o.format == "json"
+                   ? verify_report_json(lesson, report)
+                   : verify_report_text(lesson, truth, report, o.answers, output_width(o.width)));
   context.exit_code = report.passed() ? 0 : 1;
 }
 
@@ -46,6 +49,10 @@ void setup_verify(CLI::App& app, CommandContext& context) {
       ->required();
   cmd->add_option("--format", options->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--width", options->width,
+                  std::string(tr("Columns no line may pass (default: the terminal's width, 80 "
+                                 "when the output is not a terminal)")))
+      ->check(CLI::Range(40, 100000));
   cmd->callback([options, &context] { verify_command(*options, context); });
 }
 

@@ -2,6 +2,8 @@
 // behind `run --expand`, verify's worked cells and the answer keys' examples.
 #include "core/expand.hpp"
 
+#include "core/i18n.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -61,16 +63,16 @@ void expand_softmax(CellExpansion& e, const Lesson& lesson, const Trace& trace,
       e.source_values = {exps(e.col), sum};
     }
     e.note =
-        "the tool computes it stably, exp(x − max) / Σ exp(x_k − max): the factor exp(−max) "
-        "cancels, so the weights are the same; it only keeps exp() from overflowing";
+        N_("the tool computes it stably, exp(x − max) / Σ exp(x_k − max): the factor exp(−max) "
+           "cancels, so the weights are the same; it only keeps exp() from overflowing");
     return;
   }
   e.shifted = true;
   for (double x : e.row_values) e.exps.push_back(std::exp(x - e.row_max));
   for (double s : e.exps) e.denominator += s;
   e.note =
-      "exp() of these scores overflows or underflows to 0, so the row max is subtracted first: "
-      "exp(x − max) / Σ exp(x_k − max) = exp(x) / Σ exp(x_k), the factor exp(−max) cancels";
+      N_("exp() of these scores overflows or underflows to 0, so the row max is subtracted first: "
+         "exp(x − max) / Σ exp(x_k − max) = exp(x) / Σ exp(x_k), the factor exp(−max) cancels");
 }
 
 }  // namespace

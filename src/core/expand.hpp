@@ -106,7 +106,7 @@ struct CellExpansion {
   bool shifted = false;                // softmax: exps are exp(x − row_max)
   bool given_exps = false;             // softmax: E and Σ are given, not exp(x): sources = {E, Σ}
   double denominator = 0.0;            // softmax
-  std::string note;                    // softmax: a remark for people, or empty
+  std::string note;                    // softmax: a remark for people, or empty (English; tr() it)
 
   double mean = 0.0;  // row_var: the row mean the squares are taken about
   double eps = 0.0;   // normalise

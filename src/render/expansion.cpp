@@ -2,6 +2,8 @@
 // or JSON. These only print what expand computed.
 #include <fmt/format.h>
 
+#include "core/i18n.hpp"
+
 #include <cmath>
 #include <functional>
 
@@ -231,7 +233,7 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
                      : fmt::format("max {} = max({})", operands, terms);
     }
     case ExpansionKind::softmax: {
-      if (e.exps.empty()) return words(e.note, n);
+      if (e.exps.empty()) return words(std::string(tr(e.note)), n);
       if (e.given_exps)
         return fmt::format("{} / {} = {} / {}", ref_label(e.sources[0], n),
                            ref_label(e.sources[1], n), num(e.exps.at(e.col)), num(e.denominator));
@@ -254,13 +256,14 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
 std::string expansion_text(const CellExpansion& e, int precision) {
   // A token's control characters as pictures: the equation stays one line.
   std::string out = show_controls(equation(e, precision, kText));
-  if (e.kind == ExpansionKind::softmax && e.shifted) out += "\n  (" + e.note + ")";
+  if (e.kind == ExpansionKind::softmax && e.shifted) out += "\n  (" + std::string(tr(e.note)) + ")";
   return out;
 }
 
 std::string expansion_markdown(const CellExpansion& e, int precision) {
   std::string out = md_code(equation(e, precision, kText));
-  if (e.kind == ExpansionKind::softmax && !e.exps.empty()) out += "  \n*" + e.note + "*";
+  if (e.kind == ExpansionKind::softmax && !e.exps.empty())
+    out += "  \n*" + std::string(tr(e.note)) + "*";
   return out;
 }
 

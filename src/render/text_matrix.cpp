@@ -51,11 +51,14 @@ constexpr Rgb kOddBackground{175, 0, 40};
 constexpr Rgb kBlack{0, 0, 0};
 constexpr Rgb kWhite{255, 255, 255};
 
-// The lowest and highest value cell of every row (ShadeScale::row) or of the
-// whole step (global, the same pair for every row).
+// The ends of the scale for every row: the row's lowest and highest value
+// (ShadeScale::row) or the step's (global, the same pair for every row). For
+// attention weights the low end is 0, no weight: two weights close to each
+// other look alike, however the rest of the row lies.
 struct Range {
   std::vector<double> lo, hi;
   bool per_row = false;
+  bool from_zero = false;
 
   // Where `v` of row `i` lies on the ramp: 0 the lowest, 1 the highest (also
   // when every value is the same: each is the highest).
@@ -87,6 +90,9 @@ Range range_of(const Trace& trace, const Step& step, ShadeScale scale) {
     std::fill(r.lo.begin(), r.lo.end(), lo);
     std::fill(r.hi.begin(), r.hi.end(), hi);
   }
+  r.from_zero = is_any_weights(step);
+  if (r.from_zero)
+    for (double& l : r.lo) l = std::min(l, 0.0);
   return r;
 }
 
@@ -237,12 +243,19 @@ void write_legend(std::string& out, const Trace& trace, const Step& step, const 
     return glyphs ? heat_glyph(kind, t) : paint("  ", heat_colour(kind, t), kBlack, depth);
   };
 
-  // Glyphs in brackets, so that the lowest level (a space) shows; colour
-  // swatches, ten where the line has room for them and the two ends (the
-  // ends alone, the swatches on the next line, where even two do not fit).
+  // The scale line: its message, with the swatches in the place of {} (the
+  // global one also names its two ends).
   const std::string lo = format_fixed(range.lo.front(), options.precision);
   const std::string hi = format_fixed(range.hi.front(), options.precision);
-  const std::size_t label = display_width(tr_format("scale: {} {} {}", lo, "", hi));
+  const auto scale_line = [&](const std::string& swatches) {
+    if (!range.per_row) return tr_format("scale: {} {} {}", lo, swatches, hi);
+    return range.from_zero ? tr_format("scale: 0 {} the row's highest", swatches)
+                           : tr_format("scale: lowest {} highest", swatches);
+  };
+  // Glyphs in brackets, so that the lowest level (a space) shows; colour
+  // swatches, ten where the line has room for them (the swatches on a line of
+  // their own where even two do not fit).
+  const std::size_t label = display_width(scale_line(""));
   const std::size_t room = options.width > label + 2 ? (options.width - label - 2) / 2 : 0;
   const bool scale_apart = !glyphs && room < 2;
   std::string scale = glyphs ? "[" : "";
@@ -250,20 +263,21 @@ void write_legend(std::string& out, const Trace& trace, const Step& step, const 
   for (int k = 0; k < steps; ++k)
     scale += swatch(Cell::value, (k + 0.5) / static_cast<double>(steps));
   if (glyphs) scale += "]";
+
   std::vector<Piece> pieces;
   if (!present[static_cast<int>(Cell::value)]) {
     pieces.push_back({"", std::string(tr("scale: no cell on it"))});
-  } else if (!range.per_row) {
+  } else {
     if (scale_apart) {
-      pieces.push_back({"", tr_format("scale: {} {} {}", lo, "…", hi)});
+      pieces.push_back({"", scale_line("…")});
       pieces.push_back({scale, ""});
     } else {
-      pieces.push_back({tr_format("scale: {} {} {}", lo, scale, hi), ""});
+      pieces.push_back({scale_line(scale), ""});
     }
-    pieces.push_back({"", std::string(tr("(lowest to highest in this step)"))});
-  } else {
-    pieces.push_back({tr_format("scale: lowest {} highest", scale), ""});
-    pieces.push_back({"", std::string(tr("(each row on its own)"))});
+    pieces.push_back({"", std::string(range.per_row     ? tr("(each row on its own)")
+                                      : range.from_zero ? tr("(from 0, no weight, to the "
+                                                             "highest in this step)")
+                                                        : tr("(lowest to highest in this step)"))});
   }
   if (present[static_cast<int>(Cell::masked)])
     pieces.push_back({swatch(Cell::masked, 0), std::string(tr("masked"))});

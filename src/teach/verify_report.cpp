@@ -129,7 +129,11 @@ std::string wrapped(const std::string& text, std::size_t width, bool at_equals =
           before_equals = p;
       }
       if (before_equals != std::string::npos) cut = before_equals;
-      if (cut == std::string::npos) break;  // one word longer than the line
+      if (cut == std::string::npos) {  // no space to break at (Chinese): between characters
+        line = wrap_text(line, width, "", indent);
+        line.pop_back();  // its last newline: the line's own follows
+        break;
+      }
       out += line.substr(0, cut) + "\n";
       line = indent + line.substr(line.find_first_not_of(' ', cut));
     }
@@ -139,19 +143,21 @@ std::string wrapped(const std::string& text, std::size_t width, bool at_equals =
   return out;
 }
 
-// What the report has said once and will not repeat.
-struct Said {
+// How the report is being written: the width its lines keep to, and what it
+// has said once and will not repeat.
+struct Writing {
+  std::size_t width = 100;
   bool softmax_note = false;
 };
 
 // An expansion on one line after `label`, its softmax note the first time only.
 std::string working(const std::string& indent, const std::string& label, const CellExpansion& e,
-                    Said& once) {
+                    Writing& once) {
   std::string out =
-      wrapped(fmt::format("{}{}: {}\n", indent, label, expansion_text(e, 4)), 100, true);
+      wrapped(indent + tr_format("{}: {}", label, expansion_text(e, 4)) + "\n", once.width, true);
   if (e.kind == ExpansionKind::softmax && !e.exps.empty() && !e.shifted && !e.given_exps &&
       !once.softmax_note) {
-    out += fmt::format("{}({})\n", indent, e.note);
+    out += fmt::format("{}({})\n", indent, tr(e.note));
     once.softmax_note = true;
   }
   return out;
@@ -171,7 +177,7 @@ std::string mistake(const std::string& indent, const Diagnosis& d) {
 // worked out on paper (and from the learner's own values when they differ)
 // and, unless the whole answer has one, the mistake named.
 void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, const AnswerVerdict& a,
-                const AnswerCell& c, bool single, Said& once) {
+                const AnswerCell& c, bool single, Writing& once) {
   const std::string indent = single ? "   " : "     ";
   if (!single)
     out += fmt::format("   {} — {}\n", where(truth, a.answer.step, c.row, c.col),
@@ -234,7 +240,7 @@ std::string summary_line(const VerifyReport& r) {
 }  // namespace
 
 std::string verify_report_text(const Lesson& lesson, const Trace& truth, const VerifyReport& r,
-                               const std::string& origin) {
+                               const std::string& origin, std::size_t width) {
   std::string out = said(N_("attn-trace verify · {} · answers: {}"), lesson.id, origin) + "\n";
   out +=
       said(N_("{} · first wrong: {}"), summary_line(r),
@@ -245,22 +251,29 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
     out +=
         said(N_("missing: {} (asked by the exercise, not answered)"), fmt::join(r.missing, ", ")) +
         "\n";
-  Said once;
+  Writing once;
+  once.width = width;
   for (std::size_t i = 0; i < r.answers.size(); ++i) {
     const AnswerVerdict& a = r.answers[i];
     const bool single = a.cells.size() == 1;
-    std::size_t not_ok = 0;
+    std::size_t not_ok = 0, carried = 0;
     std::vector<std::string> blank;
     for (const AnswerCell& c : a.cells) {
       not_ok += c.verdict != Verdict::ok && !c.given.blank;
+      carried += c.verdict == Verdict::carried && !c.given.blank;
       if (c.given.blank) blank.push_back(fmt::format("[{},{}]", c.row, c.col));
     }
     const std::size_t answered = a.cells.size() - blank.size();
     out += fmt::format("\n{}. {} — {}", i + 1, answer_title(truth, a.answer),
                        shown_name(verdict_name(a.verdict)));
+    // Carried values are not ok against the true ones, but right on the
+    // learner's own: counted apart, so "carried" never reads as "all wrong".
     if (!single)
-      out += not_ok ? said(N_(" ({} of {} values not ok)"), not_ok, answered)
-                    : said(N_(" (all {} values)"), answered);
+      out += !not_ok             ? said(N_(" (all {} values)"), answered)
+             : carried == not_ok ? said(N_(" ({} of {} values carried)"), carried, answered)
+             : carried ? said(N_(" ({} of {} values not ok, {} of them carried)"), not_ok, answered,
+                              carried)
+                       : said(N_(" ({} of {} values not ok)"), not_ok, answered);
     out += said(N_("   [line {}]"), a.answer.line) + "\n";
     if (std::any_of(a.cells.begin(), a.cells.end(),
                     [](const AnswerCell& c) { return c.verdict == Verdict::carried; }))
@@ -285,7 +298,7 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
       if (!c.given.blank && (single || c.verdict != Verdict::ok || !c.note.empty()))
         write_cell(out, lesson, truth, a, c, single, once);
   }
-  return wrapped(out, 100);
+  return wrapped(out, width);
 }
 
 // One JSON entry per number given (docs/json.md: each with its cell), in the

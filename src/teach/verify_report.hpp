@@ -13,7 +13,7 @@ namespace attn {
 
 // Text: a summary line, then each answer; `origin` names the answers file.
 std::string verify_report_text(const Lesson& lesson, const Trace& truth, const VerifyReport& r,
-                               const std::string& origin);
+                               const std::string& origin, std::size_t width = 100);
 
 // JSON (docs/json.md): first_wrong, then one entry per number given, in the
 // order of the answers file.

@@ -36,7 +36,7 @@ def flat(text):
 zh = run("--lang", "zh", "verify", "river-bank", "--answers", ANSWERS)
 out = flat(zh.stdout)
 check(zh.returncode == 1, f"zh verify exits 1 as in English (got {zh.returncode}: {zh.stderr})")
-check("10 个值，分布在 4 个答案 中：7 个正确 · 1 个沿用正确 · 2 个错误 · 第一个错误：K[1,3] (bank, d3)"
+check("10 个值，分布在 4 个答案中：7 个正确 · 1 个沿用正确 · 2 个错误 · 第一个错误：K[1,3] (bank, d3)"
       in out, f"the summary line in Chinese with its counts:\n{out[:300]}")
 check("在你的 K 的基础上是对的，而它在 K[1,3] 处是错的" in out, "carried credit in Chinese")
 check("计算笔误（arithmetic_slip） — 乘积中有一项算错了：某个乘积应为 0.06，而不是 0.12" in out,
@@ -88,7 +88,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("--lang", "zh", "run", lesson)
     check(r.returncode == 2, f"unknown key: exit 2 (got {r.returncode})")
     check("bad.toml:" in r.stderr and "键 'lesson.colour'：未知的键" in r.stderr
-          and "已知的键 在 [lesson] 中：" in r.stderr and "story_zh" in r.stderr,
+          and "[lesson] 中已知的键：" in r.stderr and "story_zh" in r.stderr,
           f"unknown key in Chinese, naming file, key and the known keys: {r.stderr}")
     r = run("--lang", "en", "run", lesson)
     check("key 'lesson.colour': unknown key (known keys in [lesson]:" in r.stderr,

@@ -128,7 +128,10 @@ def coloured_rows(text):
     return rows
 
 
-def expected_colours(data, per_row, masked=lambda i, j: False, leaked=lambda i, j: False):
+def expected_colours(data, per_row, masked=lambda i, j: False, leaked=lambda i, j: False,
+                     from_zero=False):
+    """The colours of a step's cells: the ramp over each row's (or the step's)
+    lowest to highest value, from 0 for weights; masked and leaked apart."""
     out = []
     finite = [[v for j, v in enumerate(row) if not masked(i, j) and math.isfinite(v)]
               for i, row in enumerate(data)]
@@ -136,6 +139,7 @@ def expected_colours(data, per_row, masked=lambda i, j: False, leaked=lambda i, 
     for i, row in enumerate(data):
         pool = finite[i] if per_row else everything
         lo, hi = (min(pool), max(pool)) if pool else (0.0, 0.0)
+        lo = min(lo, 0.0) if from_zero else lo
         line = []
         for j, v in enumerate(row):
             if leaked(i, j):
@@ -154,7 +158,7 @@ def colour_case(lesson, step, extra, per_row, depth, masked=lambda i, j: False,
     env = {"COLORTERM": "truecolor"} if depth == "truecolor" else {"COLORTERM": ""}
     r = run("run", lesson, "--step", step, "--color", "always", "--width", "200", *extra, env=env)
     rows = coloured_rows(r.stdout)
-    want = expected_colours(data, per_row, masked, leaked)
+    want = expected_colours(data, per_row, masked, leaked, from_zero=step.endswith("weights"))
     check(len(rows) == len(data), f"{lesson} {step} {depth}: one coloured row per row")
     for i, (got_row, want_row) in enumerate(zip(rows, want)):
         for j, ((got, shown), expected) in enumerate(zip(got_row, want_row)):
@@ -171,7 +175,8 @@ def colour_case(lesson, step, extra, per_row, depth, masked=lambda i, j: False,
 for depth in ("truecolor", "256"):
     # Weights: each row on its own by default; scores: the whole step.
     out = colour_case("river-bank", "head0.weights", [], True, depth)
-    check("(each row on its own)" in SGR.sub("", out), "weights legend: each row on its own")
+    check("scale: 0 " in SGR.sub("", out) and "(each row on its own)" in SGR.sub("", out),
+          "weights legend: from 0, each row on its own")
     out = colour_case("river-bank", "head0.scores", [], False, depth)
     lo, hi = min(min(r) for r in trace("river-bank")["head0.scores"]["data"]), \
         max(max(r) for r in trace("river-bank")["head0.scores"]["data"])
@@ -209,8 +214,7 @@ for i, line in enumerate(grid):
     # Two columns a cell at this width; trailing spaces (the lowest level) are trimmed.
     body = line[start:].ljust(128)
     row = w64[i]
-    allowed = [v for v in row[: i + 1]]
-    lo, hi = min(allowed), max(allowed)
+    lo, hi = 0.0, max(row[: i + 1])  # weights: from 0 to the row's highest
     for j in range(64):
         glyph = body[2 * j]
         if j > i:
@@ -244,8 +248,7 @@ with tempfile.TemporaryDirectory() as tmp:
           f"128 rows of 64 half blocks: {len(rows)}, {set(len(r) for r in rows)}")
     bad = 0
     for i, halves in enumerate(rows[:128]):
-        allowed = w128[i][: i + 1]
-        lo, hi = min(allowed), max(allowed)
+        lo, hi = 0.0, max(w128[i][: i + 1])
         colour = lambda j: MASKED if j > i else (ramp((w128[i][j] - lo) / (hi - lo)) if hi > lo else ramp(1.0))
         for k, h in enumerate(halves):
             left = tuple(int(v) for v in h[0:3])

@@ -83,7 +83,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # E[river,river] / Σ[river], the numbers of the exp and row_sum steps (2.3149 / 9.8255)
     check("= exp(0.8394) / (exp(0.8394) + exp(0.8378) + exp(0.9228) + exp(0.9871)) = 2.3149 / 9.8255"
           in flat, f"softmax on paper as E / Σ: {flat[:600]}")
-    check(r.stdout.count("the factor exp(−max) cancels") == 1, "the stable-softmax note is said once")
+    check(flat.count("the factor exp(−max) cancels") == 1, "the stable-softmax note is said once")
     check(all(len(line) <= 100 for line in r.stdout.splitlines()), "no line longer than 100")
 
 # --- all right: exit 0 --------------------------------------------------------
