@@ -41,13 +41,16 @@ void verify_command(const VerifyOptions& o, CommandContext& context) {
 void setup_verify(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<VerifyOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "verify", "Check a hand calculation: which answers are right, carried or wrong, and why");
-  cmd->add_option("lesson", options->lesson, "Embedded lesson id or path to a lesson .toml")
+      "verify",
+      std::string(
+          tr("Check a hand calculation: which answers are right, carried or wrong, and why")));
+  cmd->add_option("lesson", options->lesson,
+                  std::string(tr("Embedded lesson id or path to a lesson .toml")))
       ->required();
   cmd->add_option("--answers", options->answers,
-                  "The answers file (TOML, [[answer]] tables; see README)")
+                  std::string(tr("The answers file (TOML, [[answer]] tables; see README)")))
       ->required();
-  cmd->add_option("--format", options->format, "text or json")
+  cmd->add_option("--format", options->format, std::string(tr("text or json")))
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--width", options->width,
                   std::string(tr("Columns no line may pass (default: the terminal's width, 80 "

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/toml_read.hpp"
 
 namespace attn {
@@ -20,7 +21,7 @@ std::string did_you_mean(const std::string& id) {
   std::vector<std::string_view> ids;
   for (const EmbeddedLesson& e : embedded_lessons()) ids.push_back(e.id);
   const std::string_view best = nearest_name(id, ids);
-  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+  return best.empty() ? "" : tr_format(" (did you mean '{}'?)", best);
 }
 
 std::string embedded_ids() {
@@ -35,8 +36,8 @@ std::string embedded_ids() {
 const EmbeddedLesson& embedded_lesson(const std::string& id) {
   for (const EmbeddedLesson& e : embedded_lessons())
     if (id == e.id) return e;
-  throw InputError(fmt::format("unknown lesson '{}'{}. Embedded lessons: {}", id, did_you_mean(id),
-                               embedded_ids()));
+  throw InputError(tr_format("unknown lesson '{}'{}. Embedded lessons: {}", id, did_you_mean(id),
+                             embedded_ids()));
 }
 
 Lesson find_lesson(const std::string& name_or_path) {
@@ -48,9 +49,9 @@ Lesson find_lesson(const std::string& name_or_path) {
                                std::filesystem::exists(name_or_path, error);
   if (looks_like_path) return load_lesson_file(name_or_path);
   throw InputError(
-      fmt::format("unknown lesson '{}': not an embedded lesson and no such file{}. "
-                  "Embedded lessons: {}. Give one of these or a path to a .toml file",
-                  name_or_path, did_you_mean(name_or_path), embedded_ids()));
+      tr_format("unknown lesson '{}': not an embedded lesson and no such file{}. "
+                "Embedded lessons: {}. Give one of these or a path to a .toml file",
+                name_or_path, did_you_mean(name_or_path), embedded_ids()));
 }
 
 std::vector<Lesson> all_embedded_lessons() {

@@ -63,8 +63,8 @@ std::string Trace::id_of(std::string_view name) const {
 
 const Step& Trace::at(std::string_view id) const {
   if (const Step* step = find(id)) return *step;
-  throw InputError(fmt::format("unknown step id '{}' for lesson {}; valid ids: {}", id, lesson_id,
-                               fmt::join(ids(), ", ")));
+  throw InputError(tr_format("unknown step id '{}' for lesson {}; valid ids: {}", id, lesson_id,
+                             fmt::format("{}", fmt::join(ids(), ", "))));
 }
 
 std::vector<std::string> Trace::ids() const {

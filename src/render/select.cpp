@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "render/render.hpp"
 
 namespace attn {
@@ -14,8 +15,8 @@ std::vector<const Step*> select_steps(const Trace& trace, const RenderOptions& o
     int heads = 0;
     for (const Step& step : trace.steps) heads = std::max(heads, step.head + 1);
     if (*options.head >= static_cast<std::size_t>(heads))
-      throw InputError(fmt::format("--head {}: lesson {} has {} head(s), numbered 0 to {}",
-                                   *options.head, trace.lesson_id, heads, heads - 1));
+      throw InputError(tr_format("--head {}: lesson {} has {} head(s), numbered 0 to {}",
+                                 *options.head, trace.lesson_id, heads, heads - 1));
   }
   std::vector<const Step*> out;
   for (const Step& step : trace.steps) {
@@ -28,9 +29,9 @@ std::vector<const Step*> select_steps(const Trace& trace, const RenderOptions& o
   }
   if (out.empty())
     throw InputError(
-        fmt::format("--step {} and --head {} select no step: those steps belong to "
-                    "another head; drop --head or pick a step of head {}",
-                    fmt::join(options.steps, " "), *options.head, *options.head));
+        tr_format("--step {} and --head {} select no step: those steps belong to "
+                  "another head; drop --head or pick a step of head {}",
+                  fmt::format("{}", fmt::join(options.steps, " ")), *options.head, *options.head));
   return out;
 }
 
