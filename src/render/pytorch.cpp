@@ -221,16 +221,15 @@ class ScriptWriter {
     out_ += fmt::format("# Written by `attn-trace export {} --to pytorch`.\n", trace_.lesson_id);
     out_ += fmt::format("# {}{}\n", comment_text(trace_.lesson_id),
                         lesson_.title.empty() ? "" : " — " + comment_text(lesson_.title));
-    const std::string intro = fmt::format(
+    const std::string intro =
         "The lesson rebuilt in PyTorch, in float64, step by step: every step attn-trace traces is "
         "computed here with plain tensor ops, in a variable named like its step id (head0.scores "
         "is head0_scores), and compared with the tool's value, which this file carries at its "
         "end, exact to the last bit. A step passes when it has the tool's shape, NaN and ±inf in "
         "the same cells, and every other cell within 1e-12 + 1e-12·|tool's value|. Run it with a "
-        "Python that has PyTorch (python3 {}.py): it prints one line per step and stops with "
-        "exit code 1 at the first step that differs. It needs nothing but torch and the "
-        "standard library.",
-        trace_.lesson_id);
+        "Python that has PyTorch (python3 FILE, whatever this file is named): it prints one "
+        "line per step and stops with exit code 1 at the first step that differs. It needs "
+        "nothing but torch and the standard library.";
     out_ += "#\n";
     comment(intro, 0);
     out_ += "#\n";
