@@ -8,6 +8,8 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/i18n.hpp"
 #include "core/number_text.hpp"
@@ -296,6 +298,18 @@ std::string label(const std::string& token, std::size_t width) {
   return clip_to_width(show_controls(token), width);
 }
 
+// The labels, each with its number in front ("12 the") when another label is
+// the same token: a sentence that repeats a word keeps its rows apart.
+std::vector<std::string> numbered(const std::vector<std::string>& labels) {
+  std::unordered_map<std::string_view, std::size_t> count;
+  for (const std::string& l : labels) ++count[l];
+  std::vector<std::string> out;
+  out.reserve(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    out.push_back(count[labels[i]] > 1 ? fmt::format("{} {}", i, labels[i]) : labels[i]);
+  return out;
+}
+
 // Split `columns` (each with its width, gaps included) into runs whose widths
 // add up to at most `room`; every run has at least one column.
 template <typename T>
@@ -340,14 +354,15 @@ void write_numbers(std::string& out, const Trace& trace, const Step& step,
       4, std::min(options.width / 3, room > widest_number ? room - widest_number : std::size_t{4}));
   std::vector<std::string> row_labels(M.n_rows), col_labels(M.n_cols);
   std::size_t label_width = 0;
+  const std::vector<std::string> row_names = numbered(step.rows), col_names = numbered(step.cols);
   for (const auto& r : rows)
     if (r) {
-      row_labels[*r] = label(step.rows[*r], label_cap);
+      row_labels[*r] = label(row_names[*r], label_cap);
       label_width = std::max(label_width, display_width(row_labels[*r]));
     }
   for (const auto& c : cols)
     if (c) {
-      col_labels[*c] = label(step.cols[*c], std::max<std::size_t>(width[*c], 10));
+      col_labels[*c] = label(col_names[*c], std::max<std::size_t>(width[*c], 10));
       width[*c] = std::max(width[*c], display_width(col_labels[*c]));
     }
 

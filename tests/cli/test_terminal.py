@@ -279,6 +279,14 @@ with tempfile.TemporaryDirectory() as tmp:
     check(all(abs(shown[f"t{i}"][j] - weights[i][j]) <= 5e-5 for i in range(17) for j in range(17)
               if f"t{i}" in shown and len(shown[f"t{i}"]) == 17), "--full: every value right")
 
+# --- repeated tokens are numbered, unique ones are not -------------------------
+r = run("run", causal64, "--step", "head0.weights", "--width", "80")
+check(re.search(r"^  63 what +0\.0151", r.stdout, re.M) and "   0 the   1 cat" in r.stdout,
+      "a repeated token's rows and columns carry their numbers")
+r = run("run", "river-bank", "--step", "head0.weights", "--width", "80")
+check(re.search(r"^  river +0\.2356", r.stdout, re.M) and "0 river" not in r.stdout,
+      "unique tokens are shown as they are")
+
 # --- bad input ------------------------------------------------------------------
 r = run("run", "river-bank", "--width", "39")
 check(r.returncode == 2 and "--width" in r.stderr, f"--width 39: exit 2 naming --width ({r.returncode})")
