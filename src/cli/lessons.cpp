@@ -42,11 +42,8 @@ std::string course_listing(std::size_t width) {
          "one head by hand, 2 scaling and softmax, 3 masks and positions, 4 several heads and "
          "sequences. `attn-trace lessons show ID` prints a lesson's TOML."),
       width, "", "");
-  const auto pad = [](const std::string& text, std::size_t columns) {
-    return text + std::string(columns - std::min(columns, display_width(text)), ' ');
-  };
   out += fmt::format("\n{:>{}}  {:<{}}  {}  {}{}\n", "#", number_width, "id", id_width,
-                     pad(level, level_width), title_inline ? pad(doc, doc_width) : doc,
+                     pad_right(level, level_width), title_inline ? pad_right(doc, doc_width) : doc,
                      title_inline ? "  " + std::string(tr("title")) : "");
   for (std::size_t i = 0; i < course.size(); ++i) {
     const Lesson& l = course[i].lesson;

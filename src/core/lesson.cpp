@@ -45,11 +45,9 @@ arma::mat read_weight(const TomlReader& toml, const toml::node& node, std::strin
                       std::size_t size) {
   if (node.is_string()) {
     if (node.as_string()->get() != "identity")
-      toml.fail(
-          &node, key,
-          fmt::format(
-              fmt::runtime(tr("\"{}\" is not a weight matrix; write a matrix or \"identity\"")),
-              node.as_string()->get()));
+      toml.fail(&node, key,
+                tr_format("\"{}\" is not a weight matrix; write a matrix or \"identity\"",
+                          node.as_string()->get()));
     return arma::eye(size, size);
   }
   return toml.matrix(node, key);
@@ -104,8 +102,7 @@ class LessonParser {
     const bool vowel =
         !what.empty() && std::string_view("aeiou").find(what[0]) != std::string_view::npos;
     toml_.fail(&node, key,
-               fmt::format(fmt::runtime(tr("\"{}\" is not {} {}; write {}")), s, vowel ? "an" : "a",
-                           what, names));
+               tr_format("\"{}\" is not {} {}; write {}", s, vowel ? "an" : "a", what, names));
   }
 
   void read_header(const toml::table& root) {
@@ -123,10 +120,9 @@ class LessonParser {
       if (lesson_.id.empty() || lesson_.id.front() == '.' ||
           !std::all_of(lesson_.id.begin(), lesson_.id.end(), file_safe))
         toml_.fail(n, "lesson.id",
-                   fmt::format(fmt::runtime(tr(
-                                   "\"{}\" cannot name a file; use letters, digits, '.', '_' and "
-                                   "'-' only, not starting with '.', e.g. \"my-lesson\"")),
-                               lesson_.id));
+                   tr_format("\"{}\" cannot name a file; use letters, digits, '.', '_' and "
+                             "'-' only, not starting with '.', e.g. \"my-lesson\"",
+                             lesson_.id));
     } else {  // the file's name, made safe
       lesson_.id = std::filesystem::path(toml_.origin()).stem().string();
       for (char& c : lesson_.id)
@@ -143,23 +139,18 @@ class LessonParser {
     if (const toml::node* n = get(t, "level")) {
       const long long level = toml_.integer(*n, "lesson.level");
       if (level < kMinLevel || level > kMaxLevel)
-        toml_.fail(
-            n, "lesson.level",
-            fmt::format(fmt::runtime(tr(
-                            "{} is not a level; write {} to {} (1 one head by hand, 2 scaling "
-                            "and softmax, 3 masks and positions, 4 several heads and sequences)")),
-                        level, kMinLevel, kMaxLevel));
+        toml_.fail(n, "lesson.level",
+                   tr_format("{} is not a level; write {} to {} (1 one head by hand, 2 scaling "
+                             "and softmax, 3 masks and positions, 4 several heads and sequences)",
+                             level, kMinLevel, kMaxLevel));
       lesson_.level = static_cast<int>(level);
     }
     if (const toml::node* n = get(t, "after")) {
       lesson_.after = toml_.strings(*n, "lesson.after");
       for (const std::string& id : lesson_.after)
         if (id == lesson_.id)
-          toml_.fail(
-              n, "lesson.after",
-              fmt::format(
-                  fmt::runtime(tr("\"{}\" is this lesson itself; list the lessons it builds on")),
-                  id));
+          toml_.fail(n, "lesson.after",
+                     tr_format("\"{}\" is this lesson itself; list the lessons it builds on", id));
     }
     if (const toml::node* n = get(t, "variant_of")) {
       lesson_.variant_of = toml_.string(*n, "lesson.variant_of");
@@ -197,19 +188,15 @@ class LessonParser {
         else
           toml_.fail(
               n, "model.scale",
-              fmt::format(
-                  fmt::runtime(tr(
-                      "\"{}\" is not a scale; write \"sqrt_dk\", \"none\" or a positive number")),
-                  s));
+              tr_format("\"{}\" is not a scale; write \"sqrt_dk\", \"none\" or a positive number",
+                        s));
       } else {
         const double s = toml_.number(*n, "model.scale").value;
         if (!(s > 0))
-          toml_.fail(
-              n, "model.scale",
-              fmt::format(
-                  fmt::runtime(tr("{} is not a valid divisor; the scale must be a positive number "
-                                  "(or \"sqrt_dk\" / \"none\")")),
-                  s));
+          toml_.fail(n, "model.scale",
+                     tr_format("{} is not a valid divisor; the scale must be a positive number "
+                               "(or \"sqrt_dk\" / \"none\")",
+                               s));
         lesson_.scale_kind = ScaleKind::number;
         lesson_.scale_number = s;
       }
@@ -247,9 +234,9 @@ class LessonParser {
     const toml::table* t = toml_.table(root, "input");
     if (!t)
       throw InputError(
-          fmt::format(fmt::runtime(tr("{}: missing table [input]; a lesson needs at least "
-                                      "[input] X = [[...]]")),
-                      toml_.origin()));
+          tr_format("{}: missing table [input]; a lesson needs at least "
+                    "[input] X = [[...]]",
+                    toml_.origin()));
     toml_.require_known_keys(*t, "input",
                              {"tokens", "X", "memory_tokens", "memory", "key_padding", "keep"});
     const toml::node* x = get(t, "X");
@@ -262,12 +249,10 @@ class LessonParser {
     if (const toml::node* n = get(t, "tokens")) {
       lesson_.tokens = toml_.strings(*n, "input.tokens");
       if (lesson_.tokens.size() != lesson_.X.n_rows)
-        toml_.fail(
-            n, "input.tokens",
-            fmt::format(
-                fmt::runtime(tr("{} tokens but X has {} rows ({}); give one token per row of X")),
-                lesson_.tokens.size(), lesson_.X.n_rows,
-                shape_str(lesson_.X.n_rows, lesson_.X.n_cols)));
+        toml_.fail(n, "input.tokens",
+                   tr_format("{} tokens but X has {} rows ({}); give one token per row of X",
+                             lesson_.tokens.size(), lesson_.X.n_rows,
+                             shape_str(lesson_.X.n_rows, lesson_.X.n_cols)));
     } else {
       lesson_.tokens = default_tokens(lesson_.X.n_rows);
     }
@@ -278,11 +263,9 @@ class LessonParser {
                       "(cross-attention) or remove memory_tokens"));
       lesson_.memory_tokens = toml_.strings(*n, "input.memory_tokens");
       if (lesson_.memory_tokens.size() != m)
-        toml_.fail(
-            n, "input.memory_tokens",
-            fmt::format(fmt::runtime(tr(
-                            "{} tokens but memory has {} rows; give one token per row of memory")),
-                        lesson_.memory_tokens.size(), m));
+        toml_.fail(n, "input.memory_tokens",
+                   tr_format("{} tokens but memory has {} rows; give one token per row of memory",
+                             lesson_.memory_tokens.size(), m));
     } else if (lesson_.memory) {
       for (std::size_t i = 0; i < m; ++i) lesson_.memory_tokens.push_back(fmt::format("m{}", i));
     }
@@ -301,21 +284,18 @@ class LessonParser {
           toml_.fail(&item, "input.key_padding", tr("each entry must be true (padded) or false"));
       }
       if (lesson_.key_padding.size() != m)
-        toml_.fail(
-            n, "input.key_padding",
-            fmt::format(
-                fmt::runtime(tr("{} entries but there are {} keys ({}); give one entry per key")),
-                lesson_.key_padding.size(), m, lesson_.memory ? "rows of memory" : "rows of X"));
+        toml_.fail(n, "input.key_padding",
+                   tr_format("{} entries but there are {} keys ({}); give one entry per key",
+                             lesson_.key_padding.size(), m,
+                             lesson_.memory ? "rows of memory" : "rows of X"));
     }
     if (const toml::node* n = get(t, "keep")) {
       const arma::mat keep = toml_.matrix(*n, "input.keep");
       if (keep.n_rows != lesson_.X.n_rows || keep.n_cols != m)
-        toml_.fail(
-            n, "input.keep",
-            fmt::format(
-                fmt::runtime(tr("keep is {} but the scores are {} (queries × keys); give one row "
-                                "per query and one column per key")),
-                shape_str(keep.n_rows, keep.n_cols), shape_str(lesson_.X.n_rows, m)));
+        toml_.fail(n, "input.keep",
+                   tr_format("keep is {} but the scores are {} (queries × keys); give one row "
+                             "per query and one column per key",
+                             shape_str(keep.n_rows, keep.n_cols), shape_str(lesson_.X.n_rows, m)));
       if (arma::any(arma::vectorise((keep != 0.0) % (keep != 1.0))))
         toml_.fail(n, "input.keep", tr("entries must be 1 (may attend) or 0 (masked)"));
       lesson_.keep = arma::conv_to<arma::umat>::from(keep);
@@ -326,9 +306,9 @@ class LessonParser {
     const toml::table* t = toml_.table(root, "weights");
     if (!t)
       throw InputError(
-          fmt::format(fmt::runtime(tr("{}: missing table [weights]; give W_Q, W_K and W_V "
-                                      "(a matrix each, or \"identity\")")),
-                      toml_.origin()));
+          tr_format("{}: missing table [weights]; give W_Q, W_K and W_V "
+                    "(a matrix each, or \"identity\")",
+                    toml_.origin()));
     weights_ = t;
     toml_.require_known_keys(*t, "weights",
                              {"layout", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O",
@@ -363,10 +343,9 @@ class LessonParser {
       for (std::string_view key : {"b_Q", "b_K", "b_V"})
         if (get(t, key))
           toml_.fail(n, "weights.in_proj_bias",
-                     fmt::format(fmt::runtime(tr(
-                                     "given together with {}: in_proj_bias already holds b_Q, b_K "
-                                     "and b_V one after another; remove {} or in_proj_bias")),
-                                 key, key));
+                     tr_format("given together with {}: in_proj_bias already holds b_Q, b_K "
+                               "and b_V one after another; remove {} or in_proj_bias",
+                               key, key));
       in_proj_bias_ = toml_.row(*n, "weights.in_proj_bias");  // split in check_shapes
     }
     if (const toml::node* n = get(t, "b_Q")) lesson_.b_Q = toml_.row(*n, "weights.b_Q");
@@ -389,34 +368,30 @@ class LessonParser {
     for (std::string_view key : {"W_Q", "W_K", "W_V"})
       if (get(weights_, key))
         toml_.fail(&packed, "weights.in_proj_weight",
-                   fmt::format(fmt::runtime(tr(
-                                   "given together with {}: in_proj_weight already holds W_Q, W_K "
-                                   "and W_V (nn.MultiheadAttention's packed projection); remove {} "
-                                   "or in_proj_weight")),
-                               key, key));
+                   tr_format("given together with {}: in_proj_weight already holds W_Q, W_K "
+                             "and W_V (nn.MultiheadAttention's packed projection); remove {} "
+                             "or in_proj_weight",
+                             key, key));
     in_proj_weight_ = &packed;
     const std::size_t d = lesson_.X.n_cols;
     if (lesson_.memory && lesson_.memory->n_cols != d)
-      toml_.fail(
-          &packed, "weights.in_proj_weight",
-          fmt::format(
-              fmt::runtime(tr("X is {} and memory is {}: in_proj_weight projects queries, keys "
-                              "and values of one width, but here they differ (PyTorch then keeps "
-                              "q_proj_weight, k_proj_weight and v_proj_weight apart); give W_Q, "
-                              "W_K and W_V instead, with layout = \"out_in\" to write them as "
-                              "PyTorch stores them")),
-              shape_str(lesson_.X.n_rows, d),
-              shape_str(lesson_.memory->n_rows, lesson_.memory->n_cols)));
+      toml_.fail(&packed, "weights.in_proj_weight",
+                 tr_format("X is {} and memory is {}: in_proj_weight projects queries, keys "
+                           "and values of one width, but here they differ (PyTorch then keeps "
+                           "q_proj_weight, k_proj_weight and v_proj_weight apart); give W_Q, "
+                           "W_K and W_V instead, with layout = \"out_in\" to write them as "
+                           "PyTorch stores them",
+                           shape_str(lesson_.X.n_rows, d),
+                           shape_str(lesson_.memory->n_rows, lesson_.memory->n_cols)));
     const arma::mat P = toml_.matrix(packed, "weights.in_proj_weight");
     if (P.n_rows != 3 * d || P.n_cols != d)
       toml_.fail(
           &packed, "weights.in_proj_weight",
-          fmt::format(
-              fmt::runtime(tr("in_proj_weight is {} and X is {}: it stacks W_Q, W_K and W_V, "
-                              "each embed_dim × embed_dim (out × in) with embed_dim = the columns "
-                              "of X = {}, so it must be {} ({}·{} rows, {} columns)")),
-              shape_str(P.n_rows, P.n_cols), shape_str(lesson_.X.n_rows, lesson_.X.n_cols), d,
-              shape_str(3 * d, d), 3, d, d));
+          tr_format("in_proj_weight is {} and X is {}: it stacks W_Q, W_K and W_V, "
+                    "each embed_dim × embed_dim (out × in) with embed_dim = the columns "
+                    "of X = {}, so it must be {} ({}·{} rows, {} columns)",
+                    shape_str(P.n_rows, P.n_cols), shape_str(lesson_.X.n_rows, lesson_.X.n_cols), d,
+                    shape_str(3 * d, d), 3, d, d));
     lesson_.W_Q = P.rows(0, d - 1).t();
     lesson_.W_K = P.rows(d, 2 * d - 1).t();
     lesson_.W_V = P.rows(2 * d, 3 * d - 1).t();
@@ -430,12 +405,10 @@ class LessonParser {
     if (!t) {
       for (std::string_view key : kLayerWeights)
         if (const toml::node* n = get(weights_, key))
-          toml_.fail(
-              n, fmt::format("weights.{}", key),
-              fmt::format(
-                  fmt::runtime(tr("{} belongs to an encoder layer, but the lesson has no [layer]; "
-                                  "add [layer] kind = \"encoder\" or remove {}")),
-                  key, key));
+          toml_.fail(n, fmt::format("weights.{}", key),
+                     tr_format("{} belongs to an encoder layer, but the lesson has no [layer]; "
+                               "add [layer] kind = \"encoder\" or remove {}",
+                               key, key));
       return;
     }
     toml_.require_known_keys(*t, "layer", {"kind", "norm", "activation", "eps"});
@@ -454,19 +427,18 @@ class LessonParser {
       layer.eps = toml_.number(*n, "layer.eps").value;
       if (!(layer.eps > 0))
         toml_.fail(n, "layer.eps",
-                   fmt::format(fmt::runtime(tr(
-                                   "{} cannot keep √(var + eps) away from 0; give a small positive "
-                                   "number such as 1e-5")),
-                               layer.eps));
+                   tr_format("{} cannot keep √(var + eps) away from 0; give a small positive "
+                             "number such as 1e-5",
+                             layer.eps));
     }
     auto required = [&](std::string_view key) {
       const toml::node* n = get(weights_, key);
       if (!n)
         toml_.fail(
             weights_, fmt::format("weights.{}", key),
-            fmt::format(fmt::runtime(tr("missing; an encoder layer needs {} ({})")), key,
-                        key == "W_1" ? dims_text("d_model", "d_ff") + ", the FFN's first layer"
-                                     : dims_text("d_ff", "d_model") + ", the FFN's second layer"));
+            tr_format("missing; an encoder layer needs {} ({})", key,
+                      key == "W_1" ? dims_text("d_model", "d_ff") + ", the FFN's first layer"
+                                   : dims_text("d_ff", "d_model") + ", the FFN's second layer"));
       const arma::mat W = toml_.matrix(*n, fmt::format("weights.{}", key));
       return out_in_ ? arma::mat(W.t()) : W;
     };
@@ -511,12 +483,10 @@ class LessonParser {
                     "tokens, which are not generated yet); add causal = true under [model] or set "
                     "kv_cache = false"));
     if (!l.key_padding.empty() || l.keep)
-      toml_.fail(
-          n, "decode.kv_cache",
-          fmt::format(
-              fmt::runtime(tr("the KV cache steps apply the causal mask only, but the lesson also "
-                              "masks by input.{}; remove it or set kv_cache = false")),
-              l.keep ? "keep" : "key_padding"));
+      toml_.fail(n, "decode.kv_cache",
+                 tr_format("the KV cache steps apply the causal mask only, but the lesson also "
+                           "masks by input.{}; remove it or set kv_cache = false",
+                           l.keep ? "keep" : "key_padding"));
   }
 
   void read_exercise(const toml::table& root) {
@@ -590,13 +560,11 @@ class LessonParser {
     Lesson& l = lesson_;
     const std::size_t q = l.W_Q.n_cols, k = l.W_K.n_cols, v = l.W_V.n_cols;
     if (in_proj_bias_->n_elem != q + k + v)
-      toml_.fail(
-          get(weights_, "in_proj_bias"), "weights.in_proj_bias",
-          fmt::format(
-              fmt::runtime(tr("in_proj_bias has {} entries but W_Q, W_K and W_V give {} + {} + {} "
-                              "= {} outputs: it holds b_Q, b_K and b_V one after another; give {} "
-                              "entries")),
-              in_proj_bias_->n_elem, q, k, v, q + k + v, q + k + v));
+      toml_.fail(get(weights_, "in_proj_bias"), "weights.in_proj_bias",
+                 tr_format("in_proj_bias has {} entries but W_Q, W_K and W_V give {} + {} + {} "
+                           "= {} outputs: it holds b_Q, b_K and b_V one after another; give {} "
+                           "entries",
+                           in_proj_bias_->n_elem, q, k, v, q + k + v, q + k + v));
     l.b_Q = in_proj_bias_->cols(0, q - 1);
     l.b_K = in_proj_bias_->cols(q, q + k - 1);
     l.b_V = in_proj_bias_->cols(q + k, q + k + v - 1);
@@ -613,47 +581,39 @@ class LessonParser {
       if (in.n_cols != weight.n_rows)
         toml_.fail(
             w(weight_key), fmt::format("weights.{}", weight_key),
-            fmt::format(
-                fmt::runtime(tr("{} is {} and {} is {}{}: the columns of {} ({}) must equal the {} "
-                                "of {} ({}) to form {}·{}; give {} {} {}")),
-                in_name, shape_str(in.n_rows, in.n_cols), weight_key, written_shape(weight),
-                layout_note(), in_name, in.n_cols, in_side(), weight_key, weight.n_rows, in_name,
-                weight_key, weight_key, in.n_cols, in_side()));
+            tr_format("{} is {} and {} is {}{}: the columns of {} ({}) must equal the {} "
+                      "of {} ({}) to form {}·{}; give {} {} {}",
+                      in_name, shape_str(in.n_rows, in.n_cols), weight_key, written_shape(weight),
+                      layout_note(), in_name, in.n_cols, in_side(), weight_key, weight.n_rows,
+                      in_name, weight_key, weight_key, in.n_cols, in_side()));
     };
     product_rule(l.X, "X", l.W_Q, "W_Q");
     product_rule(source, key_source, l.W_K, "W_K");
     product_rule(source, key_source, l.W_V, "W_V");
     if (l.W_Q.n_cols != l.W_K.n_cols)
-      toml_.fail(
-          w("W_K"), "weights.W_K",
-          fmt::format(
-              fmt::runtime(tr("Q and K must have the same number of columns to form Q·Kᵀ: W_Q is "
-                              "{} (Q has {} columns) but W_K is {}{} (K has {}); give W_K {} {}")),
-              written_shape(l.W_Q), l.W_Q.n_cols, written_shape(l.W_K), layout_note(), l.W_K.n_cols,
-              l.W_Q.n_cols, out_side()));
+      toml_.fail(w("W_K"), "weights.W_K",
+                 tr_format("Q and K must have the same number of columns to form Q·Kᵀ: W_Q is "
+                           "{} (Q has {} columns) but W_K is {}{} (K has {}); give W_K {} {}",
+                           written_shape(l.W_Q), l.W_Q.n_cols, written_shape(l.W_K), layout_note(),
+                           l.W_K.n_cols, l.W_Q.n_cols, out_side()));
     const toml::node* heads_node = get(model_, "heads");
     if (l.W_Q.n_cols % l.heads != 0)
-      toml_.fail(
-          heads_node ? heads_node : w("W_Q"), "model.heads",
-          fmt::format(fmt::runtime(tr(
-                          "heads = {} does not divide the projection width {} (W_Q is {}); "
-                          "each head takes an equal block of columns: choose heads dividing {}")),
-                      l.heads, l.W_Q.n_cols, written_shape(l.W_Q), l.W_Q.n_cols));
+      toml_.fail(heads_node ? heads_node : w("W_Q"), "model.heads",
+                 tr_format("heads = {} does not divide the projection width {} (W_Q is {}); "
+                           "each head takes an equal block of columns: choose heads dividing {}",
+                           l.heads, l.W_Q.n_cols, written_shape(l.W_Q), l.W_Q.n_cols));
     if (l.W_V.n_cols % l.heads != 0)
-      toml_.fail(
-          heads_node ? heads_node : w("W_V"), "model.heads",
-          fmt::format(
-              fmt::runtime(tr("heads = {} does not divide the value width {} (W_V is {}); choose "
-                              "heads dividing {}")),
-              l.heads, l.W_V.n_cols, written_shape(l.W_V), l.W_V.n_cols));
+      toml_.fail(heads_node ? heads_node : w("W_V"), "model.heads",
+                 tr_format("heads = {} does not divide the value width {} (W_V is {}); choose "
+                           "heads dividing {}",
+                           l.heads, l.W_V.n_cols, written_shape(l.W_V), l.W_V.n_cols));
     const std::size_t d_k = l.W_Q.n_cols / l.heads;
     if (l.d_k != 0 && l.d_k != d_k)
       toml_.fail(
           d_k_node_, "model.d_k",
-          fmt::format(
-              fmt::runtime(tr("d_k = {} but W_Q is {} with {} head(s), so d_k = {} / {} = {}; fix "
-                              "d_k or the {} of W_Q")),
-              l.d_k, written_shape(l.W_Q), l.heads, l.W_Q.n_cols, l.heads, d_k, out_side()));
+          tr_format("d_k = {} but W_Q is {} with {} head(s), so d_k = {} / {} = {}; fix "
+                    "d_k or the {} of W_Q",
+                    l.d_k, written_shape(l.W_Q), l.heads, l.W_Q.n_cols, l.heads, d_k, out_side()));
     l.d_k = d_k;
     l.d_v = l.W_V.n_cols / l.heads;
 
@@ -662,9 +622,8 @@ class LessonParser {
       if (b && b->n_elem != width)
         toml_.fail(
             w(key), fmt::format("weights.{}", key),
-            fmt::format(
-                fmt::runtime(tr("{} has {} entries but {} has {} {}{}; give one bias per {}")), key,
-                b->n_elem, of, width, out_side(), layout_note(), out_in_ ? "row" : "column"));
+            tr_format("{} has {} entries but {} has {} {}{}; give one bias per {}", key, b->n_elem,
+                      of, width, out_side(), layout_note(), out_in_ ? "row" : "column"));
     };
     split_in_proj_bias();
     bias_rule(l.b_Q, "b_Q", l.W_Q.n_cols, "W_Q");
@@ -674,13 +633,11 @@ class LessonParser {
     if (l.W_O) {
       if (w_o_identity_) l.W_O = arma::eye(concat_width, concat_width);
       if (l.W_O->n_rows != concat_width)
-        toml_.fail(
-            w("W_O"), "weights.W_O",
-            fmt::format(
-                fmt::runtime(tr("the concatenated heads are {} wide ({} heads × d_v {}) but W_O is "
-                                "{}{}; W_O needs {} {} to form concat·W_O")),
-                concat_width, l.heads, l.d_v, written_shape(*l.W_O), layout_note(), concat_width,
-                in_side()));
+        toml_.fail(w("W_O"), "weights.W_O",
+                   tr_format("the concatenated heads are {} wide ({} heads × d_v {}) but W_O is "
+                             "{}{}; W_O needs {} {} to form concat·W_O",
+                             concat_width, l.heads, l.d_v, written_shape(*l.W_O), layout_note(),
+                             concat_width, in_side()));
       bias_rule(l.b_O, "b_O", l.W_O->n_cols, "W_O");
     } else if (l.b_O) {
       toml_.fail(w("b_O"), "weights.b_O", tr("b_O given without W_O; add W_O or remove b_O"));
@@ -703,55 +660,48 @@ class LessonParser {
     if (!l.W_O)
       toml_.fail(
           weights_, "weights.W_O",
-          fmt::format(
-              fmt::runtime(tr("missing; an encoder layer adds the attention's output to X ({}), "
-                              "so give W_O, {} ({})")),
-              x_shape, dims_text(std::to_string(l.heads * l.d_v), std::to_string(d_model)),
-              dims_text("concat width", "d_model")));
+          tr_format("missing; an encoder layer adds the attention's output to X ({}), "
+                    "so give W_O, {} ({})",
+                    x_shape, dims_text(std::to_string(l.heads * l.d_v), std::to_string(d_model)),
+                    dims_text("concat width", "d_model")));
     if (l.W_O->n_cols != d_model)
       toml_.fail(w("W_O"), "weights.W_O",
-                 fmt::format(fmt::runtime(tr(
-                                 "W_O is {} but X is {}: the residual sum X + output needs output "
-                                 "as wide as X, so W_O must be {} (d_model = {} {}){}")),
-                             written_shape(*l.W_O), x_shape,
-                             dims_text(std::to_string(l.W_O->n_rows), std::to_string(d_model)),
-                             d_model, out_side(), layout_note()));
+                 tr_format("W_O is {} but X is {}: the residual sum X + output needs output "
+                           "as wide as X, so W_O must be {} (d_model = {} {}){}",
+                           written_shape(*l.W_O), x_shape,
+                           dims_text(std::to_string(l.W_O->n_rows), std::to_string(d_model)),
+                           d_model, out_side(), layout_note()));
     const arma::mat& W_1 = layer.W_1;
     const arma::mat& W_2 = layer.W_2;
     if (W_1.n_rows != d_model)
-      toml_.fail(
-          w("W_1"), "weights.W_1",
-          fmt::format(
-              fmt::runtime(tr("W_1 is {} but X is {}: the FFN multiplies rows of width d_model = "
-                              "{} by W_1, so W_1 must be {}{}; give W_1 {} {}")),
-              written_shape(W_1), x_shape, d_model, dims_text("d_model", "d_ff"), layout_note(),
-              d_model, in_side()));
+      toml_.fail(w("W_1"), "weights.W_1",
+                 tr_format("W_1 is {} but X is {}: the FFN multiplies rows of width d_model = "
+                           "{} by W_1, so W_1 must be {}{}; give W_1 {} {}",
+                           written_shape(W_1), x_shape, d_model, dims_text("d_model", "d_ff"),
+                           layout_note(), d_model, in_side()));
     const std::size_t d_ff = W_1.n_cols;
     if (W_2.n_rows != d_ff || W_2.n_cols != d_model)
       toml_.fail(
           w("W_2"), "weights.W_2",
-          fmt::format(
-              fmt::runtime(tr("W_2 is {} but W_1 is {} and X is {}: W_2 must be {} = {}{} (its {} "
-                              "take W_1's {} {}, its {} give back d_model for the residual sum)")),
-              written_shape(W_2), written_shape(W_1), x_shape, dims_text("d_ff", "d_model"),
-              dims_text(std::to_string(d_ff), std::to_string(d_model), "×"), layout_note(),
-              in_side(), d_ff, out_side(), out_side()));
+          tr_format("W_2 is {} but W_1 is {} and X is {}: W_2 must be {} = {}{} (its {} "
+                    "take W_1's {} {}, its {} give back d_model for the residual sum)",
+                    written_shape(W_2), written_shape(W_1), x_shape, dims_text("d_ff", "d_model"),
+                    dims_text(std::to_string(d_ff), std::to_string(d_model), "×"), layout_note(),
+                    in_side(), d_ff, out_side(), out_side()));
     auto length_rule = [&](const std::optional<arma::rowvec>& v, std::string_view key,
                            std::size_t width, std::string_view why) {
       if (v && v->n_elem != width)
-        toml_.fail(w(key), fmt::format("weights.{}", key),
-                   fmt::format(fmt::runtime(tr("{} has {} entries but {}; give {} entries")), key,
-                               v->n_elem, why, width));
+        toml_.fail(
+            w(key), fmt::format("weights.{}", key),
+            tr_format("{} has {} entries but {}; give {} entries", key, v->n_elem, why, width));
     };
     length_rule(layer.b_1, "b_1", d_ff,
-                fmt::format(fmt::runtime(tr("W_1 is {} (d_ff = {} {})")), written_shape(W_1), d_ff,
-                            out_side()));
+                tr_format("W_1 is {} (d_ff = {} {})", written_shape(W_1), d_ff, out_side()));
     length_rule(layer.b_2, "b_2", d_model,
-                fmt::format(fmt::runtime(tr("W_2 is {} (d_model = {} {})")), written_shape(W_2),
-                            d_model, out_side()));
-    const std::string per_feature = fmt::format(
-        fmt::runtime(tr("LayerNorm scales and shifts each of X's d_model = {} features (X is {})")),
-        d_model, x_shape);
+                tr_format("W_2 is {} (d_model = {} {})", written_shape(W_2), d_model, out_side()));
+    const std::string per_feature =
+        tr_format("LayerNorm scales and shifts each of X's d_model = {} features (X is {})",
+                  d_model, x_shape);
     length_rule(layer.ln1_gamma, "ln1_gamma", d_model, per_feature);
     length_rule(layer.ln1_beta, "ln1_beta", d_model, per_feature);
     length_rule(layer.ln2_gamma, "ln2_gamma", d_model, per_feature);

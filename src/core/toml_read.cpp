@@ -144,9 +144,9 @@ TomlReader::TomlReader(std::string_view text, std::string origin)
   try {
     root_ = toml::parse(text_, origin_);
   } catch (const toml::parse_error& e) {
-    throw InputError(
-        fmt::format(fmt::runtime(tr("{}:{}:{}: TOML syntax error: {}. Fix the file at that line.")),
-                    origin_, e.source().begin.line, e.source().begin.column, e.description()));
+    throw InputError(tr_format("{}:{}:{}: TOML syntax error: {}. Fix the file at that line.",
+                               origin_, e.source().begin.line, e.source().begin.column,
+                               e.description()));
   }
 }
 
@@ -157,10 +157,8 @@ int TomlReader::line_of(const toml::node* node) const {
 void TomlReader::fail(const toml::node* node, std::string_view key,
                       std::string_view message) const {
   const int line = line_of(node);
-  if (line > 0)
-    throw InputError(
-        fmt::format(fmt::runtime(tr("{}:{}: key '{}': {}")), origin_, line, key, message));
-  throw InputError(fmt::format(fmt::runtime(tr("{}: key '{}': {}")), origin_, key, message));
+  if (line > 0) throw InputError(tr_format("{}:{}: key '{}': {}", origin_, line, key, message));
+  throw InputError(tr_format("{}: key '{}': {}", origin_, key, message));
 }
 
 void TomlReader::require_known_keys(const toml::table& table, std::string_view where,
@@ -172,11 +170,10 @@ void TomlReader::require_known_keys(const toml::table& table, std::string_view w
     std::string known;
     for (std::string_view candidate : allowed)
       known += (known.empty() ? "" : ", ") + std::string(candidate);
-    const std::string hint =
-        best.empty() ? "" : fmt::format(fmt::runtime(tr("; did you mean '{}'?")), best);
+    const std::string hint = best.empty() ? "" : tr_format("; did you mean '{}'?", best);
     fail(&node, fmt::format("{}{}", where.empty() ? "" : std::string(where) + ".", name),
-         fmt::format(fmt::runtime(tr("unknown key{} (known keys{}: {})")), hint,
-                     where.empty() ? "" : fmt::format(fmt::runtime(tr(" in [{}]")), where), known));
+         tr_format("unknown key{} (known keys{}: {})", hint,
+                   where.empty() ? "" : tr_format(" in [{}]", where), known));
   }
 }
 
@@ -184,28 +181,25 @@ const toml::table* TomlReader::table(const toml::table& parent, std::string_view
   const toml::node* node = parent.get(key);
   if (!node) return nullptr;
   if (!node->is_table())
-    fail(node, key,
-         fmt::format(fmt::runtime(tr("expected a table [{}], found {}")), key, type_name(*node)));
+    fail(node, key, tr_format("expected a table [{}], found {}", key, type_name(*node)));
   return node->as_table();
 }
 
 std::string TomlReader::string(const toml::node& node, std::string_view key) const {
   if (!node.is_string())
-    fail(&node, key, fmt::format(fmt::runtime(tr("expected a string, found {}")), type_name(node)));
+    fail(&node, key, tr_format("expected a string, found {}", type_name(node)));
   return node.as_string()->get();
 }
 
 bool TomlReader::boolean(const toml::node& node, std::string_view key) const {
   if (!node.is_boolean())
-    fail(&node, key,
-         fmt::format(fmt::runtime(tr("expected true or false, found {}")), type_name(node)));
+    fail(&node, key, tr_format("expected true or false, found {}", type_name(node)));
   return node.as_boolean()->get();
 }
 
 long long TomlReader::integer(const toml::node& node, std::string_view key) const {
   if (!node.is_integer())
-    fail(&node, key,
-         fmt::format(fmt::runtime(tr("expected an integer, found {}")), type_name(node)));
+    fail(&node, key, tr_format("expected an integer, found {}", type_name(node)));
   return node.as_integer()->get();
 }
 
@@ -283,9 +277,9 @@ WrittenNumber TomlReader::read_number(const toml::node& node, NumberRules rules,
     out.value = std::strtod(begin, &end);
     while (end && *end == ' ') ++end;
     if (end == begin || *end != '\0') {
-      error = fmt::format(
-          fmt::runtime(tr("\"{}\" is not a number; write a number such as 1.70 or \"1.70\"{}")), s,
-          s.find(',') != std::string::npos ? " (with a decimal point, not a comma)" : "");
+      error =
+          tr_format("\"{}\" is not a number; write a number such as 1.70 or \"1.70\"{}", s,
+                    s.find(',') != std::string::npos ? " (with a decimal point, not a comma)" : "");
       return out;
     }
     if (rules.decimals) {
@@ -295,13 +289,12 @@ WrittenNumber TomlReader::read_number(const toml::node& node, NumberRules rules,
       out.decimals = decimals_written(trimmed);
     }
   } else {
-    error = fmt::format(fmt::runtime(tr("expected a number, found {}")), type_name(node));
+    error = tr_format("expected a number, found {}", type_name(node));
     return out;
   }
   if (!std::isfinite(out.value))
-    error =
-        fmt::format(fmt::runtime(tr("{} is not allowed here; every input must be a finite number")),
-                    std::isnan(out.value) ? "NaN" : "infinity");
+    error = tr_format("{} is not allowed here; every input must be a finite number",
+                      std::isnan(out.value) ? "NaN" : "infinity");
   return out;
 }
 
@@ -319,8 +312,7 @@ std::vector<std::vector<WrittenNumber>> TomlReader::number_matrix(const toml::no
 std::vector<WrittenNumber> TomlReader::read_row(const toml::node& node, std::string_view key,
                                                 NumberRules rules) const {
   if (!node.is_array())
-    fail(&node, key,
-         fmt::format(fmt::runtime(tr("expected an array of numbers, found {}")), type_name(node)));
+    fail(&node, key, tr_format("expected an array of numbers, found {}", type_name(node)));
   const toml::array& array = *node.as_array();
   std::vector<WrittenNumber> out;
   out.reserve(array.size());
@@ -345,16 +337,13 @@ std::vector<std::vector<WrittenNumber>> TomlReader::read_matrix(const toml::node
   std::size_t r = 0;
   for (const toml::node& item : *node.as_array()) {
     if (!item.is_array())
-      fail(&item, key,
-           fmt::format(fmt::runtime(tr("row {} is {}, not an array of numbers")), r,
-                       type_name(item)));
+      fail(&item, key, tr_format("row {} is {}, not an array of numbers", r, type_name(item)));
     rows.push_back(read_row(item, fmt::format("{}[{}]", key, r), rules));
     if (rows.back().size() != rows.front().size())
       fail(&item, key,
-           fmt::format(fmt::runtime(tr(
-                           "ragged matrix: row {} has {} numbers but row 0 has {}; every row must "
-                           "have the same length")),
-                       r, rows.back().size(), rows.front().size()));
+           tr_format("ragged matrix: row {} has {} numbers but row 0 has {}; every row must "
+                     "have the same length",
+                     r, rows.back().size(), rows.front().size()));
     ++r;
   }
   return rows;
@@ -373,8 +362,7 @@ arma::rowvec TomlReader::row(const toml::node& node, std::string_view key) const
 
 std::vector<std::string> TomlReader::strings(const toml::node& node, std::string_view key) const {
   if (!node.is_array())
-    fail(&node, key,
-         fmt::format(fmt::runtime(tr("expected an array of strings, found {}")), type_name(node)));
+    fail(&node, key, tr_format("expected an array of strings, found {}", type_name(node)));
   std::vector<std::string> out;
   for (const toml::node& item : *node.as_array()) out.push_back(string(item, key));
   return out;
@@ -445,43 +433,40 @@ StepValues TomlReader::step_values(const toml::node& item, const std::string& wh
 void require_fits(const StepValues& said, const Trace& trace, const std::string& origin,
                   std::string_view noun) {
   auto fail_at = [&](int line, std::string_view key, const std::string& message) {
-    throw InputError(fmt::format(fmt::runtime(tr("{}:{}: key '{}.{}': {} on {}: {}")), origin, line,
-                                 said.key, key, noun, said.step, message));
+    throw InputError(tr_format("{}:{}: key '{}.{}': {} on {}: {}", origin, line, said.key, key,
+                               noun, said.step, message));
   };
   const Step* step = trace.find(said.step);
   if (!step)
     fail_at(said.step_line, "step",
-            fmt::format(fmt::runtime(tr("unknown step id '{}' for lesson {}; valid ids: {}")),
-                        said.step, trace.lesson_id, fmt::join(trace.ids(), ", ")));
+            tr_format("unknown step id '{}' for lesson {}; valid ids: {}", said.step,
+                      trace.lesson_id, fmt::join(trace.ids(), ", ")));
   const std::size_t rows = step->value.n_rows, cols = step->value.n_cols;
-  const std::string shape =
-      fmt::format(fmt::runtime(tr("{} is {} (rows 0 to {}, columns 0 to {})")), said.step,
-                  shape_str(rows, cols), rows - 1, cols - 1);
+  const std::string shape = tr_format("{} is {} (rows 0 to {}, columns 0 to {})", said.step,
+                                      shape_str(rows, cols), rows - 1, cols - 1);
   switch (said.where.kind) {
     case CellSelector::Kind::cell:
       if (said.where.row >= rows || said.where.col >= cols)
         fail_at(said.where_line, "cell",
-                fmt::format(fmt::runtime(tr("cell [{}, {}] is outside the step: {}")),
-                            said.where.row, said.where.col, shape));
+                tr_format("cell [{}, {}] is outside the step: {}", said.where.row, said.where.col,
+                          shape));
       break;
     case CellSelector::Kind::row:
       if (said.where.row >= rows)
-        fail_at(
-            said.where_line, "row",
-            fmt::format(fmt::runtime(tr("row {} is outside the step: {}")), said.where.row, shape));
+        fail_at(said.where_line, "row",
+                tr_format("row {} is outside the step: {}", said.where.row, shape));
       if (said.values[0].size() != cols)
         fail_at(said.values_line, "values",
-                fmt::format(fmt::runtime(tr("a row of {} has {} numbers, but {} were given")),
-                            said.step, cols, said.values[0].size()));
+                tr_format("a row of {} has {} numbers, but {} were given", said.step, cols,
+                          said.values[0].size()));
       break;
     case CellSelector::Kind::matrix:
       if (said.values.size() != rows || said.values[0].size() != cols)
         fail_at(
             said.values_line, "values",
-            fmt::format(
-                fmt::runtime(tr("{} is {}, but the values given are {} rows of {}; give every row "
-                                "and column")),
-                said.step, shape_str(rows, cols), said.values.size(), said.values[0].size()));
+            tr_format("{} is {}, but the values given are {} rows of {}; give every row "
+                      "and column",
+                      said.step, shape_str(rows, cols), said.values.size(), said.values[0].size()));
       break;
   }
 }

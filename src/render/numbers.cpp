@@ -101,6 +101,16 @@ std::size_t display_width(const std::string& text) {
   return width;
 }
 
+std::string pad_left(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
+}
+
+std::string pad_right(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
 std::string clip_to_width(const std::string& text, std::size_t width) {
   if (display_width(text) <= width) return text;
   if (width == 0) return "";

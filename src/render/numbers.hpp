@@ -36,6 +36,11 @@ std::string format_stats(const MatrixStats& s, int precision);
 // Display width of UTF-8 text (code points; wide CJK characters count 2).
 std::size_t display_width(const std::string& text);
 
+// `s` padded with spaces on the left (pad_left) or right (pad_right) to
+// `width` columns of display; as it is when it is that wide already.
+std::string pad_left(const std::string& s, std::size_t width);
+std::string pad_right(const std::string& s, std::size_t width);
+
 // `text` cut to at most `width` columns, ending in "…" when it was cut.
 std::string clip_to_width(const std::string& text, std::size_t width);
 

@@ -21,16 +21,6 @@ namespace attn {
 
 namespace {
 
-std::string pad_left(const std::string& s, std::size_t width) {
-  const std::size_t w = display_width(s);
-  return w >= width ? s : std::string(width - w, ' ') + s;
-}
-
-std::string pad_right(const std::string& s, std::size_t width) {
-  const std::size_t w = display_width(s);
-  return w >= width ? s : s + std::string(width - w, ' ');
-}
-
 // ---- What a cell is, and its colour -------------------------------------
 
 // A cell the mask hides is shown as masked from the masked step on; one that

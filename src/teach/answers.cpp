@@ -54,10 +54,9 @@ class AnswersParser {
           const auto [it, fresh] = given_at.emplace(cell, std::make_pair(a.line, v));
           if (!fresh &&
               !(it->second.second == v || (std::isnan(v) && std::isnan(it->second.second))))
-            throw InputError(fmt::format(
-                fmt::runtime(tr(
-                    "{}:{}: key '{}': {}[{}, {}] is answered {} here but {} at line {}; give each "
-                    "cell one value")),
+            throw InputError(tr_format(
+                "{}:{}: key '{}': {}[{}, {}] is answered {} here but {} at line {}; give each "
+                "cell one value",
                 toml_.origin(), a.line, a.key, a.step, a.step_row(r), a.step_col(c),
                 short_number(v), short_number(it->second.second), it->second.first));
         }
@@ -98,10 +97,9 @@ std::vector<Answer> load_answers_file(const std::string& path, const Lesson& les
                                       const Trace& trace) {
   AnswersFile file = parse_answers_file(read_file(path), path, trace);
   if (!file.variant.empty() && !lesson.variant.empty() && file.variant != lesson.variant)
-    throw InputError(fmt::format(
-        fmt::runtime(tr(
-            "{}: these are the answers of {} (variant {}), but {} is the exercise of {} (variant "
-            "{}); mark each student's answers against their own lesson.toml")),
+    throw InputError(tr_format(
+        "{}: these are the answers of {} (variant {}), but {} is the exercise of {} (variant "
+        "{}); mark each student's answers against their own lesson.toml",
         path, file.student.empty() ? "another student" : file.student, file.variant, lesson.origin,
         lesson.student.empty() ? "another student" : lesson.student, lesson.variant));
   return std::move(file.answers);

@@ -20,15 +20,9 @@ namespace attn {
 
 namespace {
 
-// A message of this report with its values, in the process-wide language.
-template <typename... Args>
-std::string said(std::string_view msgid, const Args&... args) {
-  return fmt::format(fmt::runtime(tr(msgid)), args...);
-}
-
 // "3 values" / "1 value": the count with the word that fits it.
 std::string counted(std::size_t n, std::string_view one, std::string_view many) {
-  return said(n == 1 ? one : many, n);
+  return tr_format(n == 1 ? one : many, n);
 }
 
 // A status or a diagnosis label as the reader's language names it.
@@ -52,9 +46,10 @@ std::string answer_title(const Trace& trace, const Answer& a) {
     case CellSelector::Kind::cell:
       return where(trace, a.step, a.where.row, a.where.col);
     case CellSelector::Kind::row:
-      return said(N_("{} row {} ({})"), a.step, a.where.row, trace.at(a.step).rows.at(a.where.row));
+      return tr_format(N_("{} row {} ({})"), a.step, a.where.row,
+                       trace.at(a.step).rows.at(a.where.row));
     case CellSelector::Kind::matrix:
-      return said(N_("{} (whole matrix)"), a.step);
+      return tr_format(N_("{} (whole matrix)"), a.step);
   }
   return a.step;
 }
@@ -74,16 +69,17 @@ std::string carried_sentence(const std::vector<CarriedSource>& sources) {
   }
   const std::string_view and_ = tr(" and ");
   if (wrong_steps.empty())
-    return built.empty() ? std::string(tr("right on your own earlier numbers as you wrote them"))
-                         : said(N_("right on your own earlier numbers as you wrote them (your {})"),
-                                fmt::join(built, and_));
+    return built.empty()
+               ? std::string(tr("right on your own earlier numbers as you wrote them"))
+               : tr_format(N_("right on your own earlier numbers as you wrote them (your {})"),
+                           fmt::join(built, and_));
   const bool one = wrong_steps.size() == 1;
-  std::string out = said(one ? N_("right given your {}, which was wrong at {}")
-                             : N_("right given your {}, which were wrong at {}"),
-                         fmt::join(wrong_steps, and_), fmt::join(wrong_cells, ", "));
+  std::string out = tr_format(one ? N_("right given your {}, which was wrong at {}")
+                                  : N_("right given your {}, which were wrong at {}"),
+                              fmt::join(wrong_steps, and_), fmt::join(wrong_cells, ", "));
   if (!built.empty())
-    out += said(one ? N_(" (and your {}, built on it)") : N_(" (and your {}, built on them)"),
-                fmt::join(built, and_));
+    out += tr_format(one ? N_(" (and your {}, built on it)") : N_(" (and your {}, built on them)"),
+                     fmt::join(built, and_));
   return out;
 }
 
@@ -166,9 +162,10 @@ std::string working(const std::string& indent, const std::string& label, const C
 // A diagnosis: the mistake, then why the right step is right and where to see it.
 std::string mistake(const std::string& indent, const Diagnosis& d) {
   std::string out =
-      indent + said(N_("mistake: {} — {}"), shown_name(d.label), shown_detail(d)) + "\n";
+      indent + tr_format(N_("mistake: {} — {}"), shown_name(d.label), shown_detail(d)) + "\n";
   if (!d.why.empty())
-    out += indent + said(N_("why: {0} See lesson {1} (attn-trace run {1})."), tr(d.why), d.lesson) +
+    out += indent +
+           tr_format(N_("why: {0} See lesson {1} (attn-trace run {1})."), tr(d.why), d.lesson) +
            "\n";
   return out;
 }
@@ -183,23 +180,24 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
     out += fmt::format("   {} — {}\n", where(truth, a.answer.step, c.row, c.col),
                        shown_name(verdict_name(c.verdict)));
   const int decimals = c.given.decimals;
-  out += indent +
-         said(N_("given {} · expected {}"), given_text(c.given), value_text(c.expected, decimals));
+  out += indent + tr_format(N_("given {} · expected {}"), given_text(c.given),
+                            value_text(c.expected, decimals));
   // A tolerance the answer gave in full; the default shown as the half unit it rounds to.
   if (std::isfinite(c.given.value) && c.note.empty())
     out +=
         fmt::format(" (±{})", format_by_hand(c.tolerance, a.answer.tolerance ? 6 : decimals + 1));
   if (c.carried_expected && c.verdict != Verdict::ok)
-    out += said(N_(" · from your own values {}"), value_text(*c.carried_expected, decimals));
+    out += tr_format(N_(" · from your own values {}"), value_text(*c.carried_expected, decimals));
   out += "\n";
-  if (!c.note.empty()) out += indent + said(N_("note: {}"), c.note) + "\n";
+  if (!c.note.empty()) out += indent + tr_format(N_("note: {}"), c.note) + "\n";
   if (c.verdict == Verdict::imprecise)
-    out += indent +
-           said(N_("too few digits: {} cannot show this value; write at least {}"),
-                counted(static_cast<std::size_t>(decimals), N_("{} decimal"), N_("{} decimals")),
-                counted(static_cast<std::size_t>(c.required_decimals), N_("{} decimal"),
-                        N_("{} decimals"))) +
-           "\n";
+    out +=
+        indent +
+        tr_format(N_("too few digits: {} cannot show this value; write at least {}"),
+                  counted(static_cast<std::size_t>(decimals), N_("{} decimal"), N_("{} decimals")),
+                  counted(static_cast<std::size_t>(c.required_decimals), N_("{} decimal"),
+                          N_("{} decimals"))) +
+        "\n";
   if (c.verdict == Verdict::ok || c.verdict == Verdict::imprecise) return;
   if (c.own_working)
     out += working(indent, shown_name(N_("from your own values")), *c.own_working, once);
@@ -214,8 +212,8 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
   out += mistake(indent, c.diagnoses.front());
   for (std::size_t k = 1; k < c.diagnoses.size(); ++k)
     out += indent +
-           said(N_("also fits: {} — {}"), shown_name(c.diagnoses[k].label),
-                shown_detail(c.diagnoses[k])) +
+           tr_format(N_("also fits: {} — {}"), shown_name(c.diagnoses[k].label),
+                     shown_detail(c.diagnoses[k])) +
            "\n";
 }
 
@@ -225,32 +223,33 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
 std::string summary_line(const VerifyReport& r) {
   std::size_t cells = 0;
   for (const AnswerVerdict& a : r.answers) cells += a.cells.size();
-  std::string counts = said(N_("{} ok"), r.ok) + " · " + said(N_("{} carried"), r.carried);
+  std::string counts =
+      tr_format(N_("{} ok"), r.ok) + " · " + tr_format(N_("{} carried"), r.carried);
   const std::pair<std::size_t, const char*> others[] = {{r.rounded, N_("{} rounded")},
                                                         {r.imprecise, N_("{} imprecise")}};
   for (const auto& [count, name] : others)
-    if (count) counts += " · " + said(name, count);
-  counts += " · " + said(N_("{} wrong"), r.wrong);
-  if (r.blank) counts += " · " + said(N_("{} blank"), r.blank);
-  if (!r.missing.empty()) counts += " · " + said(N_("{} missing"), r.missing.size());
-  return said(N_("{} in {}: {}"), counted(cells, N_("{} value"), N_("{} values")),
-              counted(r.answers.size(), N_("{} answer"), N_("{} answers")), counts);
+    if (count) counts += " · " + tr_format(name, count);
+  counts += " · " + tr_format(N_("{} wrong"), r.wrong);
+  if (r.blank) counts += " · " + tr_format(N_("{} blank"), r.blank);
+  if (!r.missing.empty()) counts += " · " + tr_format(N_("{} missing"), r.missing.size());
+  return tr_format(N_("{} in {}: {}"), counted(cells, N_("{} value"), N_("{} values")),
+                   counted(r.answers.size(), N_("{} answer"), N_("{} answers")), counts);
 }
 
 }  // namespace
 
 std::string verify_report_text(const Lesson& lesson, const Trace& truth, const VerifyReport& r,
                                const std::string& origin, std::size_t width) {
-  std::string out = said(N_("attn-trace verify · {} · answers: {}"), lesson.id, origin) + "\n";
-  out +=
-      said(N_("{} · first wrong: {}"), summary_line(r),
-           r.first_wrong ? where(truth, r.first_wrong->step, r.first_wrong->row, r.first_wrong->col)
-                         : std::string(tr("none"))) +
-      "\n";
+  std::string out = tr_format(N_("attn-trace verify · {} · answers: {}"), lesson.id, origin) + "\n";
+  out += tr_format(N_("{} · first wrong: {}"), summary_line(r),
+                   r.first_wrong
+                       ? where(truth, r.first_wrong->step, r.first_wrong->row, r.first_wrong->col)
+                       : std::string(tr("none"))) +
+         "\n";
   if (!r.missing.empty())
-    out +=
-        said(N_("missing: {} (asked by the exercise, not answered)"), fmt::join(r.missing, ", ")) +
-        "\n";
+    out += tr_format(N_("missing: {} (asked by the exercise, not answered)"),
+                     fmt::join(r.missing, ", ")) +
+           "\n";
   Writing once;
   once.width = width;
   for (std::size_t i = 0; i < r.answers.size(); ++i) {
@@ -269,18 +268,18 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
     // Carried values are not ok against the true ones, but right on the
     // learner's own: counted apart, so "carried" never reads as "all wrong".
     if (!single)
-      out += !not_ok             ? said(N_(" (all {} values)"), answered)
-             : carried == not_ok ? said(N_(" ({} of {} values carried)"), carried, answered)
-             : carried ? said(N_(" ({} of {} values not ok, {} of them carried)"), not_ok, answered,
-                              carried)
-                       : said(N_(" ({} of {} values not ok)"), not_ok, answered);
-    out += said(N_("   [line {}]"), a.answer.line) + "\n";
+      out += !not_ok             ? tr_format(N_(" (all {} values)"), answered)
+             : carried == not_ok ? tr_format(N_(" ({} of {} values carried)"), carried, answered)
+             : carried ? tr_format(N_(" ({} of {} values not ok, {} of them carried)"), not_ok,
+                                   answered, carried)
+                       : tr_format(N_(" ({} of {} values not ok)"), not_ok, answered);
+    out += tr_format(N_("   [line {}]"), a.answer.line) + "\n";
     if (std::any_of(a.cells.begin(), a.cells.end(),
                     [](const AnswerCell& c) { return c.verdict == Verdict::carried; }))
       out += "   " + carried_sentence(a.carried_from) + "\n";
     if (!blank.empty())
-      out += said(N_("   left blank ({} of {}): {}"), blank.size(), a.cells.size(),
-                  fmt::join(blank, " ")) +
+      out += tr_format(N_("   left blank ({} of {}): {}"), blank.size(), a.cells.size(),
+                       fmt::join(blank, " ")) +
              "\n";
     if (a.verdict == Verdict::rounded)
       out += shown_name(N_(
@@ -291,7 +290,7 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
       if (!a.also_fits.empty()) {
         std::vector<std::string> names;
         for (const std::string& label : a.also_fits) names.push_back(shown_name(label));
-        out += said(N_("   also fits: {}"), fmt::join(names, ", ")) + "\n";
+        out += tr_format(N_("   also fits: {}"), fmt::join(names, ", ")) + "\n";
       }
     }
     for (const AnswerCell& c : a.cells)
