@@ -1,9 +1,20 @@
-// The CUDA backend: the Backend interface over the device side (cuda_device.hpp).
+// The CUDA backend: the Backend interface over the CUDA plugin
+// (cuda_plugin.hpp), which is found and opened with dlopen the first time it
+// is asked for. Nothing here needs CUDA to compile or to run: where there is
+// no plugin, no CUDA library or no device, make_cuda_backend says which.
 #include "backend/cuda_backend.hpp"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 
-#include "backend/cuda_device.hpp"
+#include <cstdlib>
+#include <filesystem>
+#include <new>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "backend/cuda_plugin.hpp"
 #include "backend/host_buffers.hpp"
 #include "core/error.hpp"
 
@@ -11,35 +22,126 @@ namespace attn {
 
 namespace {
 
+namespace fs = std::filesystem;
+using cuda_plugin::Status;
+using cuda_plugin::Table;
+
+constexpr const char* use_cpu = "use --backend cpu";
+
+// Where the plugin may be, in order: $ATTN_CUDA_PLUGIN (a path to the file),
+// beside the running program (a build folder), and <prefix>/lib/attn-trace/
+// for a program installed in <prefix>/bin (cmake --install).
+std::vector<fs::path> plugin_candidates() {
+  if (const char* chosen = std::getenv("ATTN_CUDA_PLUGIN"); chosen && *chosen) return {chosen};
+  std::error_code error;
+  const fs::path program = fs::read_symlink("/proc/self/exe", error);
+  if (error) return {};
+  const fs::path folder = program.parent_path();
+  return {folder / cuda_plugin::file_name,
+          folder.parent_path() / "lib" / "attn-trace" / cuda_plugin::file_name};
+}
+
+// The plugin's table, opened once for the life of the process (never closed:
+// the CUDA runtime does not expect to be unloaded).
+const Table& load_plugin() {
+  static const Table* loaded = nullptr;
+  if (loaded) return *loaded;
+
+  const std::vector<fs::path> candidates = plugin_candidates();
+  std::string looked;
+  for (const fs::path& candidate : candidates) {
+    std::error_code error;
+    if (fs::exists(candidate, error)) {
+      void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle)
+        throw BackendUnavailable(fmt::format(
+            "the CUDA plugin {} could not be loaded: {} (it needs the CUDA runtime and cuBLAS of "
+            "the CUDA toolkit it was built with); {}",
+            candidate.string(), dlerror(), use_cpu));
+      const auto entry = reinterpret_cast<attn_cuda_plugin_table_fn>(
+          dlsym(handle, cuda_plugin::entry_symbol));
+      if (!entry)
+        throw BackendUnavailable(fmt::format("{} is not an attn-trace CUDA plugin (it has no {}); {}",
+                                             candidate.string(), cuda_plugin::entry_symbol,
+                                             use_cpu));
+      const Table* table = entry();
+      if (table->abi_version != cuda_plugin::abi_version ||
+          table->shape_size != sizeof(AttentionShape) ||
+          table->buffers_size != sizeof(AttentionBuffers))
+        throw BackendUnavailable(fmt::format(
+            "the CUDA plugin {} was built for another version of attn-trace (plugin interface {}, "
+            "this program's {}): rebuild it with this program, or {}",
+            candidate.string(), table->abi_version, cuda_plugin::abi_version, use_cpu));
+      loaded = table;
+      return *loaded;
+    }
+    looked += (looked.empty() ? "" : ", ") + candidate.string();
+  }
+  throw BackendUnavailable(fmt::format(
+      "no CUDA plugin: the CUDA backend is a plugin, {}, and none was found{}. This attn-trace "
+      "was built without CUDA (configure with -DATTN_CUDA=ON where the CUDA toolkit is), or the "
+      "plugin was not installed beside it; {}",
+      cuda_plugin::file_name, looked.empty() ? "" : " (looked for " + looked + ")", use_cpu));
+}
+
+// A failed call's status as the exception the rest of the program knows.
+void check(const Table& plugin, Status status) {
+  switch (status) {
+    case Status::ok:
+      return;
+    case Status::out_of_memory:
+      throw std::bad_alloc();
+    case Status::unavailable:
+      throw BackendUnavailable(plugin.last_error());
+  }
+  throw BackendUnavailable(fmt::format("the CUDA plugin returned an unknown status {}",
+                                       static_cast<int>(status)));
+}
+
 // A forward pass resident on the device.
 class CudaForwardPlan final : public ForwardPlan {
  public:
-  explicit CudaForwardPlan(std::unique_ptr<cuda::DeviceForward> device)
-      : device_(std::move(device)) {}
-  void upload(const double* X) override { device_->upload(X); }
-  void compute() override { device_->compute(); }
-  void download(double* output) override { device_->download(output); }
-  std::size_t bytes() const override { return device_->bytes(); }
+  CudaForwardPlan(const Table& plugin, cuda_plugin::ForwardPlan* plan)
+      : plugin_(plugin), plan_(plan) {}
+  ~CudaForwardPlan() override { plugin_.destroy_plan(plan_); }
+  CudaForwardPlan(const CudaForwardPlan&) = delete;
+  CudaForwardPlan& operator=(const CudaForwardPlan&) = delete;
+
+  void upload(const double* X) override { check(plugin_, plugin_.upload(plan_, X)); }
+  void compute() override { check(plugin_, plugin_.compute(plan_)); }
+  void download(double* output) override { check(plugin_, plugin_.download(plan_, output)); }
+  std::size_t bytes() const override { return plugin_.bytes(plan_); }
 
  private:
-  std::unique_ptr<cuda::DeviceForward> device_;
+  const Table& plugin_;
+  cuda_plugin::ForwardPlan* plan_;
 };
 
 class CudaBackend final : public Backend {
  public:
+  explicit CudaBackend(const Table& plugin) : plugin_(plugin) {
+    check(plugin_, plugin_.create_device(&device_));
+  }
+  ~CudaBackend() override { plugin_.destroy_device(device_); }
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
   std::string_view name() const override { return "cuda"; }
 
   // A:(n,k) B:(k,p) -> (n,p)
   arma::mat matmul(const arma::mat& A, const arma::mat& B) override {
     check_product(A, B);
     arma::mat C(A.n_rows, B.n_cols);
-    device_.matmul(A.memptr(), B.memptr(), C.memptr(), A.n_rows, A.n_cols, B.n_cols);
+    check(plugin_, plugin_.matmul(device_, A.memptr(), B.memptr(), C.memptr(), A.n_rows,
+                                  A.n_cols, B.n_cols));
     return C;
   }
 
   std::vector<HeadAttention> attend(const AttentionInput& in) override {
     StackedAttention stack(in);
-    device_.attend(stack.shape(), stack.buffers());
+    const AttentionShape shape = stack.shape();
+    const AttentionBuffers buffers = stack.buffers();
+    check(plugin_, plugin_.attend(device_, &shape, &buffers));
     return stack.heads();
   }
 
@@ -47,21 +149,25 @@ class CudaBackend final : public Backend {
   std::unique_ptr<ForwardPlan> plan_forward(const ForwardShape& shape, const arma::mat& W_QKV,
                                             const arma::mat& W_O) override {
     check_forward_inputs(shape, W_QKV, W_O);
-    return std::make_unique<CudaForwardPlan>(
-        device_.plan_forward(shape.n, shape.d_model, shape.heads, W_QKV.memptr(), W_O.memptr()));
+    cuda_plugin::ForwardPlan* plan = nullptr;
+    check(plugin_, plugin_.plan_forward(device_, shape.n, shape.d_model, shape.heads,
+                                        W_QKV.memptr(), W_O.memptr(), &plan));
+    return std::make_unique<CudaForwardPlan>(plugin_, plan);
   }
 
  private:
-  cuda::Device device_;
+  const Table& plugin_;
+  cuda_plugin::Device* device_ = nullptr;
 };
 
 }  // namespace
 
 std::unique_ptr<Backend> make_cuda_backend() {
-  const std::string why = cuda::why_no_device();
+  const Table& plugin = load_plugin();
+  const std::string why = plugin.why_no_device();
   if (!why.empty())
-    throw BackendUnavailable(fmt::format("no CUDA device: {}; use --backend cpu", why));
-  return std::make_unique<CudaBackend>();
+    throw BackendUnavailable(fmt::format("no CUDA device: {}; {}", why, use_cpu));
+  return std::make_unique<CudaBackend>(plugin);
 }
 
 }  // namespace attn

@@ -7,9 +7,13 @@
 // key padding, sizes past one block of threads), odd products, and the forward
 // plan when the backend has one.
 //
-// Usage: backend_harness --backend cpu|host-kernels|cuda [doctest options]
-// A backend that cannot run here (cuda without a usable GPU) exits 77, which
-// CTest reports as skipped, after saying why.
+// Usage: backend_harness --backend cpu|cuda [doctest options]
+// The CUDA backend is the plugin that ATTN_CUDA_PLUGIN names, else the one
+// beside the program: CTest runs it twice, with the real plugin and with the
+// host-kernels plugin (host_kernels_plugin.cpp: the CUDA backend's seam, layout
+// and row functions on the host, so tested on every machine). A backend that
+// cannot run here (cuda without a usable GPU) exits 77, which CTest reports as
+// skipped, after saying why.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -24,7 +28,6 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu_backend.hpp"
-#include "backend/host_kernels_backend.hpp"
 #include "core/error.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
@@ -41,11 +44,6 @@ constexpr double kRelativeTolerance = 1e-12;
 // The backend under test, made in main.
 attn::Backend* tested = nullptr;
 
-// "cpu" and "cuda" as users pick them; "host-kernels" only here.
-std::unique_ptr<attn::Backend> make_test_backend(const std::string& name) {
-  if (name == "host-kernels") return std::make_unique<attn::testing::HostKernelsBackend>();
-  return attn::make_backend(name);
-}
 
 // Equal within |got − want| <= 1e-12 + 1e-12·|want|; a NaN equals only a NaN,
 // an infinity only the same infinity (masked cells hold the same fill on both).
@@ -358,12 +356,12 @@ int main(int argc, char** argv) {
   }
   if (name.empty()) {
     std::fprintf(stderr,
-                 "usage: backend_harness --backend cpu|host-kernels|cuda [doctest options]\n");
+                 "usage: backend_harness --backend cpu|cuda [doctest options]\n");
     return 2;
   }
   std::unique_ptr<attn::Backend> backend;
   try {
-    backend = make_test_backend(name);
+    backend = attn::make_backend(name);
   } catch (const attn::BackendUnavailable& e) {
     std::printf("SKIPPED: backend %s cannot run here: %s\n", name.c_str(), e.what());
     return 77;  // CTest's SKIP_RETURN_CODE: skipped, not passed

@@ -330,7 +330,7 @@ try:
     if r.returncode == 0:
         check("· backend cuda" in r.stdout, "--backend cuda runs on a GPU and says so")
     else:
-        check(r.returncode == 3 and ("this build has no CUDA backend" in r.stderr
+        check(r.returncode == 3 and ("no CUDA plugin: " in r.stderr
                                      or "no CUDA device: " in r.stderr)
               and "--backend cpu" in r.stderr and r.stderr.count("\n") == 1,
               f"--backend cuda exits 3 with the reason: {r.stderr!r}")

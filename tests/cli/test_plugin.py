@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""The CUDA backend as a plugin (docs/backends.md#the-plugin): the program
+links no CUDA library; `--backend cuda` opens libattn-trace-cuda.so with
+dlopen; every way that can fail is exit 3 with a message naming what is
+missing and `--backend cpu`; and the seam works end to end, on any machine,
+with the host-kernels plugin (the CUDA backend's layout and row functions on
+the host) standing in for the GPU: its trace equals the CPU's.
+
+Usage: test_plugin.py ATTN_TRACE HOST_KERNELS_PLUGIN [CUDA_PLUGIN]
+(CUDA_PLUGIN: the real plugin where the build has one.)
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+BIN = sys.argv[1]
+HOST_PLUGIN = sys.argv[2]
+CUDA_PLUGIN = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None
+CUDA_LIBRARIES = ("libcuda.", "libcudart", "libcublas", "libnvrtc", "libcusparse", "libnvjitlink")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args, plugin=None):
+    env = dict(os.environ)
+    env.pop("ATTN_CUDA_PLUGIN", None)
+    if plugin is not None:
+        env["ATTN_CUDA_PLUGIN"] = plugin
+    return subprocess.run([BIN, *args], capture_output=True, text=True, env=env)
+
+
+def needed(path):
+    """The DT_NEEDED libraries of an ELF file, as readelf lists them."""
+    out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+    return [line.split("[", 1)[1].split("]", 1)[0] for line in out.splitlines()
+            if "(NEEDED)" in line]
+
+
+def exported_functions(path):
+    out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True,
+                         check=True).stdout
+    return sorted(line.split()[-1] for line in out.splitlines() if line.split()[1:2] == ["T"])
+
+
+def refused(r, *phrases):
+    """Exit 3, one line, every phrase in it, and the way out."""
+    return (r.returncode == 3 and r.stdout == "" and r.stderr.count("\n") == 1
+            and "--backend cpu" in r.stderr and all(p in r.stderr for p in phrases))
+
+
+def compile_library(tmp, name, source, *flags):
+    c = pathlib.Path(tmp) / (name + ".c")
+    c.write_text(source)
+    out = pathlib.Path(tmp) / ("lib" + name + ".so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(out), str(c), *flags], check=True)
+    return str(out)
+
+
+def step_values(trace):
+    return {s["id"]: s["data"] for s in json.loads(trace)["steps"]}
+
+
+def same_cells(a, b):
+    """Equal within 1e-12 relative; NaN and ±inf (strings in the JSON) exactly."""
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same_cells, a, b))
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b))
+
+
+# 1. The program itself: no CUDA library among what the loader maps at start.
+libraries = needed(BIN)
+check(any(lib.startswith("libopenblas") for lib in libraries) and any(
+    lib.startswith("libc.so") for lib in libraries), f"readelf lists the program's libraries: {libraries}")
+check(not [lib for lib in libraries if lib.startswith(CUDA_LIBRARIES)],
+      f"the program links no CUDA library: {libraries}")
+
+with tempfile.TemporaryDirectory() as tmp:
+    # 2. No plugin where it was asked for.
+    missing = os.path.join(tmp, "nowhere", "libattn-trace-cuda.so")
+    r = run("run", "--backend", "cuda", plugin=missing)
+    check(refused(r, "no CUDA plugin: ", missing), f"a missing plugin: exit 3, where it looked: {r.stderr!r}")
+    # 3. Not a shared library at all.
+    junk = os.path.join(tmp, "junk.so")
+    pathlib.Path(junk).write_text("not an ELF file\n")
+    r = run("run", "--backend", "cuda", plugin=junk)
+    check(refused(r, "could not be loaded", junk), f"a file that is no library: {r.stderr!r}")
+    # 4. A plugin whose own libraries are missing (libcublas on a machine without
+    # the CUDA runtime): the loader's message names the library.
+    dependency = compile_library(tmp, "fakecublas", "int fake_cublas(void) { return 1; }\n")
+    orphan = compile_library(tmp, "orphan", "int fake_cublas(void);\n"
+                             "int use(void) { return fake_cublas(); }\n", "-L" + tmp, "-lfakecublas")
+    os.remove(dependency)
+    r = run("run", "--backend", "cuda", plugin=orphan)
+    check(refused(r, "could not be loaded", "libfakecublas.so"),
+          f"a plugin whose library is missing names it: {r.stderr!r}")
+    # 5. A shared library that is not a plugin.
+    plain = compile_library(tmp, "plain", "int nothing(void) { return 0; }\n")
+    r = run("run", "--backend", "cuda", plugin=plain)
+    check(refused(r, "is not an attn-trace CUDA plugin", "attn_cuda_plugin_table"),
+          f"a library without the entry: {r.stderr!r}")
+    # 6. A plugin of another build (another interface version).
+    other = compile_library(tmp, "other", "struct t { int abi; unsigned long a, b; };\n"
+                            "static const struct t table = {999, 0, 0};\n"
+                            "const struct t* attn_cuda_plugin_table(void) { return &table; }\n")
+    r = run("run", "--backend", "cuda", plugin=other)
+    check(refused(r, "built for another version of attn-trace", "999"),
+          f"a plugin of another build is refused: {r.stderr!r}")
+    # bench goes through the same door.
+    r = run("bench", "--backend", "cuda", "--seq", "8", "--d-model", "16", "--heads", "2",
+            "--runs", "1", plugin=missing)
+    check(refused(r, "no CUDA plugin: "), f"bench --backend cuda without a plugin: {r.stderr!r}")
+
+# 7. The seam end to end: the host-kernels plugin in the CUDA backend's place.
+LESSONS = sorted((pathlib.Path(__file__).resolve().parents[2] / "lessons").glob("*.toml"))
+check(len(LESSONS) >= 30, f"the lessons are found: {len(LESSONS)}")
+for path in LESSONS:
+    lesson = str(path)
+    cpu = run("run", lesson, "--format", "json", "--backend", "cpu")
+    check(cpu.returncode == 0, f"{path.name} runs on the CPU: {cpu.stderr!r}")
+    seam = run("run", lesson, "--format", "json", "--backend", "cuda", plugin=HOST_PLUGIN)
+    dtype = tomllib.loads(path.read_text(encoding="utf-8")).get("model", {}).get("dtype", "f64")
+    if dtype != "f64":
+        check(refused(seam, f"dtype {dtype} is emulated exactly on the CPU only"),
+              f"{path.name}: a {dtype} lesson is the CPU's alone: {seam.stderr!r}")
+        continue
+    check(seam.returncode == 0 and json.loads(seam.stdout)["backend"] == "cuda",
+          f"{lesson}: the host-kernels plugin runs as the CUDA backend: {seam.stderr!r}")
+    if seam.returncode == 0:
+        mine, theirs = step_values(seam.stdout), step_values(cpu.stdout)
+        check(mine.keys() == theirs.keys() and all(same_cells(mine[k], theirs[k]) for k in mine),
+              f"{lesson}: every step through the plugin equals the CPU's")
+text = run("run", "--backend", "cuda", plugin=HOST_PLUGIN)
+check(text.returncode == 0 and "· backend cuda" in text.stdout, "the trace says which backend ran it")
+r = run("bench", "--backend", "cuda", "--seq", "8", "16", "--d-model", "16", "--heads", "2",
+        "--runs", "2", "--format", "json", plugin=HOST_PLUGIN)
+check(r.returncode == 0 and json.loads(r.stdout)["backend"] == "cuda",
+      f"bench runs its forward plan through the plugin: {r.returncode} {r.stderr!r}")
+
+# 8. The real plugin, where this build has one: it is the one that carries CUDA,
+# exports only its entry, and says why where there is no GPU.
+if CUDA_PLUGIN:
+    plugin_libraries = needed(CUDA_PLUGIN)
+    check(any(lib.startswith("libcublas") for lib in plugin_libraries)
+          and any(lib.startswith("libcudart") for lib in plugin_libraries),
+          f"the plugin links cuBLAS and the CUDA runtime: {plugin_libraries}")
+    check(exported_functions(CUDA_PLUGIN) == ["attn_cuda_plugin_table"],
+          f"the plugin exports only its entry: {exported_functions(CUDA_PLUGIN)}")
+    beside = os.path.join(os.path.dirname(os.path.abspath(BIN)), "libattn-trace-cuda.so")
+    check(os.path.exists(beside), f"the plugin is built beside the program: {beside}")
+    r = run("run", "--backend", "cuda")
+    if r.returncode != 0:
+        check(refused(r, "no CUDA device: "), f"no GPU here: the driver's reason: {r.stderr!r}")
+    else:
+        check("· backend cuda" in r.stdout, "a GPU here: the trace ran on it")
+else:
+    print("this build has no CUDA plugin (no nvcc): its own checks were not run")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
