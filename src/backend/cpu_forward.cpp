@@ -7,7 +7,7 @@
 //   3. output = concat·W_O, one DGEMM per block of rows.
 // Every matrix is column-major; a head is a column block of [Q|K|V] read in
 // place (leading dimension n), never copied. OpenBLAS runs one thread per call
-// (backend/blas_setup.hpp); the threads are parallel_for's.
+// (core/blas_loader.cpp); the threads are parallel_for's.
 #include "backend/cpu_forward.hpp"
 
 #include <cblas.h>

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "backend/cuda_plugin.hpp"
 #include "backend/host_buffers.hpp"
 #include "core/error.hpp"
+#include "core/install_paths.hpp"
 
 namespace attn {
 
@@ -33,12 +35,10 @@ constexpr const char* use_cpu = "use --backend cpu";
 // for a program installed in <prefix>/bin (cmake --install).
 std::vector<fs::path> plugin_candidates() {
   if (const char* chosen = std::getenv("ATTN_CUDA_PLUGIN"); chosen && *chosen) return {chosen};
-  std::error_code error;
-  const fs::path program = fs::read_symlink("/proc/self/exe", error);
-  if (error) return {};
-  const fs::path folder = program.parent_path();
-  return {folder / cuda_plugin::file_name,
-          folder.parent_path() / "lib" / "attn-trace" / cuda_plugin::file_name};
+  const std::optional<fs::path> folder = program_folder();
+  if (!folder) return {};
+  return {*folder / cuda_plugin::file_name,
+          folder->parent_path() / "lib" / "attn-trace" / cuda_plugin::file_name};
 }
 
 // The plugin's table, opened once for the life of the process (never closed:

@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/backend.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/install_paths.hpp"
 #include "core/lesson_library.hpp"
 #include "teach/check.hpp"
 
@@ -38,7 +40,17 @@ void check_command(const CheckOptions& o, CommandContext& context) {
   std::string golden_dir = o.golden_dir;
   if (golden_dir.empty()) {
     std::error_code error;
-    golden_dir = std::filesystem::is_directory("golden", error) ? "golden" : ATTN_GOLDEN_DIR;
+    // ./golden, else an installed program's <prefix>/share/attn-trace/golden,
+    // else the project's folder this program was built from.
+    const std::optional<std::filesystem::path> folder = program_folder();
+    const std::filesystem::path installed =
+        folder ? folder->parent_path() / "share" / "attn-trace" / "golden" : "";
+    if (std::filesystem::is_directory("golden", error))
+      golden_dir = "golden";
+    else if (folder && std::filesystem::is_directory(installed, error))
+      golden_dir = installed.string();
+    else
+      golden_dir = ATTN_GOLDEN_DIR;
   }
   const std::unique_ptr<Backend> cpu = make_backend("cpu");
   std::vector<LessonCheck> checks;

@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/blas_setup.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/i18n.hpp"
@@ -40,7 +39,6 @@ std::optional<attn::Language> chosen_language(int argc, char** argv, std::string
 }  // namespace
 
 int main(int argc, char** argv) {
-  attn::tune_blas(argv);  // may start the program again with the right BLAS kernel
   std::string asked;
   const std::optional<attn::Language> language = chosen_language(argc, argv, asked);
   if (!language) {

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""How attn-trace runs OpenBLAS (src/backend/blas_setup.hpp): on a CPU with
-AVX2 or AVX-512 it never computes with OpenBLAS's generic Prescott kernels,
-restarting itself once when OpenBLAS has fallen back to them; a kernel the
-user chose (OPENBLAS_CORETYPE) is kept; the restarted program gets the same
-arguments and input, and its numbers equal those of the generic kernels to
-1e-12. OPENBLAS_VERBOSE=2 makes OpenBLAS print "Core: NAME" each time it loads.
-Skipped (exit 77) when the BLAS under the binary is not OpenBLAS.
+"""How attn-trace runs OpenBLAS (src/core/blas_loader.cpp): OpenBLAS is
+opened by the first BLAS call, not by the loader at start, so a command that
+multiplies nothing big never loads it; when it is opened, on a CPU with AVX2
+or AVX-512 it computes with the kernel of those features, never with the
+generic Prescott ones OpenBLAS falls back to on a CPU newer than itself, and
+with one thread; a kernel or thread count the user chose is kept; and the
+numbers equal those of the generic kernels to 1e-12. OPENBLAS_VERBOSE=2 makes
+OpenBLAS print "Core: NAME" each time it loads. Skipped (exit 77) when the
+BLAS under the binary is not OpenBLAS.
 
 Usage: test_blas.py PATH/TO/attn-trace
 """
@@ -60,7 +62,9 @@ def numbers(value, out):
     return out
 
 
-_, cores = run("--version")
+# A lesson whose products are big enough for BLAS (d_model 512).
+BIG = "d512-walkthrough"
+_, cores = run("run", BIG, "--summary")
 if not cores:
     print("SKIP: the BLAS under attn-trace is not OpenBLAS (no 'Core:' line with OPENBLAS_VERBOSE=2)")
     sys.exit(77)
@@ -71,31 +75,38 @@ avx2 = {"avx2", "fma"} <= flags
 expected = "SkylakeX" if avx512 else "Haswell" if avx2 else None
 print(f"OpenBLAS loads with core {cores[0]}; CPU has AVX-512: {avx512}, AVX2+FMA: {avx2}")
 
-# 1. The kernel the program computes with.
-result, cores = run("run", "river-bank", "--format", "json")
-check(result.returncode == 0, f"run river-bank exits 0, got {result.returncode}: {result.stderr}")
-if expected:
-    check(cores[-1] != "Prescott", f"computes with {cores[-1]} on a CPU with {expected}'s features")
-if cores[0] == "Prescott" and expected:
-    check(cores == ["Prescott", expected],
-          f"restarts exactly once, with {expected}: OpenBLAS loaded as {cores}")
-else:
-    check(len(cores) == 1, f"no restart when OpenBLAS's own kernel stands: loaded as {cores}")
+# 1. Nothing big to multiply, nothing loaded: the commands people type most.
+ANSWERS = '[[answer]]\nstep = "head0.scores"\ncell = [0, 1]\nvalue = 1.68\n'
+for args in (["--version"], ["--help"], ["lessons"], ["run", "river-bank"],
+             ["verify", "river-bank", "--answers", "/dev/stdin"]):
+    result, cores = run(*args, stdin=ANSWERS)
+    check(result.returncode in (0, 1) and cores == [],
+          f"{' '.join(args)}: OpenBLAS is not loaded (exit {result.returncode}, loads {cores})")
 
-# 2. The user's kernel is kept: one load, no restart.
-generic, cores_user = run("run", "river-bank", "--format", "json",
+# 2. The kernel the program computes with: opened once, with this CPU's kernel.
+result, cores = run("run", BIG, "--format", "json")
+check(result.returncode == 0, f"run {BIG} exits 0, got {result.returncode}: {result.stderr}")
+check(len(cores) == 1, f"OpenBLAS is opened once: {cores}")
+if expected:
+    check(cores == [expected], f"computes with {expected} on a CPU with its features: {cores}")
+_, bench_cores = run("bench", "--seq", "64", "--d-model", "64", "--heads", "2", "--runs", "1")
+check(len(bench_cores) == 1 and (not expected or bench_cores == [expected]),
+      f"bench opens OpenBLAS once, with {expected}: {bench_cores}")
+
+# 3. The user's kernel is kept.
+generic, cores_user = run("run", BIG, "--format", "json",
                           env_extra={"OPENBLAS_CORETYPE": "Prescott"})
 check(cores_user == ["Prescott"], f"OPENBLAS_CORETYPE=Prescott is kept: loaded as {cores_user}")
 
-# 3. Same arguments, same numbers: every number of the trace within 1e-12.
+# 4. Same arguments, same numbers: every number of the trace within 1e-12.
 a, b = numbers(json.loads(result.stdout), []), numbers(json.loads(generic.stdout), [])
 check(len(a) == len(b) and len(a) > 100, f"both traces have the same numbers ({len(a)} vs {len(b)})")
 worst = max((abs(x - y) / max(1.0, abs(y)) for x, y in zip(a, b) if x != y), default=0.0)
 check(worst <= 1e-12, f"the kernels agree to 1e-12 (worst relative difference {worst:.3g})")
 print(f"{len(a)} numbers, worst difference between kernels {worst:.3g}")
 
-# 4. Input on stdin reaches the restarted program untouched.
-lesson = (SRC / "lessons" / "river-bank.toml").read_text(encoding="utf-8")
+# 5. A lesson on stdin is read once, as by name.
+lesson = (SRC / "lessons" / f"{BIG}.toml").read_text(encoding="utf-8")
 piped, _ = run("run", "/dev/stdin", "--format", "json", stdin=lesson)
 check(piped.returncode == 0 and numbers(json.loads(piped.stdout), []) == a,
       f"a lesson on stdin gives the same trace as by name: exit {piped.returncode} {piped.stderr}")
