@@ -21,6 +21,7 @@
 #include "cli/commands.hpp"
 #include "core/costs.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/parallel.hpp"
 #include "render/json_writer.hpp"
 #include "teach/qk_stats.hpp"
@@ -294,8 +295,12 @@ void bench_command(const BenchOptions& o) {
   const BenchSpec spec = check_options(o);
   const std::unique_ptr<Backend> backend = make_backend(o.backend);
   const std::vector<LengthTiming> timings = time_lengths(*backend, spec);
-  write_stdout(o.format == "json" ? bench_json(*backend, spec, timings)
-                                  : bench_text(*backend, spec, timings));
+  if (o.format == "json") {
+    const DocumentScope document;  // JSON: --lang's language, never LANG's
+    write_stdout(bench_json(*backend, spec, timings));
+  } else {
+    write_stdout(bench_text(*backend, spec, timings));
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "backend/backend.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/install_paths.hpp"
 #include "core/lesson_library.hpp"
 #include "teach/check.hpp"
@@ -72,6 +73,7 @@ void check_command(const CheckOptions& o, CommandContext& context) {
     for (const QuantityVerdict& v : c.quantities) ++(v.agrees ? claims.agree : claims.disagree);
   }
   if (o.format == "json") {
+    const DocumentScope document;  // JSON: --lang's language, never LANG's
     std::vector<std::string> objects;
     for (const LessonCheck& c : checks) objects.push_back(check_report_json(c));
     out = o.all ? fmt::format("[\n{}\n]\n", fmt::join(objects, ",\n")) : objects.front() + "\n";

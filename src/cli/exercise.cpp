@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "render/escape.hpp"
 #include "teach/answer_template.hpp"
 #include "teach/exercise.hpp"
@@ -172,7 +173,10 @@ void exercise_command(ExerciseOptions& o) {
 
   std::vector<Exercise> exercises;
   for (const Student& student : students) exercises.push_back(generate_exercise(spec, student));
-  const std::vector<OutputFile> files = exercise_files(o, exercises);
+  const std::vector<OutputFile> files = [&] {
+    const DocumentScope document;  // files: --lang's language, never LANG's
+    return exercise_files(o, exercises);
+  }();
 
   check_out_dir(o);
   // With --force, an answers.toml that is not the blank template (a student's

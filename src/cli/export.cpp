@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/lesson_library.hpp"
 #include "core/limits.hpp"
 #include "core/pipeline.hpp"
@@ -41,7 +42,10 @@ void export_command(const ExportOptions& o) {
   std::uint64_t cells = 0;
   for (const Step& step : trace.steps) cells += step.value.n_elem;
   check_output_size("the exported script", 25 * cells, "export a smaller lesson");
-  const std::string script = render_pytorch(lesson, trace);
+  const std::string script = [&] {
+    const DocumentScope document;  // a script: --lang's language, never LANG's
+    return render_pytorch(lesson, trace);
+  }();
   if (o.out.empty()) return write_stdout(script);
   write_file_atomically(o.out, script);
   write_stdout(fmt::format("wrote {}: {} steps of {} in PyTorch; run it with python3 {}\n", o.out,

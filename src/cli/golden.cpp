@@ -13,6 +13,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/golden.hpp"
+#include "core/i18n.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 
@@ -62,6 +63,7 @@ void golden_command(const GoldenOptions& o) {
   std::vector<std::size_t> step_counts;
   for (const Lesson& lesson : lessons) {
     const Trace trace = run_pipeline(lesson, *cpu);
+    const DocumentScope document;  // a file: --lang's language, never LANG's
     batch.add((std::filesystem::path(o.out) / (trace.lesson_id + ".toml")).string(),
               golden_toml(trace), lesson.origin);
     step_counts.push_back(trace.steps.size());

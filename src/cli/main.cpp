@@ -18,9 +18,10 @@
 
 namespace {
 
-// The language asked for by --lang (anywhere on the line, as CLI11 accepts it
-// after the command too), else by the environment. Read before the options
-// are built, so that everything printed is in it. An unknown name: nullopt.
+// The terminal's language: the one asked for by --lang (anywhere on the line,
+// as CLI11 accepts it after the command too; `asked` is then its name), else
+// the environment's. Read before the options are built, so that everything
+// printed is in it. An unknown name: nullopt.
 std::optional<attn::Language> chosen_language(int argc, char** argv, std::string& asked) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -45,7 +46,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "attn-trace: error: --lang {}: unknown language; use en or zh\n", asked);
     return 2;
   }
-  attn::set_language(*language);
+  // Files and machine formats follow --lang only, never the environment (docs/chinese.md).
+  attn::set_languages(*language, asked.empty() ? attn::Language::en : *language);
   using attn::tr;
 
   CLI::App app{std::string(tr("attn-trace: the Transformer attention computation, step by step")),
@@ -66,8 +68,9 @@ int main(int argc, char** argv) {
   attn::setup_export(app, context);
   std::string lang_option;  // already applied above; declared so that CLI11 accepts it
   app.add_option("--lang", lang_option,
-                 std::string(tr("language of what people read: en or zh (default: from LC_ALL, "
-                                "LC_MESSAGES or LANG; docs/chinese.md)")))
+                 std::string(tr("language: en or zh; without it, text for the terminal follows "
+                                "LC_ALL, LC_MESSAGES or LANG, and files and machine formats are "
+                                "English (docs/chinese.md)")))
       ->type_name("en|zh");
   app.add_option_function<std::vector<std::string>>(
          "--limit",

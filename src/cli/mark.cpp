@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "teach/mark.hpp"
 
 namespace attn {
@@ -31,13 +32,19 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
   const auto start = std::chrono::steady_clock::now();
   const fs::path dir(o.dir);
   const MarkScheme scheme = o.points.empty() ? MarkScheme{} : read_mark_scheme(o.points);
-  const std::vector<StudentMark> marks = mark_class(dir, scheme, o.points);
-
   const fs::path gradebook = dir / ("marks." + o.format);
-  std::vector<std::pair<fs::path, std::string>> files = {
-      {gradebook, o.format == "json" ? marks_json(marks) : marks_csv(marks)},
-      {dir / "summary.md", class_summary(marks)}};
-  for (const StudentMark& m : marks) files.emplace_back(dir / m.folder / "feedback.md", m.feedback);
+  std::vector<StudentMark> marks;
+  std::vector<std::pair<fs::path, std::string>> files;
+  {
+    // Files: --lang's language, never LANG's; marking is inside too, because
+    // why a student could not be marked (a file's error) goes into them.
+    const DocumentScope document;
+    marks = mark_class(dir, scheme, o.points);
+    files = {{gradebook, o.format == "json" ? marks_json(marks) : marks_csv(marks)},
+             {dir / "summary.md", class_summary(marks)}};
+    for (const StudentMark& m : marks)
+      files.emplace_back(dir / m.folder / "feedback.md", m.feedback);
+  }
   FileBatch batch;
   for (auto& [path, content] : files) batch.add(path.string(), std::move(content));
   const CommitResult result = batch.commit(

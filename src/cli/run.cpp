@@ -86,43 +86,43 @@ void run_command(const RunOptions& o) {
   render.summary = o.summary ? Summary::on : o.full ? Summary::off : Summary::automatic;
   for (const std::string& step : o.steps) render.steps.push_back(trace.id_of(step));
   if (o.head >= 0) render.head = static_cast<std::size_t>(o.head);
+  // Checked here, so that a wrong --step or --head is refused in the terminal's language.
+  const std::vector<const Step*> shown = select_steps(trace, render);
   if (!o.expand.empty()) {
     const auto [row, col] = parse_expand(o.expand);
-    const std::vector<const Step*> shown = select_steps(trace, render);
     for (CellExpansion& e : expand_all(lesson, trace, row, col))
       if (std::any_of(shown.begin(), shown.end(), [&](const Step* s) { return s->id == e.step; }))
         render.expansions.push_back(std::move(e));
   }
 
-  if (o.format == "text")
-    write_stdout(render_text(lesson, trace, render));
-  else if (o.format == "json") {
+  if (o.format == "text") return write_stdout(render_text(lesson, trace, render));
+  if (o.format == "json") {
     // Every cell of every step shown, at 17 digits: about 25 bytes a cell.
     std::uint64_t cells = 0;
-    for (const Step* step : select_steps(trace, render)) cells += step->value.n_elem;
+    for (const Step* step : shown) cells += step->value.n_elem;
     check_output_size("the JSON of this trace", 25 * cells, "pick the steps you need with --step");
-    write_stdout(render_json(lesson, trace, render));
-  } else if (o.format == "markdown")
-    write_stdout(render_markdown(lesson, trace, render));
-  else if (o.format == "svg")
-    write_stdout(render_svg(lesson, trace, render));
-  else if (o.format == "html") {
+  } else if (o.format == "html") {
     // Only the cells a table shows (at most 16×16, or the corners of a summary),
     // each with its arithmetic of at most a few dozen numbers: under 1 kB a cell.
     std::uint64_t cells = 0;
-    for (const Step* step : select_steps(trace, render)) {
+    for (const Step* step : shown) {
       const bool summarised = should_summarise(step->value, render.summary);
       cells += visible_indices(step->value.n_rows, summarised).size() *
                visible_indices(step->value.n_cols, summarised).size();
     }
     check_output_size("the HTML page of this trace", 1000 * cells,
                       "pick the steps you need with --step or a head with --head");
-    write_stdout(render_html(lesson, trace, render));
-  } else
-    write_stdout(render_latex(lesson, trace, render));
-  if (o.format != "text")
-    for (const std::string& w : shown_warnings(trace))
-      fmt::print(stderr, "{}\n", tr_format("attn-trace: warning: {}", show_controls(w)));
+  }
+  {
+    const DocumentScope document;  // every format but text: --lang's language, not LANG's
+    write_stdout(o.format == "json"       ? render_json(lesson, trace, render)
+                 : o.format == "markdown" ? render_markdown(lesson, trace, render)
+                 : o.format == "svg"      ? render_svg(lesson, trace, render)
+                 : o.format == "html"     ? render_html(lesson, trace, render)
+                                          : render_latex(lesson, trace, render));
+  }
+  for (const std::string& w : shown_warnings(trace))  // for the person at the terminal
+    fmt::print(stderr, "{}\n", tr_format("attn-trace: warning: {}", show_controls(w)));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "teach/qk_stats.hpp"
 
 namespace attn {
@@ -46,8 +47,12 @@ void stats_command(const StatsOptions& o) {
   const QkStats unit_variance = sample_qk(spec);
   spec.vectors = QkVectors::unit_length;
   const QkStats unit_length = sample_qk(spec);
-  write_stdout(o.format == "json" ? qk_stats_json(unit_variance, unit_length)
-                                  : qk_stats_text(unit_variance, unit_length));
+  if (o.format == "json") {
+    const DocumentScope document;  // JSON: --lang's language, never LANG's
+    write_stdout(qk_stats_json(unit_variance, unit_length));
+  } else {
+    write_stdout(qk_stats_text(unit_variance, unit_length));
+  }
 }
 
 }  // namespace

@@ -30,9 +30,12 @@ void verify_command(const VerifyOptions& o, CommandContext& context) {
   const Trace truth = run_pipeline(lesson, *backend);
   const std::vector<Answer> answers = load_answers_file(o.answers, lesson, truth);
   const VerifyReport report = verify_answers(lesson, *backend, answers);
-  write_stdout(o.format == "json"
-                   ? verify_report_json(lesson, report)
-                   : verify_report_text(lesson, truth, report, o.answers, output_width(o.width)));
+  if (o.format == "json") {
+    const DocumentScope document;  // JSON: --lang's language, never LANG's
+    write_stdout(verify_report_json(lesson, report));
+  } else {
+    write_stdout(verify_report_text(lesson, truth, report, o.answers, output_width(o.width)));
+  }
   context.exit_code = report.passed() ? 0 : 1;
 }
 

@@ -1,4 +1,4 @@
-// The catalog reader and the process-wide language (core/i18n.hpp).
+// The catalog reader and the terminal's and documents' languages (core/i18n.hpp).
 #include "core/i18n.hpp"
 
 #include <fmt/args.h>
@@ -16,7 +16,8 @@ std::string_view embedded_zh_catalog();
 
 namespace {
 
-Language current = Language::en;
+Language terminal = Language::en, documents = Language::en;
+Language current = Language::en;  // tr()'s: the terminal's, or documents' in a DocumentScope
 
 constexpr std::uint32_t kMagic = 0x950412de, kSwappedMagic = 0xde120495;
 
@@ -74,8 +75,25 @@ std::optional<std::string_view> MoCatalog::find(std::string_view msgid) const {
   return translation;
 }
 
-void set_language(Language language) {
-  current = language;
+void set_languages(Language terminal_language, Language document_language) {
+  terminal = current = terminal_language;
+  documents = document_language;
+}
+
+Language terminal_language() {
+  return terminal;
+}
+
+Language document_language() {
+  return documents;
+}
+
+DocumentScope::DocumentScope() : outer_(current) {
+  current = documents;
+}
+
+DocumentScope::~DocumentScope() {
+  current = outer_;
 }
 
 Language language() {

@@ -1,7 +1,8 @@
 // The language of what people read (SPEC section 6, --lang): English, or
 // Simplified Chinese from the GNU gettext catalog po/zh_CN.po, compiled by
 // msgfmt and embedded in the binary, so no installed locale is needed.
-// Machine formats (JSON, golden files) stay English: they never call tr().
+// Two languages (docs/chinese.md, "Which outputs follow which"): the
+// terminal's may come from the environment; the documents' only from --lang.
 #pragma once
 
 #include <fmt/format.h>
@@ -18,9 +19,36 @@ enum class Language { en, zh };
 // Marks a string for xgettext where it is stored, not yet translated (tables).
 #define N_(text) text
 
-// The process-wide language: set once in main, before any output.
-void set_language(Language language);
+// The two languages, set once in main before any output:
+// - `terminal`: what a person reads on standard output and error (run's text,
+//   verify's and check's reports, lessons, --help, errors and warnings):
+//   --lang, else the environment (language_from_environment);
+// - `documents`: every file a command writes and every machine or document
+//   format on standard output (JSON, Markdown, LaTeX, HTML, SVG, CSV, TOML,
+//   scripts): --lang, else English, so that no locale changes a byte of them.
+void set_languages(Language terminal, Language documents);
+Language terminal_language();
+Language document_language();
+
+// The language tr(), tr_format() and Message::shown() write in now: the
+// terminal's, or the documents' while a DocumentScope lives.
 Language language();
+
+// While it lives, language() is the document language. A command renders each
+// file and each machine or document format inside one; an error it throws from
+// inside is then in that language too, so read and check inputs before it. The
+// switch is process-wide: make it on the main thread, never while another
+// thread prints (the threads of a parallel_for inside it read it).
+class DocumentScope {
+ public:
+  DocumentScope();
+  ~DocumentScope();
+  DocumentScope(const DocumentScope&) = delete;
+  DocumentScope& operator=(const DocumentScope&) = delete;
+
+ private:
+  Language outer_;
+};
 
 // "en" / "zh"; nullopt for any other name.
 std::optional<Language> language_named(std::string_view name);
@@ -31,10 +59,10 @@ Language language_from_environment();
 // `msgid` in `to`: the catalog's msgstr, or msgid itself when the catalog has
 // no translation (English, or a message added since the catalog was made).
 std::string_view translate(Language to, std::string_view msgid);
-// `msgid` in the process-wide language.
+// `msgid` in language().
 std::string_view tr(std::string_view msgid);
 
-// `msgid` in the process-wide language with its {} filled in by `args`
+// `msgid` in language() with its {} filled in by `args`
 // (xgettext extracts tr_format's first argument like tr's).
 template <typename... Args>
 std::string tr_format(std::string_view msgid, const Args&... args) {

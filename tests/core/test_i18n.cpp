@@ -113,23 +113,53 @@ TEST_CASE("language_named accepts en and zh only") {
   CHECK_FALSE(language_named("").has_value());
 }
 
-TEST_CASE("step names and warnings shown in the process-wide language, English kept for JSON") {
+TEST_CASE("step names and warnings shown in the terminal's language, English kept for JSON") {
   const Lesson lesson = find_lesson("fill-zero-fails");
   CpuBackend cpu;
   const Trace trace = run_pipeline(lesson, cpu);
   REQUIRE_FALSE(trace.warnings.empty());
   const Step& weights = trace.at("head0.weights");
-  set_language(Language::zh);
+  set_languages(Language::zh, Language::en);
   CHECK(step_display_name(weights) == "注意力权重");
   CHECK(step_display_name(trace.at("head0.Q")) == "第 0 个头的 Q");
   const std::vector<std::string> shown = shown_warnings(trace);
-  set_language(Language::en);
+  set_languages(Language::en, Language::en);
   CHECK(weights.name == "Attention weights");
   CHECK(step_display_name(weights) == "Attention weights");
   REQUIRE(shown.size() == trace.warnings.size());
   CHECK(trace.warnings[0].starts_with("mask_fill = 0 does not mask"));
   CHECK(shown[0].starts_with("mask_fill = 0 起不到掩码作用：被掩码的分数变成 0"));
   CHECK(shown_warnings(trace) == trace.warnings);
+}
+
+TEST_CASE("a DocumentScope writes in the document language and gives the terminal's back") {
+  SUBCASE("LANG=zh_CN.UTF-8 without --lang: the terminal in Chinese, documents in English") {
+    set_languages(Language::zh, Language::en);
+    CHECK(terminal_language() == Language::zh);
+    CHECK(document_language() == Language::en);
+    CHECK(tr("Scores") == "分数");
+    {
+      const DocumentScope document;
+      CHECK(language() == Language::en);
+      CHECK(tr("Scores") == "Scores");
+      CHECK(Message("Scores").shown() == "Scores");
+      {
+        const DocumentScope nested;
+        CHECK(tr("Scores") == "Scores");
+      }
+      CHECK(tr("Scores") == "Scores");
+    }
+    CHECK(language() == Language::zh);
+    CHECK(tr("Scores") == "分数");
+  }
+  SUBCASE("--lang zh: both in Chinese, whatever the environment") {
+    set_languages(Language::zh, Language::zh);
+    const DocumentScope document;
+    CHECK(tr("Scores") == "分数");
+    CHECK(tr_format("Decoding t{}: key cache", 2) == "解码第 t2 步：键缓存");
+  }
+  set_languages(Language::en, Language::en);
+  CHECK(tr("Scores") == "Scores");
 }
 
 }  // namespace attn
