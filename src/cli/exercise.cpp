@@ -43,7 +43,8 @@ bool wants(const ExerciseOptions& o, std::string_view format) {
 }
 
 // The arguments that regenerate the same files (without --out and --force,
-// which do not change them; a roster by its file name).
+// which do not change them; a roster by its file name; --lang when the files
+// are not English).
 std::string canonical_command(const ExerciseOptions& o) {
   const ExerciseSpec& s = o.spec;
   std::string out = fmt::format("attn-trace exercise --seed {}", s.seed);
@@ -58,6 +59,7 @@ std::string canonical_command(const ExerciseOptions& o) {
   if (s.key_padding) out += " --key-padding";
   out += fmt::format(" --decimals {} --answer-decimals {} --ask {} --format {}", s.decimals,
                      s.answer_decimals, fmt::join(s.ask, " "), fmt::join(o.formats, " "));
+  if (document_language() == Language::zh) out += " --lang zh";
   return out;
 }
 

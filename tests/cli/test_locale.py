@@ -23,6 +23,7 @@ import json
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -223,6 +224,25 @@ def check_contents(base):
           "run --format markdown --expand: the note in --lang's language")
 
 
+def check_regenerates(work, env):
+    """index.md's command, --lang zh included, gives the --lang zh class again."""
+    index = (work / "class-zh" / "index.md").read_text("utf-8")
+    command = re.search(r"^attn-trace (exercise .*) --out DIR$", index, re.M)
+    if not check(command and command.group(1).endswith(" --lang zh"),
+                 f"class-zh/index.md's command keeps --lang zh: {index[:400]}"):
+        return
+    r = subprocess.run([BIN, *shlex.split(command.group(1)), "--out", "again"], cwd=work,
+                       env=env, capture_output=True, text=True)
+    check(r.returncode == 0, f"the command of class-zh/index.md runs: {r.stderr}")
+    rows = list(csv.DictReader(io.StringIO((work / "again" / "roster.csv").read_text("utf-8"))))
+    filled = {f"{rows[1]['folder']}/answers.toml", f"{rows[-1]['folder']}/answers.toml"}
+    again = [p.relative_to(work / "again") for p in (work / "again").rglob("*") if p.is_file()]
+    differ = [str(p) for p in again if str(p) not in filled
+              and (work / "again" / p).read_bytes() != (work / "class-zh" / p).read_bytes()]
+    check(len(again) > 20 and not differ,
+          f"index.md's command gives the same {len(again)} files again: {differ[:5]} differ")
+
+
 def check_terminal(env_of):
     """Text for a person follows the environment: Chinese under zh_CN.UTF-8,
     English under C.UTF-8 and de_DE.UTF-8, byte for byte the same."""
@@ -278,6 +298,7 @@ def main():
         base = compare(outputs)
         print(f"{len(base)} outputs compared under {', '.join(LOCALES)}")
         check_contents(base)
+        check_regenerates(tmp / "de_DE.UTF-8", env_of["de_DE.UTF-8"])
         check_terminal(env_of)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
