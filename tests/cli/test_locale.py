@@ -150,6 +150,7 @@ def reproducible_outputs(locale_name, env, work, fills):
     run("verify", "river-bank", "--answers", ANSWERS, "--format", "json", code=1,
         name="verify --format json")
     run("export", "two-heads", "--to", "pytorch", name="export two-heads")
+    run("lessons", "show", "river-bank", name="lessons show river-bank")
     run("stats", "--d-k", "8", "--samples", "2000", "--seed", "7", "--format", "json",
         name="stats --format json")
     (work / "roster.txt").write_text(ROSTER, "utf-8")
