@@ -89,13 +89,12 @@ def torch_steps(lesson, fmt, mine):
         steps["memory"] = (given(inp["memory"]), bounds.given(fmt))
         source = t("memory")
         if pe_on:
-            # The memory's positions are not a step: the tool's and this table
-            # may differ by a unit, and each side adds its own.
+            # The memory's positions are not a step: each side adds its own
+            # table (they may differ by PE's bound), then rounds the sum.
             table = positional_encoding(*source.shape)
+            pe = bounds.computed_in_double(fmt, bounds.positional_error(*source.shape))
             steps["memory+PE"] = (source + torch.tensor(table).float().to(dt), bounds.Bound(
-                bounds.computed_in_double(fmt, bounds.positional_error(*source.shape)).limit(
-                    table, table) + bounds.elementwise(fmt).limit(table, table),
-                bounds.elementwise(fmt).relative))
+                pe.limit(table, table) * (1 + 4 * pe.relative), bounds.elementwise(fmt).relative))
             source = t("memory+PE")
 
     def project(x, name, out, size):
