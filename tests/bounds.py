@@ -232,3 +232,152 @@ def compare(got, want, bound):
         ratio = np.where(finite & (diff > 0), diff / np.where(limit > 0, limit, np.inf), 0.0)
         ratio = np.where(finite & (diff > 0) & (limit == 0), np.inf, ratio)
     return bad, float(ratio.max()) if ratio.size else 0.0
+
+
+def gelu(x, fmt="f64"):
+    """The exact GELU 0.5·x·(1 + erf(x/√2)) of the same x: per side, the
+    argument's two roundings move erf by ≤ u (erf'(z)·|z| ≤ 0.49), erf errs by
+    LIBRARY_ULPS ulps of a number ≤ 1, 1 + erf by u·2: (8 + 2·LIBRARY_ULPS)/2·u·|x|
+    in all, then the product's rounding u·|result|."""
+    fmt = FORMATS[fmt] if isinstance(fmt, str) else fmt
+    x = np.abs(np.asarray(x, dtype=float))
+    return Bound(2 * (4 + LIBRARY_ULPS) * fmt.u * x + 4 * fmt.tiny, _relative(fmt.u))
+
+
+def row_mean(x, fmt="f64"):
+    """The mean of each row of x (n,d) -> (n,1): d terms, then ÷ d."""
+    x = np.asarray(x, dtype=float)
+    d = x.shape[1]
+    terms = np.abs(x).sum(axis=1, keepdims=True) / d * (1 + gamma(d + 1, 2.0**-53))
+    return sum_of_terms(terms, fmt, d + 1)
+
+
+def row_var(x, mean_column, fmt="f64"):
+    """The biased variance of each row of x about the same mean (n,1) -> (n,1):
+    d terms (x − mean)² / d, each with three roundings of its own (the
+    subtraction counted twice: it is squared)."""
+    x = np.asarray(x, dtype=float)
+    d = x.shape[1]
+    terms = ((x - mean_column) ** 2).sum(axis=1, keepdims=True) / d
+    return sum_of_terms(terms * (1 + gamma(d + 4, 2.0**-53)), fmt, d + 4)
+
+
+def normalise(fmt="f64"):
+    """(x − mean) / √(var + eps) from the same numbers: four roundings, each
+    relative to its own result, so relative to the cell's."""
+    return elementwise(fmt, 4)
+
+
+def scale_shift(gamma_row, normalised, beta_row, fmt="f64"):
+    """γ ⊙ normalised + β: a sum of two terms per cell."""
+    terms = np.abs(np.asarray(gamma_row) * np.asarray(normalised)) + np.abs(np.asarray(beta_row))
+    return sum_of_terms(terms * (1 + 2 * 2.0**-53), fmt, 2)
+
+
+class Carried:
+    """A computed value (the cells of one step) with a bound on its distance
+    from the exact result of the whole computation that made it, which holds
+    for every implementation of the same formula in any summation order, the
+    given numbers exact: two implementations differ by at most twice `error`.
+    The carried_* functions are the operations, each adding its own rounding
+    (the per-operation bounds above) to what its inputs carry, to first order
+    (the second-order terms are smaller than the margins each keeps)."""
+
+    def __init__(self, value, error=None):
+        self.value = np.asarray(value, dtype=float)
+        self.error = np.zeros_like(self.value) if error is None else np.asarray(error, dtype=float)
+
+    def columns(self, first, last):
+        return Carried(self.value[:, first:last], self.error[:, first:last])
+
+    @property
+    def T(self):
+        return Carried(self.value.T, self.error.T)
+
+
+U64 = FORMATS["f64"].u
+
+
+def carried_product(A, B, bias=None, divisor=1.0, extra=0):
+    """Â±eA · B̂±eB (+ an exact bias row) (÷ divisor), with `extra` roundings
+    besides the sum's (a scale). Another implementation's Â, B̂ lie within 2eA,
+    2eB of these: |its result − exact| ≤ eA·|B̂| + |Â|·eB + 3·eA·eB (the inputs)
+    + γ_k·(|Â| + 2eA)·(|B̂| + 2eB) (its own sum of k terms)."""
+    absA, absB = np.abs(A.value), np.abs(B.value)
+    spread = A.error @ absB + absA @ B.error + 3 * (A.error @ B.error)
+    terms = absA @ absB
+    value = A.value @ B.value
+    k = A.value.shape[1] + extra
+    if bias is not None:
+        bias = np.asarray(bias, dtype=float).reshape(1, -1)
+        terms, value, k = terms + np.abs(bias), value + bias, k + 1
+    g = gamma(k + 1, U64)  # +1: these sums, done in double
+    return Carried(value / divisor,
+                   (spread * (1 + 3 * g) + g * terms) / divisor + k * FORMATS["f64"].tiny)
+
+
+def carried_add(A, B):
+    """Â + B̂, one rounding: each input's error, and u of the result."""
+    value = A.value + B.value
+    spread = A.error + B.error
+    return Carried(value, spread * (1 + 2 * U64) + U64 * np.abs(value))
+
+
+def carried_softmax(S):
+    """The stable row softmax of Ŝ±e (-inf cells exact): the exact softmax of Ŝ
+    is within w_j·expm1(e_j + max_k e_k) of that of S, and an implementation
+    within `softmax`'s rounding of the exact softmax of its own Ŝ."""
+    x = S.value
+    with np.errstate(invalid="ignore", over="ignore"):
+        top = x.max(axis=1, keepdims=True)
+        w = np.exp(x - top)
+        w = w / w.sum(axis=1, keepdims=True)
+    finite = np.isfinite(x)
+    spread = np.where(finite, S.error, 0.0).max(axis=1, keepdims=True)
+    moved = np.expm1(np.where(finite, S.error, 0.0) + spread)
+    local = softmax(x, "f64")
+    error = np.abs(w) * ((1 + moved) * (1 + local.relative) - 1) * (1 + 1e-6) + local.absolute
+    return Carried(w, np.where(finite, error, 0.0))
+
+
+def carried_relu(x):
+    """max(0, x): exact, and 1-Lipschitz."""
+    return Carried(np.maximum(x.value, 0.0), x.error)
+
+
+def carried_gelu(x):
+    """The exact GELU: |GELU'| ≤ 1.13, and gelu()'s rounding per side."""
+    erf = np.vectorize(math.erf)
+    value = 0.5 * x.value * (1 + erf(x.value / math.sqrt(2)))
+    local = gelu(np.abs(x.value) + x.error)
+    return Carried(value, 1.13 * x.error * (1 + 1e-6) + local.absolute / 2
+                   + local.relative * np.abs(value) * 2)
+
+
+def carried_layer_norm(x, gamma_row, beta_row, eps):
+    """LayerNorm of each row of x̂±e, γ and β exact: (n,d) -> (n,d).
+    Input errors, to first order: δn_j = (δx_j − mean δx)/σ − n_j·δσ/σ with
+    |δσ/σ| ≤ mean(|n|·e)/σ. The implementation's own rounding: the mean within
+    γ_{d+1}·mean|x|; the variance within 4·γ_{d+4}·mean(x²), which holds for
+    the two-pass, Welford's and the one-pass E[x²] − μ² algorithms alike; the
+    normalisation a few u; γ·n + β a sum of two terms."""
+    v, e = x.value, x.error
+    d = v.shape[1]
+    mu = v.mean(axis=1, keepdims=True)
+    var = ((v - mu) ** 2).mean(axis=1, keepdims=True)
+    sigma = np.sqrt(var + eps)
+    n = (v - mu) / sigma
+    gamma_row = np.asarray(gamma_row, dtype=float).reshape(1, -1)
+    beta_row = np.asarray(beta_row, dtype=float).reshape(1, -1)
+    y = gamma_row * n + beta_row
+    if np.any(e.max(axis=1, keepdims=True) > 1e-6 * sigma):
+        raise ValueError("carried_layer_norm: the input's error is not small beside σ")
+    carried_in = ((e + e.mean(axis=1, keepdims=True)) / sigma
+                  + np.abs(n) * (np.abs(n) * e).mean(axis=1, keepdims=True) / sigma)
+    e_mean = gamma(d + 1, U64) * np.abs(v).mean(axis=1, keepdims=True)
+    e_var = 4 * gamma(d + 4, U64) * (v ** 2).mean(axis=1, keepdims=True)
+    own = ((e_mean + U64 * np.abs(v - mu)) / sigma
+           + np.abs(n) * (e_var / (2 * (var + eps)) + 4 * U64))
+    error = (np.abs(gamma_row) * (carried_in + own) * (1 + 1e-3)
+             + gamma(2, U64) * (np.abs(gamma_row * n) + np.abs(beta_row)))
+    return Carried(y, error)
