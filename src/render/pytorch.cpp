@@ -278,7 +278,8 @@ class ScriptWriter {
         "torch.set_default_dtype(torch.float64)  # IEEE double, as attn-trace computes\n"
         "torch.set_num_threads(1)  # a small lesson gains nothing from threads\n"
         "inf, nan = math.inf, math.nan\n"
-        "U = 2.0 ** -53  # float64's unit roundoff: a correctly rounded operation errs by u·|result|\n"
+        "U = 2.0 ** -53  # float64's unit roundoff: a correctly rounded operation errs by "
+        "u·|result|\n"
         "LIBRARY_ULPS = 4  # exp, sin, cos, erf: within 4 ulps (glibc's < 1, SLEEF's 1)\n";
   }
 
@@ -1001,13 +1002,15 @@ def carried_encoder_layer(X, lesson):
     line("q = check(step + \".q\", q_t[:, qk], q_bound[:, qk])  # (1, d_k)", 3);
     line("# row t appended; the rows before it are the tool's, handed back by earlier checks", 3);
     line("K_cache[h] = torch.cat([K_cache[h], k_t[:, qk]])", 3);
-    line("K_cache[h] = check(step + \".K_cache\", K_cache[h], "
-         "torch.cat([torch.zeros(t, d_k), k_bound[:, qk]]))",
-         3);
+    line(
+        "K_cache[h] = check(step + \".K_cache\", K_cache[h], "
+        "torch.cat([torch.zeros(t, d_k), k_bound[:, qk]]))",
+        3);
     line("V_cache[h] = torch.cat([V_cache[h], v_t[:, v]])", 3);
-    line("V_cache[h] = check(step + \".V_cache\", V_cache[h], "
-         "torch.cat([torch.zeros(t, d_v), v_bound[:, v]]))",
-         3);
+    line(
+        "V_cache[h] = check(step + \".V_cache\", V_cache[h], "
+        "torch.cat([torch.zeros(t, d_v), v_bound[:, v]]))",
+        3);
     line("scores = q @ K_cache[h].T  # (1, t+1)", 3);
     line("scores = check(step + \".scores\", scores, product(q, K_cache[h].T))", 3);
     line("scaled = scores / scale", 3);
@@ -1108,20 +1111,22 @@ def carried_encoder_layer(X, lesson):
         "How far the module's results may be from the tool's: both are float64 computations "
         "of the same steps from the same numbers, each within the error carried through them "
         "(carried_attention above), so twice it.");
-    line(fmt::format(
-        "parts = {{\"weights\": {{\"Q\": {}, \"K\": {}, \"V\": {}, \"O\": {}}}, "
-        "\"biases\": {{\"Q\": {}, \"K\": {}, \"V\": {}, \"O\": {}}},",
-        var(Q.made.inputs[1]), var(K.made.inputs[1]), var(V.made.inputs[1]),
-        W_O ? var(*W_O) : "None", bias_or_none(Q), bias_or_none(K), bias_or_none(V),
-        W_O ? bias_or_none(trace_.at("output")) : "None"));
+    line(
+        fmt::format("parts = {{\"weights\": {{\"Q\": {}, \"K\": {}, \"V\": {}, \"O\": {}}}, "
+                    "\"biases\": {{\"Q\": {}, \"K\": {}, \"V\": {}, \"O\": {}}},",
+                    var(Q.made.inputs[1]), var(K.made.inputs[1]), var(V.made.inputs[1]),
+                    W_O ? var(*W_O) : "None", bias_or_none(Q), bias_or_none(K), bias_or_none(V),
+                    W_O ? bias_or_none(trace_.at("output")) : "None"));
     line("\"heads\": heads, \"d_k\": d_k, \"d_v\": d_v, \"scale\": scale, \"blocked\": blocked}",
          3);
-    line(fmt::format("carried_weights, (_, output_error) = carried_attention({0}, "
-                     "torch.zeros_like({0}), {1}, torch.zeros_like({1}), parts)",
-                     queries, source));
-    line(fmt::format("compare(\"nn.MultiheadAttention: attn_output = {0}\", attn_output[0], "
-                     "\"{0}\", 2 * output_error)",
-                     target));
+    line(
+        fmt::format("carried_weights, (_, output_error) = carried_attention({0}, "
+                    "torch.zeros_like({0}), {1}, torch.zeros_like({1}), parts)",
+                    queries, source));
+    line(
+        fmt::format("compare(\"nn.MultiheadAttention: attn_output = {0}\", attn_output[0], "
+                    "\"{0}\", 2 * output_error)",
+                    target));
     line("for h in range(heads):  # attn_weights: (batch, h, n, m)");
     line(
         "compare(f\"nn.MultiheadAttention: attn_weights[{h}] = head{h}.weights\", "
@@ -1137,7 +1142,9 @@ def carried_encoder_layer(X, lesson):
           "its carried error, and the mean's own rounding",
           1);
       line("mean_error = sum(e for _, e in carried_weights) / heads");
-      line("mean_error += sums(torch.stack([w for w, _ in carried_weights], dim=-1), 1).squeeze(-1) / heads / 2");
+      line(
+          "mean_error += sums(torch.stack([w for w, _ in carried_weights], dim=-1), 1).squeeze(-1) "
+          "/ heads / 2");
       line(
           "compare(\"nn.MultiheadAttention: averaged weights = heads.mean\", mean_weights[0], "
           "\"heads.mean\", 2 * mean_error)");
@@ -1188,11 +1195,12 @@ def carried_encoder_layer(X, lesson):
     const auto bias_or_none = [&](const Step& p) {
       return p.made.inputs.size() > 2 ? var(p.made.inputs[2]) : std::string("None");
     };
-    comment("Its error carried through the layer from the lesson's numbers (carried_encoder_layer).");
-    line(fmt::format(
-        "parts[\"weights\"].update({{\"1\": W_1, \"2\": W_2}}); "
-        "parts[\"biases\"].update({{\"1\": {}, \"2\": {}}})",
-        bias_or_none(hidden), bias_or_none(out)));
+    comment(
+        "Its error carried through the layer from the lesson's numbers (carried_encoder_layer).");
+    line(
+        fmt::format("parts[\"weights\"].update({{\"1\": W_1, \"2\": W_2}}); "
+                    "parts[\"biases\"].update({{\"1\": {}, \"2\": {}}})",
+                    bias_or_none(hidden), bias_or_none(out)));
     line(fmt::format(
         "parts.update(eps={}, gelu={}, norm_first={}, gamma={{1: ln1_gamma, 2: ln2_gamma}}, "
         "beta={{1: ln1_beta, 2: ln2_beta}})",

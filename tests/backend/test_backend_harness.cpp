@@ -46,8 +46,8 @@ namespace {
 
 using attn::HeadStep;
 
-using attn::testing::Bound;
 using attn::testing::beyond_bound;
+using attn::testing::Bound;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -114,7 +114,8 @@ void check_operation(const std::string& what, const arma::mat& got, const Backen
         bias = arma::rowvec(*o.in[2]);
         want.each_row() += *bias;
       }
-      return check_within(what, got, want, attn::testing::product_bound(a, B, bias ? &*bias : nullptr));
+      return check_within(what, got, want,
+                          attn::testing::product_bound(a, B, bias ? &*bias : nullptr));
     }
     case attn::Op::matmul_t:
       return check_within(what, got, cpu.matmul_transposed(a, *o.in.at(1)),
@@ -165,10 +166,10 @@ void check_trace(const attn::Lesson& lesson, const attn::Trace& got, const attn:
   const attn::Trace host = attn::run_pipeline(lesson, cpu, backend_values);
   for (std::size_t s = 0; s < got.steps.size(); ++s)
     if (!computed_by_backend(got.steps[s].made.op))
-      check_within(got.lesson_id + " " + got.steps[s].id + " (composed on the host)",
-                   got.steps[s].value, host.steps.at(s).value,
-                   attn::testing::exact_bound(got.steps[s].value.n_rows,
-                                              got.steps[s].value.n_cols));
+      check_within(
+          got.lesson_id + " " + got.steps[s].id + " (composed on the host)", got.steps[s].value,
+          host.steps.at(s).value,
+          attn::testing::exact_bound(got.steps[s].value.n_rows, got.steps[s].value.n_cols));
 }
 
 // Both backends' trace of one lesson, in f64 (a narrower format is emulated on
@@ -218,9 +219,12 @@ void check_attend(const AttendCase& c) {
     const auto exact = [](const arma::mat& M) {
       return attn::testing::exact_bound(M.n_rows, M.n_cols);
     };
-    check_within(name(HeadStep::Q), a[HeadStep::Q], attn::split_head(Q, h, c.d_k), exact(a[HeadStep::Q]));
-    check_within(name(HeadStep::K), a[HeadStep::K], attn::split_head(K, h, c.d_k), exact(a[HeadStep::K]));
-    check_within(name(HeadStep::V), a[HeadStep::V], attn::split_head(V, h, c.d_v), exact(a[HeadStep::V]));
+    check_within(name(HeadStep::Q), a[HeadStep::Q], attn::split_head(Q, h, c.d_k),
+                 exact(a[HeadStep::Q]));
+    check_within(name(HeadStep::K), a[HeadStep::K], attn::split_head(K, h, c.d_k),
+                 exact(a[HeadStep::K]));
+    check_within(name(HeadStep::V), a[HeadStep::V], attn::split_head(V, h, c.d_v),
+                 exact(a[HeadStep::V]));
     const auto step = [&](HeadStep s, attn::Op op, std::vector<HeadStep> inputs) {
       BackendOp o{op, {}};
       for (const HeadStep i : inputs) o.in.push_back(&a[i]);
@@ -479,8 +483,9 @@ int main(int argc, char** argv) {
   doctest::Context context;
   context.applyCommandLine(static_cast<int>(rest.size()), rest.data());
   const int status = context.run();
-  std::printf("backend harness: %zu cells compared with the CPU's; largest difference %.3g of "
-              "its bound\n",
-              compared_cells, worst_fraction);
+  std::printf(
+      "backend harness: %zu cells compared with the CPU's; largest difference %.3g of "
+      "its bound\n",
+      compared_cells, worst_fraction);
   return status;
 }

@@ -110,8 +110,8 @@ TEST_CASE("cpu forward plan: a cell moved past the bound fails, and the bound is
   auto plan = attn::plan_cpu_forward({c.n, c.d, c.h}, W_QKV, W_O);
   arma::mat got = planned_output(*plan, X);
   got(5, 7) = exact.value(5, 7) + 1.5 * 2.0 * exact.error(5, 7);
-  const std::string found = beyond_forward_bound(got, traced_output(c, X, W_QKV, W_O), X, W_QKV,
-                                                 W_O, c.h);
+  const std::string found =
+      beyond_forward_bound(got, traced_output(c, X, W_QKV, W_O), X, W_QKV, W_O, c.h);
   CHECK(found.rfind("cell (5,7) is ", 0) == 0);
 }
 

@@ -82,7 +82,9 @@ RefTrace reference_attention(const attn::Lesson& L, const attn::Trace& tool) {
   const auto add = [&](const std::string& id, Grid value, Bound bound) {
     t.steps.push_back({id, std::move(value), std::move(bound)});
   };
-  const auto exact = [](const Grid& g) { return exact_bound(g.size(), g.empty() ? 0 : g[0].size()); };
+  const auto exact = [](const Grid& g) {
+    return exact_bound(g.size(), g.empty() ? 0 : g[0].size());
+  };
   Grid X = from_arma(L.X);
   add("X", X, exact(X));
   const bool pe = L.positional_encoding == attn::PositionalEncoding::sinusoidal;
@@ -91,9 +93,9 @@ RefTrace reference_attention(const attn::Lesson& L, const attn::Trace& tool) {
     Grid P = zeros(n, d);
     for (std::size_t pos = 0; pos < n; ++pos)
       for (std::size_t j = 0; j < d; ++j) {
-        const double angle = static_cast<double>(pos) /
-                             std::pow(10000.0, static_cast<double>(2 * (j / 2)) /
-                                                   static_cast<double>(d));
+        const double angle =
+            static_cast<double>(pos) /
+            std::pow(10000.0, static_cast<double>(2 * (j / 2)) / static_cast<double>(d));
         P[pos][j] = (j % 2 == 0) ? std::sin(angle) : std::cos(angle);
       }
     return P;
@@ -284,8 +286,8 @@ TEST_CASE("the plain-loop comparison notices a value moved past its bound") {
   for (const RefStep& want : ref.steps) {
     if (want.id != "head0.context") continue;
     arma::mat moved = trace.at(want.id).value;
-    moved(0, 0) = want.value[0][0] + 1.5 * want.bound.limit(0, 0, moved(0, 0), want.value[0][0]) +
-                  1e-300;
+    moved(0, 0) =
+        want.value[0][0] + 1.5 * want.bound.limit(0, 0, moved(0, 0), want.value[0][0]) + 1e-300;
     const attn::testing::Excess excess =
         attn::testing::beyond_bound(moved, to_arma(want.value), want.bound);
     CHECK(excess.cells == 1);
@@ -348,10 +350,12 @@ TEST_CASE("KV cache decoding equals the full causal rows on 120 random lessons")
           top = std::max(top, scaled[0][j]);
         }
         for (std::size_t j = 0; j <= t; ++j) denom += std::exp(scaled[0][j] - top);
-        for (std::size_t j = 0; j <= t; ++j) want_weights[0][j] = std::exp(scaled[0][j] - top) / denom;
+        for (std::size_t j = 0; j <= t; ++j)
+          want_weights[0][j] = std::exp(scaled[0][j] - top) / denom;
         const Grid want_context = ref_matmul(weights, from_arma(at(DecodeStep::V_cache)));
-        CHECK(beyond_bound(at(DecodeStep::scores), to_arma(want_scores),
-                           attn::testing::product_bound(at(DecodeStep::q), at(DecodeStep::K_cache).t()))
+        CHECK(beyond_bound(
+                  at(DecodeStep::scores), to_arma(want_scores),
+                  attn::testing::product_bound(at(DecodeStep::q), at(DecodeStep::K_cache).t()))
                   .first == "");
         CHECK(beyond_bound(at(DecodeStep::scaled), to_arma(want_scaled),
                            attn::testing::elementwise_bound(1, t + 1, 2))
@@ -359,15 +363,17 @@ TEST_CASE("KV cache decoding equals the full causal rows on 120 random lessons")
         CHECK(beyond_bound(at(DecodeStep::weights), to_arma(want_weights),
                            attn::testing::softmax_bound(at(DecodeStep::scaled)))
                   .first == "");
-        CHECK(beyond_bound(at(DecodeStep::context), to_arma(want_context),
-                           attn::testing::product_bound(at(DecodeStep::weights),
-                                                        at(DecodeStep::V_cache)))
+        CHECK(beyond_bound(
+                  at(DecodeStep::context), to_arma(want_context),
+                  attn::testing::product_bound(at(DecodeStep::weights), at(DecodeStep::V_cache)))
                   .first == "");
         // Row t of the full computation: both within full.error of the exact row.
         const arma::rowvec twice = 2.0 * full.error.row(t);
         const attn::testing::Bound row_bound{twice, arma::zeros(arma::size(twice))};
-        const arma::mat& full_context = trace.at(attn::head_step_id(h, attn::HeadStep::context)).value;
-        CHECK(beyond_bound(at(DecodeStep::context), full_context.rows(t, t), row_bound).first == "");
+        const arma::mat& full_context =
+            trace.at(attn::head_step_id(h, attn::HeadStep::context)).value;
+        CHECK(beyond_bound(at(DecodeStep::context), full_context.rows(t, t), row_bound).first ==
+              "");
         double largest = 0.0;
         for (std::size_t j = 0; j < full_context.n_cols; ++j)
           largest = std::max(largest, std::abs(at(DecodeStep::context)(0, j) - full_context(t, j)));

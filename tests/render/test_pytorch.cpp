@@ -35,7 +35,8 @@ struct Exported {
   // A step's Python variable: "head0.scores" -> head0_scores, "X+PE" -> X_plus_PE.
   static std::string var_of(const std::string& id) {
     std::string out;
-    for (const char c : id) out += c == '.' ? std::string("_") : c == '+' ? "_plus_" : std::string(1, c);
+    for (const char c : id)
+      out += c == '.' ? std::string("_") : c == '+' ? "_plus_" : std::string(1, c);
     return out;
   }
   // The script's text with its comments' line breaks joined (comments wrap at 88 columns).
@@ -151,12 +152,14 @@ TEST_CASE("pytorch: each step within the bound of its own operation, from the to
   const Exported two("two-heads");
   CHECK(two.has("U = 2.0 ** -53"));
   CHECK(two.has("Q = check(\"Q\", Q, product(X, W_Q))"));
-  CHECK(two.has("head1_scores = check(\"head1.scores\", head1_scores, product(head1_Q, head1_K.T))"));
+  CHECK(
+      two.has("head1_scores = check(\"head1.scores\", head1_scores, product(head1_Q, head1_K.T))"));
   CHECK(two.has("head0_scaled = check(\"head0.scaled\", head0_scaled, rounded(head0_scaled, 2))"));
   CHECK(two.has("head0_masked = check(\"head0.masked\", head0_masked)\n"));  // exactly
   CHECK(two.has("head0_exp = check(\"head0.exp\", head0_exp, library(head0_exp))"));
   CHECK(two.has("head0_row_sum = check(\"head0.row_sum\", head0_row_sum, sums(head0_exp))"));
-  CHECK(two.has("check(\"head0.weights\", head0_weights, softmax_bound(head0_masked, head0_weights))"));
+  CHECK(two.has(
+      "check(\"head0.weights\", head0_weights, softmax_bound(head0_masked, head0_weights))"));
   CHECK(two.has("check(\"head0.context\", head0_context, product(head0_weights, head0_V))"));
   CHECK(two.has("2 * output_error)"));
   CHECK(two.has("\"heads.mean\", 2 * mean_error)"));

@@ -49,7 +49,9 @@ struct Bound {
 };
 
 // Both sides within `per_side`·|exact|: |a − b| ≤ per_side·(|a| + |b|) / (1 − per_side).
-inline double both_sides(double per_side) { return per_side / (1.0 - per_side); }
+inline double both_sides(double per_side) {
+  return per_side / (1.0 - per_side);
+}
 
 // Bit for bit: copies, masks, a maximum, one correctly rounded operation.
 inline Bound exact_bound(std::size_t rows, std::size_t cols) {
@@ -58,8 +60,9 @@ inline Bound exact_bound(std::size_t rows, std::size_t cols) {
 
 // `operations` correctly rounded operations (+ − × ÷ √) from the same inputs.
 inline Bound elementwise_bound(std::size_t rows, std::size_t cols, std::size_t operations) {
-  return {arma::mat(rows, cols, arma::fill::value(2.0 * static_cast<double>(operations) * kUnderflow)),
-          arma::mat(rows, cols, arma::fill::value(both_sides(fp_gamma(operations))))};
+  return {
+      arma::mat(rows, cols, arma::fill::value(2.0 * static_cast<double>(operations) * kUnderflow)),
+      arma::mat(rows, cols, arma::fill::value(both_sides(fp_gamma(operations))))};
 }
 
 // exp (or another library function) of the same inputs.
@@ -150,8 +153,8 @@ inline Excess beyond_bound(const arma::mat& got, const arma::mat& want, const Bo
   std::ostringstream text;
   text.precision(17);
   if (got.n_rows != want.n_rows || got.n_cols != want.n_cols) {
-    text << "shape " << got.n_rows << "x" << got.n_cols << ", " << reference << " "
-         << want.n_rows << "x" << want.n_cols;
+    text << "shape " << got.n_rows << "x" << got.n_cols << ", " << reference << " " << want.n_rows
+         << "x" << want.n_cols;
     out.cells = 1;
     out.first = text.str();
     return out;
@@ -168,8 +171,8 @@ inline Excess beyond_bound(const arma::mat& got, const arma::mat& want, const Bo
         const double limit = bound.limit(r, c, a, b), diff = std::abs(a - b);
         ok = diff <= limit;
         if (diff > 0)
-          out.worst = std::max(out.worst, limit > 0 ? diff / limit
-                                                    : std::numeric_limits<double>::infinity());
+          out.worst = std::max(out.worst,
+                               limit > 0 ? diff / limit : std::numeric_limits<double>::infinity());
         if (!ok && out.cells == 0)
           text << "cell (" << r << "," << c << ") is " << a << ", " << reference << " " << b
                << ": |difference| " << diff << " > bound " << limit;
@@ -221,18 +224,18 @@ inline Carried carried_softmax(const Carried& S) {
     for (std::size_t j = 0; j < w.n_cols; ++j) {
       // local.relative is both sides' (r / (1 − r)), at least one side's r.
       const double moved = std::expm1(S.error(i, j) + spread);
-      error(i, j) = std::abs(w(i, j)) * ((1.0 + moved) * (1.0 + local.relative(i, j)) - 1.0) *
-                        (1.0 + 1e-6) +
-                    local.absolute(i, j);
+      error(i, j) =
+          std::abs(w(i, j)) * ((1.0 + moved) * (1.0 + local.relative(i, j)) - 1.0) * (1.0 + 1e-6) +
+          local.absolute(i, j);
     }
   }
   return {w, error};
 }
 
-// X:(n,d) W_QKV:(d,3d) W_O:(d,d), h heads of d/h -> output:(n,d) = [softmax(Q_h·K_hᵀ/√(d/h))·V_h]_h·W_O,
-// computed here, with a bound on |computed − exact| that holds for every
-// implementation of the same formula, in any summation order (X and the
-// weights exact). Two implementations differ by at most twice `error`.
+// X:(n,d) W_QKV:(d,3d) W_O:(d,d), h heads of d/h -> output:(n,d) =
+// [softmax(Q_h·K_hᵀ/√(d/h))·V_h]_h·W_O, computed here, with a bound on |computed − exact| that
+// holds for every implementation of the same formula, in any summation order (X and the weights
+// exact). Two implementations differ by at most twice `error`.
 inline Carried forward_error(const arma::mat& X, const arma::mat& W_QKV, const arma::mat& W_O,
                              std::size_t heads) {
   const std::size_t d = X.n_cols, w = d / heads;
@@ -246,8 +249,7 @@ inline Carried forward_error(const arma::mat& X, const arma::mat& W_QKV, const a
     };
     const Carried Q = part(h * w), K = part(d + h * w), V = part(2 * d + h * w);
     // the scale: √(d/h) rounded, then a division or a product by its rounded inverse
-    const Carried scaled =
-        carried_product(Q, {K.value.t(), K.error.t()}, scale, /*extra=*/3);
+    const Carried scaled = carried_product(Q, {K.value.t(), K.error.t()}, scale, /*extra=*/3);
     const Carried context = carried_product(carried_softmax(scaled), V);
     concat.value.cols(h * w, (h + 1) * w - 1) = context.value;
     concat.error.cols(h * w, (h + 1) * w - 1) = context.error;
