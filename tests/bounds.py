@@ -120,15 +120,13 @@ def elementwise(fmt, operations=1):
     return Bound(2 * operations * fmt.tiny + 2 * fmt.tiny_store, _relative(per_side))
 
 
-def library(fmt, operations=0):
+def library(fmt):
     """A library function (exp, sin, cos) of an exact input, within LIBRARY_ULPS
-    ulps (one ulp ≤ 2u·|result|), then `operations` rounded ones, then stored."""
+    ulps (one ulp ≤ 2u·|result|), then stored."""
     fmt = FORMATS[fmt] if isinstance(fmt, str) else fmt
     lib = 2 * LIBRARY_ULPS * fmt.u
-    core = (1 + lib) * (1 + gamma(operations, fmt.u)) - 1 if operations else lib
-    per_side = core + fmt.u_store * (1 + core)
-    return Bound(2 * (LIBRARY_ULPS + operations) * fmt.tiny + 2 * fmt.tiny_store,
-                 _relative(per_side))
+    per_side = lib + fmt.u_store * (1 + lib)
+    return Bound(2 * LIBRARY_ULPS * fmt.tiny + 2 * fmt.tiny_store, _relative(per_side))
 
 
 def _abs_terms(A, B):
@@ -286,9 +284,6 @@ class Carried:
     def __init__(self, value, error=None):
         self.value = np.asarray(value, dtype=float)
         self.error = np.zeros_like(self.value) if error is None else np.asarray(error, dtype=float)
-
-    def columns(self, first, last):
-        return Carried(self.value[:, first:last], self.error[:, first:last])
 
     @property
     def T(self):
