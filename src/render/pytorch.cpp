@@ -1,8 +1,11 @@
 // `export --to pytorch`: the trace as one runnable Python script that rebuilds
 // every step with PyTorch (float64, plain tensor ops named like the step ids)
-// and asserts each equals the tool's value, which the script carries. Nothing
-// is computed here: each step's code is written from the operation the trace
-// recorded for it (Step::made), its numbers from the trace.
+// from the tool's values of the steps it reads, and asserts each agrees with
+// the tool's value, which the script carries, within what floating point
+// allows two correct results of that operation in any summation order (the
+// script's own bound helpers, docs/pytorch.md). Nothing is computed here: each
+// step's code and bound are written from the operation the trace recorded for
+// it (Step::made), its numbers from the trace.
 //
 // Shape key: n queries, m keys, d_model (d_mem for memory), h heads, d_k, d_v.
 #include <fmt/format.h>
@@ -205,8 +208,16 @@ class ScriptWriter {
     line(head + std::string(columns < 84 ? 84 - columns : 3, '-'));
   }
 
-  void check(const Step& step) {
-    line(fmt::format("check({}, {})", py_string(step.id), var(step)));
+  // The step against the tool's value within `bound` (a Python expression; none:
+  // exactly), the script going on from the tool's value (a given step is the
+  // lesson's own number on both sides).
+  void check(const Step& step, std::string_view bound = "") {
+    const std::string args =
+        fmt::format("{}, {}{}{}", py_string(step.id), var(step), bound.empty() ? "" : ", ", bound);
+    if (step.made.op == Op::given)
+      line(fmt::format("check({})", args));
+    else
+      line(fmt::format("{} = check({})", var(step), args));
   }
 
   std::string var(const Step& step) const { return py_name(step.id); }
@@ -225,11 +236,15 @@ class ScriptWriter {
         "The lesson rebuilt in PyTorch, in float64, step by step: every step attn-trace traces is "
         "computed here with plain tensor ops, in a variable named like its step id (head0.scores "
         "is head0_scores), and compared with the tool's value, which this file carries at its "
-        "end, exact to the last bit. A step passes when it has the tool's shape, NaN and ±inf in "
-        "the same cells, and every other cell within 1e-12 + 1e-12·|tool's value|. Run it with a "
-        "Python that has PyTorch (python3 FILE, whatever this file is named): it prints one "
-        "line per step and stops with exit code 1 at the first step that differs. It needs "
-        "nothing but torch and the standard library.";
+        "end, exact to the last bit. Each step is computed from the tool's values of the steps "
+        "it reads, so that every operation is compared alone. A step passes when it has the "
+        "tool's shape, NaN and ±inf in the same cells, and every other cell within what floating "
+        "point allows two correct results of that operation, whatever order each adds in (the "
+        "bound helpers below: 2·γ_k·Σ|terms| for a sum of k products, a few units of roundoff "
+        "for one operation, a library's ulps for exp). Run it with a Python that has PyTorch "
+        "(python3 FILE, whatever this file is named): it prints one line per step and stops "
+        "with exit code 1 at the first step that differs. It needs nothing but torch and the "
+        "standard library.";
     out_ += "#\n";
     comment(intro, 0);
     out_ += "#\n";
@@ -252,7 +267,7 @@ class ScriptWriter {
                   "script rebuilds the same lesson in float64 (what `attn-trace run {} --dtype "
                   "f64` shows): PyTorch's {} kernels add in their own order (and torch 1.13 has "
                   "no float16 matrix product on the CPU), so their results may differ from the "
-                  "tool's by a unit in the last place, which a comparison to 1e-12 cannot allow. "
+                  "tool's by a unit in the last place of that format, far beyond float64's bounds. "
                   "What the format does to the mask fill is checked at the end.",
                   torch_dtype(lesson_.dtype), dtype_name(lesson_.dtype), trace_.lesson_id,
                   torch_dtype(lesson_.dtype)),
@@ -263,7 +278,9 @@ class ScriptWriter {
         "torch.set_default_dtype(torch.float64)  # IEEE double, as attn-trace computes\n"
         "torch.set_num_threads(1)  # a small lesson gains nothing from threads\n"
         "inf, nan = math.inf, math.nan\n"
-        "TOL = 1e-12  # absolute, and relative to the tool's value\n";
+        "U = 2.0 ** -53  # float64's unit roundoff: a correctly rounded operation errs by "
+        "u·|result|\n"
+        "LIBRARY_ULPS = 4  # exp, sin, cos, erf: within 4 ulps (glibc's < 1, SLEEF's 1)\n";
   }
 
   static std::string torch_dtype(Dtype dtype) {
@@ -284,10 +301,11 @@ class ScriptWriter {
     out_ += R"PY(checked = set()
 
 
-def compare(label, value, step_id):
+def compare(label, value, step_id, bound=0.0):
     """`value` against the tool's step `step_id`: its shape, NaN and ±inf in the
-    same cells, every other cell within TOL + TOL·|tool's value|. Prints one line;
-    exits with 1 at the first difference."""
+    same cells, every other cell within `bound` (how far two correct results may
+    be apart: the bound helpers below; 0, exactly). Prints one line; exits with 1
+    at the first difference; returns the tool's value, for the steps after it."""
     want = TOOL[step_id]
     got = value.detach().to(torch.float64)
     if got.dim() == 1:  # a bias or a LayerNorm parameter: the trace holds one row
@@ -296,24 +314,32 @@ def compare(label, value, step_id):
         if tuple(got.shape) != want:
             fail(label, f"shape {tuple(got.shape)}, the tool's {want}")
         print(f"ok   {label:<30} {got.shape[0]}x{got.shape[1]:<8} given (its numbers are the lesson's)")
-        return
+        return value
     want = torch.tensor(want, dtype=torch.float64)
     if got.shape != want.shape:
         fail(label, f"shape {tuple(got.shape)}, the tool's {tuple(want.shape)}")
+    bound = torch.as_tensor(bound, dtype=torch.float64)
+    bound = (bound.unsqueeze(0) if bound.dim() == 1 else bound).expand_as(want)
     same = (got == want) | (got.isnan() & want.isnan())
     finite = got.isfinite() & want.isfinite()
-    same |= finite & ((got - want).abs() <= TOL + TOL * want.abs())
+    apart = (got - want).abs()
+    same |= finite & (apart <= bound)
     if not bool(same.all()):
         i, j = (int(k) for k in (~same).nonzero()[0])
-        fail(label, f"cell ({i}, {j}): PyTorch {got[i, j].item()!r}, the tool {want[i, j].item()!r}")
-    worst = float((got - want)[finite].abs().max()) if bool(finite.any()) else 0.0
-    print(f"ok   {label:<30} {got.shape[0]}x{got.shape[1]:<8} max |diff| {worst:.1e}")
+        fail(label, f"cell ({i}, {j}): PyTorch {got[i, j].item()!r}, the tool {want[i, j].item()!r}"
+                    + (f", apart by {apart[i, j].item():.3g} > {bound[i, j].item():.3g}"
+                       if bool(finite[i, j]) else ""))
+    worst = float(apart[finite].max()) if bool(finite.any()) else 0.0
+    share = float((apart / bound)[finite & (apart > 0)].max()) if bool((finite & (apart > 0)).any()) else 0.0
+    print(f"ok   {label:<30} {got.shape[0]}x{got.shape[1]:<8} max |diff| {worst:.1e} ({share:.2g} of its bound)")
+    return want if value.dim() == 2 else want[0]
 
 
-def check(step_id, value):
-    """One step of the trace, computed here, against the tool's."""
-    compare(step_id, value, step_id)
+def check(step_id, value, bound=0.0):
+    """One step of the trace, computed here from the tool's values of the steps it
+    reads, against the tool's; the tool's value, for the steps after it."""
     checked.add(step_id)
+    return compare(step_id, value, step_id, bound)
 
 
 def fail(label, why):
@@ -325,7 +351,59 @@ def finish():
     missing = [step_id for step_id in TOOL if step_id not in checked]
     if missing:
         fail("trace", f"steps not rebuilt here: {', '.join(missing)}")
-    print(f"all {len(checked)} steps equal the tool's (tolerance {TOL:g})")
+    print(f"all {len(checked)} steps equal the tool's, each within its bound")
+
+
+# How far two correct float64 results of one operation, from the same inputs, may
+# be apart, whatever order each adds in: the `bound` of each check (docs/pytorch.md).
+
+
+def gamma(k):
+    """γ_k = k·u / (1 − k·u): how far k roundings can move a result, relatively."""
+    return k * U / (1 - k * U)
+
+
+def within(value, relative):
+    """Both results within `relative`·|exact| of the exact one: apart by at most
+    2·relative·|exact| ≤ 2·relative·|value| / (1 − relative)."""
+    return 2 * relative / (1 - relative) * value.abs()
+
+
+def rounded(value, operations=1):
+    """`operations` correctly rounded operations (+ − × ÷ √) on the same numbers."""
+    return within(value, gamma(operations))
+
+
+def library(value):
+    """exp, sin, cos or erf of the same numbers: LIBRARY_ULPS ulps of the result."""
+    return within(value, 2 * LIBRARY_ULPS * U)
+
+
+def product(A, B, bias=None):
+    """A @ B (+ bias) from the same A and B: a cell, a sum of k products added in any
+    order, with or without fused multiply-adds, is within γ_k·Σ|terms| of the exact
+    sum. A result that cancels to nearly 0 may differ by many of its own ulps."""
+    terms = A.abs() @ B.abs()
+    k = A.shape[-1]
+    if bias is not None:
+        terms, k = terms + bias.abs(), k + 1
+    return 2 * gamma(k + 1) * terms  # k + 1: this sum of |terms| is rounded too
+
+
+def sums(E, extra=0):
+    """Σ_j E[i, j] from the same E: m terms in any order, `extra` more roundings each."""
+    return 2 * gamma(E.shape[-1] + 1 + extra) * E.abs().sum(dim=-1, keepdim=True)
+
+
+def softmax_bound(x, weights):
+    """The stable softmax of each row of the same x; `weights` one result. Relative
+    to w_j, each side errs by u·|x_j − max| + LIBRARY_ULPS ulps (the shift, then exp),
+    by the sum's γ_m and its terms' errors weighted by w, and by 2u (÷ Σ, or × 1/Σ)."""
+    lib = 2 * LIBRARY_ULPS * U
+    shift = (x.amax(dim=-1, keepdim=True) - x).nan_to_num(0.0, 0.0, 0.0)  # -inf keys: 0
+    own = torch.expm1(U * shift) + lib
+    spread = (weights.nan_to_num(0.0) * own).sum(dim=-1, keepdim=True) + lib + gamma(x.shape[-1])
+    return within(weights, ((1 + own) * (1 + spread) * (1 + gamma(2)) - 1).clamp(max=0.5))
 )PY";
     if (trace_.find("PE") || trace_.find("memory+PE"))
       out_ += R"PY(
@@ -336,6 +414,146 @@ def sinusoidal(n, d):
     two_i = (torch.arange(d) // 2 * 2).to(torch.float64)  # (d,): 0, 0, 2, 2, 4, ...
     angle = pos / torch.pow(10000.0, two_i / d)  # (n, d)
     return torch.where(torch.arange(d) % 2 == 0, torch.sin(angle), torch.cos(angle))
+
+
+def positions(n, d):
+    """sinusoidal(n, d) computed twice: the angle within 16u of itself (2i/d, pow's
+    ulps and its condition ln 10000·2i/d ≤ 9.22, the division), and sin or cos
+    LIBRARY_ULPS ulps of a number ≤ 1."""
+    pos = torch.arange(n, dtype=torch.float64).unsqueeze(1)
+    angle = pos / torch.pow(10000.0, (torch.arange(d) // 2 * 2).to(torch.float64) / d)
+    return 2 * ((16 + 2 * LIBRARY_ULPS) * U * angle + 2 * LIBRARY_ULPS * U)
+)PY";
+    if (lesson_.layer)
+      out_ += R"PY(
+
+def layer_norm_bound(x, gamma_, beta, eps):
+    """F.layer_norm of the same x, to first order, per side: the mean within
+    γ_{d+1}·mean|x|, the variance within 4·γ_{d+4}·mean(x²) (the two-pass, Welford's
+    and the E[x²] − μ² algorithms alike), the normalisation a few u, γ·n + β two terms."""
+    d = x.shape[-1]
+    mu = x.mean(dim=-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)
+    sigma = torch.sqrt(var + eps)
+    n = (x - mu) / sigma
+    e_mean = gamma(d + 1) * x.abs().mean(dim=-1, keepdim=True)
+    e_var = 4 * gamma(d + 4) * (x ** 2).mean(dim=-1, keepdim=True)
+    own = (e_mean + U * (x - mu).abs()) / sigma + n.abs() * (e_var / (2 * (var + eps)) + 4 * U)
+    return 2 * (1 + 1e-3) * (gamma_.abs() * own + gamma(2) * ((gamma_ * n).abs() + beta.abs()))
+
+
+def gelu_bound(x, value):
+    """F.gelu of the same x: x/√2 moves erf by ≤ u, erf errs by LIBRARY_ULPS ulps of a
+    number ≤ 1, 1 + erf by 2u, all times |x|/2; then the product's rounding."""
+    return 2 * (4 + LIBRARY_ULPS) * U * x.abs() + rounded(value)
+)PY";
+    if (why_not_mha_.empty()) carried_helpers();
+  }
+
+  // What the comparisons with PyTorch's modules need: they see only the end of
+  // a computation, so its bound is carried through every step from the exact
+  // numbers the lesson gives.
+  void carried_helpers() {
+    out_ += R"PY(
+
+# nn.MultiheadAttention and nn.TransformerEncoderLayer compute many steps in one
+# call, from the lesson's own numbers: each carried_* step is the value and how far
+# any float64 computation of everything that made it may be from the exact result,
+# to first order (the margins cover the rest). The module and the tool are two such
+# computations: they may be apart by twice that.
+
+
+def carried_product(A, eA, B, eB, bias=None, divisor=1.0, extra=0):
+    """A±eA @ B±eB (+ bias) (÷ divisor, with `extra` roundings of its own): another
+    computation's A and B lie within 2·eA, 2·eB of these; its own sum within
+    γ_k·Σ|terms|."""
+    k = A.shape[-1] + extra + (bias is not None)
+    terms = A.abs() @ B.abs() + (0.0 if bias is None else bias.abs())
+    spread = eA @ B.abs() + A.abs() @ eB + 3 * (eA @ eB)
+    value = A @ B + (0.0 if bias is None else bias)
+    g = gamma(k + 1)
+    return value / divisor, (spread * (1 + 3 * g) + g * terms) / divisor
+
+
+def carried_softmax(x, e):
+    """The softmax of each row of x±e (-inf keys exact): moving x by e moves w_j by at
+    most w_j·expm1(e_j + max_k e_k); then its own rounding."""
+    w = torch.softmax(x, dim=-1)
+    e = torch.where(x.isfinite(), e, torch.zeros_like(e))
+    moved = torch.expm1(e + e.amax(dim=-1, keepdim=True))
+    return w, (w.abs() * moved + softmax_bound(x, w) / 2 * (1 + moved)) * (1 + 1e-6)
+
+
+def carried_attention(query, e_query, source, e_source, lesson):
+    """Attention from query±e_query and source±e_source: every head's weights and the
+    output (concat, or concat @ W_O + b_O), each with its carried error."""
+    W, b = lesson["weights"], lesson["biases"]
+    zero = torch.zeros_like
+    Q, eQ = carried_product(query, e_query, W["Q"], zero(W["Q"]), b["Q"])
+    K, eK = carried_product(source, e_source, W["K"], zero(W["K"]), b["K"])
+    V, eV = carried_product(source, e_source, W["V"], zero(W["V"]), b["V"])
+    d_k, d_v = lesson["d_k"], lesson["d_v"]
+    weights, contexts, errors = [], [], []
+    for h in range(lesson["heads"]):
+        qk, v = slice(h * d_k, (h + 1) * d_k), slice(h * d_v, (h + 1) * d_v)
+        # ÷ √d_k before or after the sum (PyTorch scales q first), the root rounded
+        s, es = carried_product(Q[:, qk], eQ[:, qk], K[:, qk].T, eK[:, qk].T,
+                                divisor=lesson["scale"], extra=3)
+        w, ew = carried_softmax(s.masked_fill(lesson["blocked"], -inf),
+                                es.masked_fill(lesson["blocked"], 0.0))
+        weights.append((w, ew))
+        c, ec = carried_product(w, ew, V[:, v], eV[:, v])
+        contexts.append(c)
+        errors.append(ec)
+    concat, e_concat = torch.cat(contexts, dim=-1), torch.cat(errors, dim=-1)
+    if W["O"] is None:
+        return weights, (concat, e_concat)
+    return weights, carried_product(concat, e_concat, W["O"], zero(W["O"]), b["O"])
+)PY";
+    if (lesson_.layer)
+      out_ += R"PY(
+
+def carried_layer_norm(x, e, gamma_, beta, eps):
+    """LayerNorm of each row of x±e: to first order δn_j = (δx_j − mean δx)/σ −
+    n_j·δσ/σ, with |δσ/σ| ≤ mean(|n|·e)/σ; then its own rounding."""
+    mu = x.mean(dim=-1, keepdim=True)
+    sigma = torch.sqrt(((x - mu) ** 2).mean(dim=-1, keepdim=True) + eps)
+    n = (x - mu) / sigma
+    moved = (e + e.mean(dim=-1, keepdim=True)
+             + n.abs() * (n.abs() * e).mean(dim=-1, keepdim=True)) / sigma
+    y = F.layer_norm(x, (x.shape[-1],), gamma_, beta, eps=eps)
+    return y, gamma_.abs() * moved * (1 + 1e-3) + layer_norm_bound(x, gamma_, beta, eps) / 2
+
+
+def carried_add(a, ea, b, eb):
+    """a±ea + b±eb: one rounding more."""
+    return a + b, (ea + eb) * (1 + 2 * U) + U * (a + b).abs()
+
+
+def carried_encoder_layer(X, lesson):
+    """nn.TransformerEncoderLayer's output from X (exact), with its carried error:
+    Post-LN y = LN2(h + FFN(h)), h = LN1(X + attention(X)); Pre-LN y = h +
+    FFN(LN2(h)), h = X + attention(LN1(X)). |GELU'| ≤ 1.13, ReLU moves nothing more."""
+    W, b, eps = lesson["weights"], lesson["biases"], lesson["eps"]
+    zero = torch.zeros_like(X)
+
+    def norm(k, x, e):
+        return carried_layer_norm(x, e, lesson["gamma"][k], lesson["beta"][k], eps)
+
+    def ffn(x, e):
+        x, e = carried_product(x, e, W["1"], torch.zeros_like(W["1"]), b["1"])
+        if lesson["gelu"]:
+            x, e = F.gelu(x), 1.13 * e * (1 + 1e-6) + gelu_bound(x, F.gelu(x)) / 2
+        else:
+            x = F.relu(x)
+        return carried_product(x, e, W["2"], torch.zeros_like(W["2"]), b["2"])
+
+    if lesson["norm_first"]:
+        a, ea = norm(1, X, zero)
+        h, eh = carried_add(X, zero, *carried_attention(a, ea, a, ea, lesson)[1])
+        return carried_add(h, eh, *ffn(*norm(2, h, eh)))
+    h, eh = norm(1, *carried_add(X, zero, *carried_attention(X, zero, X, zero, lesson)[1]))
+    return norm(2, *carried_add(h, eh, *ffn(h, eh)))
 )PY";
   }
 
@@ -412,15 +630,16 @@ def sinusoidal(n, d):
             "Sinusoidal positions (see sinusoidal() above); PyTorch has no built-in table, "
             "tutorials write it this way.");
         line(fmt::format("{} = sinusoidal(n, d_model)  # (n, d_model)", var(step)));
-        return check(step);
+        return check(step, "positions(n, d_model)");
       case Op::add_positions:
-        if (step.made.inputs.size() > 1)
+        if (step.made.inputs.size() > 1) {
           line(fmt::format("{} = {} + {}  # the positions added to the embeddings", var(step),
                            var(step.made.inputs[0]), var(step.made.inputs[1])));
-        else
-          line(fmt::format("{} = {} + sinusoidal(m, d_mem)  # a table of its own size", var(step),
-                           var(step.made.inputs[0])));
-        return check(step);
+          return check(step);  // one addition of the same numbers: exactly the tool's
+        }
+        line(fmt::format("{} = {} + sinusoidal(m, d_mem)  # a table of its own size", var(step),
+                         var(step.made.inputs[0])));
+        return check(step, fmt::format("positions(m, d_mem) + rounded({})", var(step)));
       case Op::matmul:
         return product(step);
       case Op::matmul_t:
@@ -428,12 +647,14 @@ def sinusoidal(n, d):
                          var(step.made.inputs[1]), py_shape(trace_.input(step, 0).value),
                          py_shape(arma::mat(trace_.input(step, 1).value.t())),
                          py_shape(step.value)));
-        return check(step);
+        return check(step, fmt::format("product({}, {}.T)", var(step.made.inputs[0]),
+                                       var(step.made.inputs[1])));
       case Op::slice:
         return slice(step);
       case Op::divide:
         line(fmt::format("{} = {} / scale", var(step), var(step.made.inputs[0])));
-        return check(step);
+        // a division, or a product by a rounded 1/scale
+        return check(step, fmt::format("rounded({}, 2)", var(step)));
       case Op::mask:
         line(fmt::format("{} = {}.masked_fill(blocked, fill)  # True = blocked gets the fill",
                          var(step), var(step.made.inputs[0])));
@@ -441,11 +662,11 @@ def sinusoidal(n, d):
       case Op::exp:
         line(fmt::format("{} = torch.exp({})  # exp(-inf) = 0", var(step),
                          var(step.made.inputs[0])));
-        return check(step);
+        return check(step, fmt::format("library({})", var(step)));
       case Op::row_sum:
         line(fmt::format("{} = {}.sum(dim=-1, keepdim=True)  # (n, 1)", var(step),
                          var(step.made.inputs[0])));
-        return check(step);
+        return check(step, fmt::format("sums({})", var(step.made.inputs[0])));
       case Op::softmax:
         return softmax(step);
       case Op::mean:
@@ -456,11 +677,11 @@ def sinusoidal(n, d):
       case Op::add:
         line(fmt::format("{} = {} + {}  # residual sum; dropout is the identity in eval mode",
                          var(step), var(step.made.inputs[0]), var(step.made.inputs[1])));
-        return check(step);
+        return check(step);  // one addition of the same numbers: exactly the tool's
       case Op::row_mean:
         line(fmt::format("{} = {}.mean(dim=-1, keepdim=True)  # (n, 1): each token's mean",
                          var(step), var(step.made.inputs[0])));
-        return check(step);
+        return check(step, fmt::format("sums({}, 1) / d_model", var(step.made.inputs[0])));
       case Op::row_var:
         line(fmt::format("{} = (({} - {}) ** 2).mean(dim=-1, keepdim=True)", var(step),
                          var(step.made.inputs[0]), var(step.made.inputs[1])));
@@ -468,12 +689,13 @@ def sinusoidal(n, d):
             fmt::format("biased, as LayerNorm uses it: = {}.var(dim=-1, unbiased=False, "
                         "keepdim=True)",
                         var(step.made.inputs[0])));
-        return check(step);
+        return check(step, fmt::format("sums(({} - {}) ** 2, 4) / d_model",
+                                       var(step.made.inputs[0]), var(step.made.inputs[1])));
       case Op::normalise:
         line(fmt::format("{} = ({} - {}) / torch.sqrt({} + {})", var(step),
                          var(step.made.inputs[0]), var(step.made.inputs[1]),
                          var(step.made.inputs[2]), py_number(step.made.eps)));
-        return check(step);
+        return check(step, fmt::format("rounded({}, 4)", var(step)));
       case Op::scale_shift:
         return layer_norm(step);
       case Op::relu:
@@ -484,7 +706,7 @@ def sinusoidal(n, d):
             fmt::format("{} = F.gelu({})  # exact: x·Φ(x) = x·(1 + erf(x/√2))/2, PyTorch's "
                         "default approximate=\"none\"",
                         var(step), var(step.made.inputs[0])));
-        return check(step);
+        return check(step, fmt::format("gelu_bound({}, {})", var(step.made.inputs[0]), var(step)));
       case Op::identity:
         line(fmt::format("{} = {}  # the layer's result, the input of a next layer", var(step),
                          var(step.made.inputs[0])));
@@ -553,16 +775,18 @@ def sinusoidal(n, d):
     const std::vector<std::string>& in = step.made.inputs;
     const Step& left = trace_.input(step, 0);
     const Step& right = trace_.input(step, 1);
+    const std::string bound = fmt::format("product({}, {}{})", var(in[0]), var(in[1]),
+                                          in.size() > 2 ? ", " + var(in[2]) : "");
     if (right.made.op == Op::given) {
       line(fmt::format("{} = F.linear({}, {}.T{})  # = {} @ {}{}: {}·{} -> {}", var(step),
                        var(in[0]), var(in[1]), in.size() > 2 ? ", " + var(in[2]) : "", var(in[0]),
                        var(in[1]), in.size() > 2 ? " + " + var(in[2]) : "", py_shape(left.value),
                        py_shape(right.value), py_shape(step.value)));
-      return check(step);
+      return check(step, bound);
     }
     line(fmt::format("{} = {} @ {}  # {}·{} -> {}", var(step), var(in[0]), var(in[1]),
                      py_shape(left.value), py_shape(right.value), py_shape(step.value)));
-    check(step);
+    check(step, bound);
   }
 
   // head{h}.Q / .K / .V: head h's block of columns, as PyTorch splits heads.
@@ -660,9 +884,10 @@ def sinusoidal(n, d):
 
   void softmax(const Step& step) {
     const std::string in = var(step.made.inputs[0]);
+    const std::string bound = fmt::format("softmax_bound({}, {})", in, var(step));
     if (step.made.inputs.size() < 3) {
       line(fmt::format("{} = torch.softmax({}, dim=-1)", var(step), in));
-      return check(step);
+      return check(step, bound);
     }
     comment(
         fmt::format("softmax row by row = {} / {}, computed stably: torch.softmax subtracts "
@@ -697,7 +922,7 @@ def sinusoidal(n, d):
           "stable softmax gives 1/m per key (exp and row_sum above may still show 0: exp(fill) "
           "underflows).");
     }
-    check(step);
+    check(step, bound);
   }
 
   void over_heads(const Step& step) {
@@ -706,6 +931,10 @@ def sinusoidal(n, d):
     const bool mean = step.made.op == Op::mean;
     line(fmt::format("{} = torch.stack([{}]).{}(dim=0)  # (h, n, m) -> (n, m)", var(step), list,
                      mean ? "mean" : "amax"));
+    // the mean: h terms, then ÷ h (or × a rounded 1/h); the max: exactly
+    if (mean)
+      return check(step, fmt::format("sums(torch.stack([{}], dim=-1), 1).squeeze(-1) / {}", list,
+                                     step.made.inputs.size()));
     check(step);
   }
 
@@ -730,7 +959,8 @@ def sinusoidal(n, d):
     line(fmt::format("{} = F.layer_norm({}, (d_model,), {}, {}, eps={})", var(step), var(x),
                      var(step.made.inputs[1]), var(step.made.inputs[2]),
                      py_number(normalised.made.eps)));
-    check(step);
+    check(step, fmt::format("layer_norm_bound({}, {}, {}, {})", var(x), var(step.made.inputs[1]),
+                            var(step.made.inputs[2]), py_number(normalised.made.eps)));
   }
 
   // Every decode.* step: token by token, the cache growing by one row.
@@ -739,8 +969,9 @@ def sinusoidal(n, d):
     const Step& Q = trace_.at("Q");
     const Step& K = trace_.at("K");
     const Step& V = trace_.at("V");
-    const auto projection = [&](const Step& p) {
-      return fmt::format("F.linear(x_t, {}.T{})", var(p.made.inputs.at(1)),
+    const auto projection = [&](const Step& p, const char* name) {
+      return fmt::format("{}(x_t, {}{}{})", name, var(p.made.inputs.at(1)),
+                         std::string_view(name) == "F.linear" ? ".T" : "",
                          p.made.inputs.size() > 2 ? ", " + var(p.made.inputs[2]) : "");
     };
     comment(
@@ -748,7 +979,8 @@ def sinusoidal(n, d):
         "and value come from its own row alone, and the keys and values of tokens 0..t-1 are "
         "read from a cache that grows by one row per step. No later token exists yet, so "
         "nothing is masked. Each step's context must equal row t of the full causal "
-        "computation above (decode.head{h}.check).");
+        "computation above (decode.head{h}.check). Each check hands back the tool's value, "
+        "so the cache holds the tool's rows.");
     line("K_cache = [torch.zeros(0, d_k) for _ in range(heads)]  # per head: (t+1, d_k) at step t");
     line("V_cache = [torch.zeros(0, d_v) for _ in range(heads)]");
     line("decoded = [[] for _ in range(heads)]  # per head, each step's context");
@@ -756,25 +988,38 @@ def sinusoidal(n, d):
     line(fmt::format("x_t = {}[t:t + 1]  # (1, d_model): the token just written",
                      var(Q.made.inputs.at(0))),
          2);
-    line(fmt::format("q_t = {}  # (1, h·d_k): its query, every head", projection(Q)), 2);
-    line(fmt::format("k_t = {}  # its key, computed once and cached", projection(K)), 2);
-    line(fmt::format("v_t = {}  # its value", projection(V)), 2);
+    line(fmt::format("q_t = {}  # (1, h·d_k): its query, every head", projection(Q, "F.linear")),
+         2);
+    line(fmt::format("k_t = {}  # its key, computed once and cached", projection(K, "F.linear")),
+         2);
+    line(fmt::format("v_t = {}  # its value", projection(V, "F.linear")), 2);
+    line(fmt::format("q_bound, k_bound, v_bound = {}, {}, {}", projection(Q, "product"),
+                     projection(K, "product"), projection(V, "product")),
+         2);
     line("for h in range(heads):", 2);
-    line("q = q_t[:, h * d_k:(h + 1) * d_k]  # (1, d_k)", 3);
-    line("K_cache[h] = torch.cat([K_cache[h], k_t[:, h * d_k:(h + 1) * d_k]])  # append row t", 3);
-    line("V_cache[h] = torch.cat([V_cache[h], v_t[:, h * d_v:(h + 1) * d_v]])", 3);
-    line("scores = q @ K_cache[h].T  # (1, t+1)", 3);
-    line("scaled = scores / scale", 3);
-    line("weights = torch.softmax(scaled, dim=-1)", 3);
-    line("context = weights @ V_cache[h]  # (1, d_v)", 3);
-    line("decoded[h].append(context)", 3);
+    line("qk, v = slice(h * d_k, (h + 1) * d_k), slice(h * d_v, (h + 1) * d_v)", 3);
     line("step = f\"decode.t{t}.head{h}\"", 3);
-    for (const char* part : {"q", "K_cache", "V_cache", "scores", "scaled", "weights", "context"}) {
-      const std::string_view p(part);
-      line(fmt::format("check(step + \".{}\", {})", p,
-                       p == "K_cache" || p == "V_cache" ? fmt::format("{}[h]", p) : p),
-           3);
-    }
+    line("q = check(step + \".q\", q_t[:, qk], q_bound[:, qk])  # (1, d_k)", 3);
+    line("# row t appended; the rows before it are the tool's, handed back by earlier checks", 3);
+    line("K_cache[h] = torch.cat([K_cache[h], k_t[:, qk]])", 3);
+    line(
+        "K_cache[h] = check(step + \".K_cache\", K_cache[h], "
+        "torch.cat([torch.zeros(t, d_k), k_bound[:, qk]]))",
+        3);
+    line("V_cache[h] = torch.cat([V_cache[h], v_t[:, v]])", 3);
+    line(
+        "V_cache[h] = check(step + \".V_cache\", V_cache[h], "
+        "torch.cat([torch.zeros(t, d_v), v_bound[:, v]]))",
+        3);
+    line("scores = q @ K_cache[h].T  # (1, t+1)", 3);
+    line("scores = check(step + \".scores\", scores, product(q, K_cache[h].T))", 3);
+    line("scaled = scores / scale", 3);
+    line("scaled = check(step + \".scaled\", scaled, rounded(scaled, 2))", 3);
+    line("weights = torch.softmax(scaled, dim=-1)", 3);
+    line("weights = check(step + \".weights\", weights, softmax_bound(scaled, weights))", 3);
+    line("context = weights @ V_cache[h]  # (1, d_v)", 3);
+    line("context = check(step + \".context\", context, product(weights, V_cache[h]))", 3);
+    line("decoded[h].append(context)", 3);
     std::string contexts;
     for (std::size_t h = 0; h < lesson_.heads; ++h)
       contexts += (h ? ", " : "") + var(head_step_id(h, HeadStep::context));
@@ -859,22 +1104,50 @@ def sinusoidal(n, d):
     line(fmt::format("attn_mask={}, key_padding_mask={},", attn_mask, padding), 2);
     line("need_weights=True, average_attn_weights=False)  # every head's weights", 2);
     const std::string target = W_O ? "output" : "concat";
-    line(fmt::format(
-        "compare(\"nn.MultiheadAttention: attn_output = {0}\", attn_output[0], \"{0}\")", target));
+    const auto bias_or_none = [&](const Step& p) {
+      return p.made.inputs.size() > 2 ? var(p.made.inputs[2]) : std::string("None");
+    };
+    comment(
+        "How far the module's results may be from the tool's: both are float64 computations "
+        "of the same steps from the same numbers, each within the error carried through them "
+        "(carried_attention above), so twice it.");
+    line(
+        fmt::format("parts = {{\"weights\": {{\"Q\": {}, \"K\": {}, \"V\": {}, \"O\": {}}}, "
+                    "\"biases\": {{\"Q\": {}, \"K\": {}, \"V\": {}, \"O\": {}}},",
+                    var(Q.made.inputs[1]), var(K.made.inputs[1]), var(V.made.inputs[1]),
+                    W_O ? var(*W_O) : "None", bias_or_none(Q), bias_or_none(K), bias_or_none(V),
+                    W_O ? bias_or_none(trace_.at("output")) : "None"));
+    line("\"heads\": heads, \"d_k\": d_k, \"d_v\": d_v, \"scale\": scale, \"blocked\": blocked}",
+         3);
+    line(
+        fmt::format("carried_weights, (_, output_error) = carried_attention({0}, "
+                    "torch.zeros_like({0}), {1}, torch.zeros_like({1}), parts)",
+                    queries, source));
+    line(
+        fmt::format("compare(\"nn.MultiheadAttention: attn_output = {0}\", attn_output[0], "
+                    "\"{0}\", 2 * output_error)",
+                    target));
     line("for h in range(heads):  # attn_weights: (batch, h, n, m)");
     line(
         "compare(f\"nn.MultiheadAttention: attn_weights[{h}] = head{h}.weights\", "
-        "attn_weights[0, h], f\"head{h}.weights\")",
+        "attn_weights[0, h], f\"head{h}.weights\", 2 * carried_weights[h][1])",
         2);
     if (lesson_.heads > 1) {
       line(
           fmt::format("_, mean_weights = mha({0}[None], {1}[None], {1}[None], attn_mask={2}, "
                       "key_padding_mask={3})",
                       queries, source, attn_mask, padding));
-      comment("average_attn_weights=True, the default: the heads' weights averaged", 1);
+      comment(
+          "average_attn_weights=True, the default: the heads' weights averaged; each within "
+          "its carried error, and the mean's own rounding",
+          1);
+      line("mean_error = sum(e for _, e in carried_weights) / heads");
+      line(
+          "mean_error += sums(torch.stack([w for w, _ in carried_weights], dim=-1), 1).squeeze(-1) "
+          "/ heads / 2");
       line(
           "compare(\"nn.MultiheadAttention: averaged weights = heads.mean\", mean_weights[0], "
-          "\"heads.mean\")");
+          "\"heads.mean\", 2 * mean_error)");
     }
     if (lesson_.layer) encoder_layer(attn_mask);
   }
@@ -919,7 +1192,25 @@ def sinusoidal(n, d):
     line(fmt::format("y = encoder({}[None], src_mask={}, src_key_padding_mask={})",
                      var(residual1.made.inputs.at(0)), attn_mask,
                      lesson_.key_padding.empty() ? "None" : "key_padding_mask[None]"));
-    line("compare(\"nn.TransformerEncoderLayer: output = layer.output\", y[0], \"layer.output\")");
+    const auto bias_or_none = [&](const Step& p) {
+      return p.made.inputs.size() > 2 ? var(p.made.inputs[2]) : std::string("None");
+    };
+    comment(
+        "Its error carried through the layer from the lesson's numbers (carried_encoder_layer).");
+    line(
+        fmt::format("parts[\"weights\"].update({{\"1\": W_1, \"2\": W_2}}); "
+                    "parts[\"biases\"].update({{\"1\": {}, \"2\": {}}})",
+                    bias_or_none(hidden), bias_or_none(out)));
+    line(fmt::format(
+        "parts.update(eps={}, gelu={}, norm_first={}, gamma={{1: ln1_gamma, 2: ln2_gamma}}, "
+        "beta={{1: ln1_beta, 2: ln2_beta}})",
+        py_number(layer.eps), layer.activation == Activation::gelu ? "True" : "False",
+        layer.norm == NormPlacement::pre ? "True" : "False"));
+    line(fmt::format("_, layer_error = carried_encoder_layer({}, parts)",
+                     var(residual1.made.inputs.at(0))));
+    line(
+        "compare(\"nn.TransformerEncoderLayer: output = layer.output\", y[0], \"layer.output\", "
+        "2 * layer_error)");
   }
 
   // A lesson in a narrower format: what the format makes of the fill.

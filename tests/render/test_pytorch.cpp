@@ -32,6 +32,13 @@ struct Exported {
   }
   explicit Exported(const char* id) : Exported(attn::find_lesson(id)) {}
   bool has(const std::string& part) const { return script.find(part) != std::string::npos; }
+  // A step's Python variable: "head0.scores" -> head0_scores, "X+PE" -> X_plus_PE.
+  static std::string var_of(const std::string& id) {
+    std::string out;
+    for (const char c : id)
+      out += c == '.' ? std::string("_") : c == '+' ? "_plus_" : std::string(1, c);
+    return out;
+  }
   // The script's text with its comments' line breaks joined (comments wrap at 88 columns).
   std::string joined() const {
     std::string out = script;
@@ -106,9 +113,13 @@ TEST_CASE("pytorch: every step is rebuilt and checked, its values exact") {
     CAPTURE(id);
     const Exported e(id);
     require_exact_values(e);
-    for (const attn::Step& step : e.trace.steps)
-      if (step.decoding < 0 && step.kind != attn::StepKind::decode_check)
-        CHECK(e.has("    check(\"" + step.id + "\", "));
+    for (const attn::Step& step : e.trace.steps) {
+      if (step.decoding >= 0 || step.kind == attn::StepKind::decode_check) continue;
+      // A given step is the lesson's own number; a computed one goes on from the
+      // tool's value, which check hands back, within its bound.
+      const std::string var = step.made.op == attn::Op::given ? "" : e.var_of(step.id) + " = ";
+      CHECK(e.has("    " + var + "check(\"" + step.id + "\", "));
+    }
     CHECK(e.script.rfind("#!/usr/bin/env python3\n# Written by `attn-trace export ", 0) == 0);
     CHECK(e.has("\nif __name__ == \"__main__\":\n    main()\n"));
   }
@@ -133,8 +144,36 @@ TEST_CASE("pytorch: the code of each operation, named like the step ids") {
                 "eps=1e-05)"));
   CHECK(layer.has("encoder = torch.nn.TransformerEncoderLayer(d_model, heads"));
   const Exported kv("kv-cache");
-  CHECK(kv.has("K_cache[h] = torch.cat([K_cache[h], k_t[:, h * d_k:(h + 1) * d_k]])"));
+  CHECK(kv.has("K_cache[h] = torch.cat([K_cache[h], k_t[:, qk]])"));
   CHECK(kv.has("check(f\"decode.head{h}.check\", diff.unsqueeze(1))"));
+}
+
+TEST_CASE("pytorch: each step within the bound of its own operation, from the tool's inputs") {
+  const Exported two("two-heads");
+  CHECK(two.has("U = 2.0 ** -53"));
+  CHECK(two.has("Q = check(\"Q\", Q, product(X, W_Q))"));
+  CHECK(
+      two.has("head1_scores = check(\"head1.scores\", head1_scores, product(head1_Q, head1_K.T))"));
+  CHECK(two.has("head0_scaled = check(\"head0.scaled\", head0_scaled, rounded(head0_scaled, 2))"));
+  CHECK(two.has("head0_masked = check(\"head0.masked\", head0_masked)\n"));  // exactly
+  CHECK(two.has("head0_exp = check(\"head0.exp\", head0_exp, library(head0_exp))"));
+  CHECK(two.has("head0_row_sum = check(\"head0.row_sum\", head0_row_sum, sums(head0_exp))"));
+  CHECK(two.has(
+      "check(\"head0.weights\", head0_weights, softmax_bound(head0_masked, head0_weights))"));
+  CHECK(two.has("check(\"head0.context\", head0_context, product(head0_weights, head0_V))"));
+  CHECK(two.has("2 * output_error)"));
+  CHECK(two.has("\"heads.mean\", 2 * mean_error)"));
+  CHECK_FALSE(two.has("TOL"));
+  CHECK_FALSE(two.has("def carried_layer_norm"));  // no layer, no layer helpers
+  const Exported pe("sinusoidal-pe");
+  CHECK(pe.has("PE = check(\"PE\", PE, positions(n, d_model))"));
+  const Exported layer("encoder-layer-gelu");
+  CHECK(layer.has("layer_norm_bound(layer_residual1, ln1_gamma, ln1_beta, 1e-05))"));
+  CHECK(layer.has("gelu_bound(layer_ffn_hidden, layer_ffn_activation))"));
+  CHECK(layer.has("_, layer_error = carried_encoder_layer(X, parts)"));
+  CHECK(layer.has("\"layer.output\", 2 * layer_error)"));
+  const Exported raw("raw-similarity");  // no nn.MultiheadAttention: no carried helpers
+  CHECK_FALSE(raw.has("def carried_attention"));
 }
 
 TEST_CASE("pytorch: masks turned to PyTorch's polarity, the masked-row policy kept") {
@@ -159,7 +198,7 @@ TEST_CASE("pytorch: nn.MultiheadAttention only where the lesson fits it, else wh
     CHECK(e.has("mha.in_proj_bias.copy_(torch.cat([torch.zeros(4), b_K, torch.zeros(4)]))"));
     CHECK(e.has("mha.out_proj.weight.copy_(torch.eye(4))"));
     CHECK(e.has("compare(\"nn.MultiheadAttention: attn_output = concat\""));
-    CHECK(e.has("\"heads.mean\")"));
+    CHECK(e.has("\"heads.mean\", 2 * mean_error)"));
   }
   SUBCASE("fits: a memory narrower than the queries, kdim and vdim") {
     std::string text = lesson_text(
