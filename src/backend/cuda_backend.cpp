@@ -77,6 +77,11 @@ const Table& load_plugin() {
     }
     looked += (looked.empty() ? "" : ", ") + candidate.string();
   }
+  if (const char* chosen = std::getenv("ATTN_CUDA_PLUGIN"); chosen && *chosen)
+    throw BackendUnavailable(fmt::format(
+        "no CUDA plugin: ATTN_CUDA_PLUGIN names {}, and there is no such file: correct or unset "
+        "it (the program then looks beside itself), or {}",
+        chosen, use_cpu));
   throw BackendUnavailable(fmt::format(
       "no CUDA plugin: the CUDA backend is a plugin, {}, and none was found{}. This attn-trace "
       "was built without CUDA (configure with -DATTN_CUDA=ON where the CUDA toolkit is), or the "
