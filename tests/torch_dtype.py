@@ -112,8 +112,8 @@ def torch_steps(lesson, fmt, mine):
 
     Q = project(X, "W_Q", "Q", d_model)
     K = project(source, "W_K", "K", source.shape[1])
-    V = project(source, "W_V", "V", source.shape[1])
-    d_k, d_v = Q.shape[1] // heads, V.shape[1] // heads
+    project(source, "W_V", "V", source.shape[1])  # recorded in steps; each head reads head{h}.V
+    d_k = Q.shape[1] // heads
     m = K.shape[0]  # each head reads the tool's own head{h}.Q, .K, .V
     scale = model.get("scale", "sqrt_dk")
     s = math.sqrt(d_k) if scale == "sqrt_dk" else 1.0 if scale == "none" else float(scale)

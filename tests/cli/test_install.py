@@ -9,7 +9,6 @@ Usage: test_install.py BUILD_DIR SOURCE_DIR WITH_CUDA(ON|OFF)
 """
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import tempfile

@@ -14,7 +14,6 @@ Usage: test_plugin.py ATTN_TRACE HOST_KERNELS_PLUGIN [CUDA_PLUGIN]
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import tempfile
