@@ -219,6 +219,22 @@ void write_temporary(const fs::path& tmp, std::string_view shown, std::string_vi
   }
 }
 
+// Removes from `folder` the temporary files of `files` (names in it) that
+// processes which are gone left; other files are never touched.
+void remove_stale_temporaries(const fs::path& folder, const std::set<std::string>& files,
+                              std::vector<std::string>& removed) {
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto parts = temporary_parts(it->path().filename().string());
+    if (!parts || !files.contains(parts->first) || parts->second == getpid() ||
+        !process_is_gone(parts->second))
+      continue;
+    const std::optional<struct stat> st = link_status(it->path());
+    if (st && (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode)) && unlink(it->path().c_str()) == 0)
+      removed.push_back(it->path().string());
+  }
+}
+
 // The target of the last of `plans` entered in `by_key` (key -> plan);
 // refused when an earlier plan has it: two entries would write one file.
 void claim_target(const std::vector<Plan>& plans, std::map<std::string, std::size_t>& by_key) {
@@ -306,22 +322,6 @@ CommitResult rename_temporaries(const std::vector<Plan>& plans,
     ++next;
   }
   return result;
-}
-
-// Removes from `folder` the temporary files of `files` (names in it) that
-// processes which are gone left; other files are never touched.
-void remove_stale_temporaries(const fs::path& folder, const std::set<std::string>& files,
-                              std::vector<std::string>& removed) {
-  std::error_code ec;
-  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto parts = temporary_parts(it->path().filename().string());
-    if (!parts || !files.contains(parts->first) || parts->second == getpid() ||
-        !process_is_gone(parts->second))
-      continue;
-    const std::optional<struct stat> st = link_status(it->path());
-    if (st && (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode)) && unlink(it->path().c_str()) == 0)
-      removed.push_back(it->path().string());
-  }
 }
 
 // The stale temporary files of every folder `plans` write to.
