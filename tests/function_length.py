@@ -39,7 +39,8 @@ def functions(folder, cwd):
 
 
 def prove_measure():
-    """A 60-line function passes and a 61-line one does not, as counted here."""
+    """ctags counts a 60-line and a 61-line function as 60 and 61 lines (so the
+    limit falls between them), or the check stops."""
     def function(lines):  # its first line, lines - 2 statements, its closing brace
         return f"void f{lines}() {{\n" + "  ;\n" * (lines - 2) + "}\n"
     with tempfile.TemporaryDirectory() as folder:
@@ -52,6 +53,7 @@ def prove_measure():
 
 
 def allowed():
+    """The "FILE NAME" entries of the allow-list, comments and blank lines left out."""
     entries = set()
     for line in ALLOW.read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
@@ -81,8 +83,8 @@ def main():
               "helpers, one idea each:")
         print("\n".join(f"  {f}" for f in failures))
     if stale:
-        print(f"FAIL: {len(stale)} entr(ies) of {ALLOW.relative_to(ROOT)} no longer over "
-              f"{LIMIT} lines (or gone); remove them:")
+        print(f"FAIL: {len(stale)} function(s) named in {ALLOW.relative_to(ROOT)} no longer over "
+              f"{LIMIT} lines (or gone); remove them from it:")
         print("\n".join(f"  {s}" for s in stale))
     print(f"{len(found)} functions measured, {len(long)} over {LIMIT} lines, "
           f"{len(long) - len(failures)} of them allowed")
