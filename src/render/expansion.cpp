@@ -120,9 +120,24 @@ std::string remark(const CellExpansion& e, int precision) {
       return e.step.starts_with("layer.") ? "dropout is the identity at inference" : "";
     case ExpansionKind::row_var:
       return "biased: divided by d, as PyTorch";
-    default:
+    case ExpansionKind::positional:
+    case ExpansionKind::product:
+    case ExpansionKind::divide:
+    case ExpansionKind::exp:
+    case ExpansionKind::row_sum:
+    case ExpansionKind::softmax:
+    case ExpansionKind::concat:
+    case ExpansionKind::head_mean:
+    case ExpansionKind::head_max:
+    case ExpansionKind::row_mean:
+    case ExpansionKind::normalise:
+    case ExpansionKind::scale_shift:
+    case ExpansionKind::activation:
+    case ExpansionKind::copy:
+    case ExpansionKind::max_abs_diff:
       return "";
   }
+  return "";
 }
 
 // "cell = arithmetic = value (remark)" in one notation.
@@ -349,7 +364,16 @@ std::string expansion_json(const CellExpansion& e, int precision) {
           e.exps.empty() ? std::string("[]") : json_row(arma::rowvec(e.exps)),
           e.shifted ? "true" : "false", json_number(e.denominator), json_string(e.note));
       break;
-    default:
+    case ExpansionKind::input:
+    case ExpansionKind::add:
+    case ExpansionKind::product:
+    case ExpansionKind::slice:
+    case ExpansionKind::exp:
+    case ExpansionKind::concat:
+    case ExpansionKind::head_mean:
+    case ExpansionKind::head_max:
+    case ExpansionKind::scale_shift:
+    case ExpansionKind::copy:
       break;
   }
   return out + "}";
