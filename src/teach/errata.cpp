@@ -462,6 +462,48 @@ std::vector<StatedValue> stated_values(const Lesson& lesson, const Claim* except
   return out;
 }
 
+// A product cell's difference: its sum of terms, what the document wrote of
+// it, and the one slipped term or input that explains it, when one does.
+// `head` names the cell and both values; `own_text` is a real slip on the
+// document's own numbers, or empty.
+std::string explain_product(const Lesson& lesson, const Trace& trace, const Claim& claim,
+                            const ClaimCell& cell, const std::string& head,
+                            const std::string& own_text) {
+  const CellSum& arithmetic = *cell.arithmetic;
+  const std::vector<StatedValue> stated = stated_values(lesson, &claim);
+  const std::string expansion = fmt::format("{} = {}", head, expand_sum(arithmetic));
+  std::vector<TermSlip> slips =
+      single_term_slips(trace, arithmetic, cell.stated.value, cell.tolerance, stated);
+  // A product's leading digit changed fits one value in ten by chance: too
+  // weak to offer as a cause (verify drops it too).
+  std::erase_if(slips, [](const TermSlip& s) { return s.kind == SlipKind::digit_slip; });
+  const std::vector<WrittenTerm> written = written_terms(claim.says);
+  double written_total = arithmetic.bias.value_or(0.0);
+  for (const WrittenTerm& w : written) written_total += w.product.value;
+  const bool applies = written.size() == arithmetic.terms.size() &&
+                       (claim.where.kind == CellSelector::Kind::cell ||
+                        matches_written(written_total, cell.stated.value, cell.tolerance));
+  if (applies) {
+    std::optional<std::size_t> slip_term;
+    bool factors_right = false;
+    const std::string as_written =
+        compare_written(trace, arithmetic, written, cell, stated, slip_term, factors_right);
+    // What the document wrote rules out the slips it contradicts.
+    std::erase_if(slips, [&](const TermSlip& s) {
+      const bool operand_swap = s.kind == SlipKind::stated_value || s.kind == SlipKind::wrong_entry;
+      return (slip_term && s.term != *slip_term) || (factors_right && operand_swap);
+    });
+    if (slips.empty()) return fmt::format("{}; {}{}", expansion, as_written, own_text);
+    return fmt::format("{}; {}; possible cause: {}{}", expansion, as_written, causes(slips),
+                       own_text);
+  }
+  if (!slips.empty()) return fmt::format("{}; {}{}", expansion, describe_slips(slips), own_text);
+  if (const auto other = other_cell_matches(trace.at(claim.step), cell))
+    return fmt::format("{}; {}{}", expansion, *other, own_text);
+  return fmt::format("{}; no single term or input explains the difference of {}{}", expansion,
+                     short_number(cell.stated.value - cell.computed), own_text);
+}
+
 std::string explain_difference(const Lesson& lesson, const Trace& trace, const Claim& claim,
                                const ClaimCell& cell) {
   const Step& step = trace.at(claim.step);
@@ -486,41 +528,7 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
           fmt::format("; a real slip: on the document's own {}, {}, not {}", used,
                       cell.own->formula, format_fixed(cell.stated.value, cell.stated.decimals));
   }
-  const std::vector<StatedValue> stated = stated_values(lesson, &claim);
-  if (cell.arithmetic) {
-    const std::string expansion = fmt::format("{} = {}", head, expand_sum(*cell.arithmetic));
-    std::vector<TermSlip> slips =
-        single_term_slips(trace, *cell.arithmetic, cell.stated.value, cell.tolerance, stated);
-    // A product's leading digit changed fits one value in ten by chance: too
-    // weak to offer as a cause (verify drops it too).
-    std::erase_if(slips, [](const TermSlip& s) { return s.kind == SlipKind::digit_slip; });
-    const std::vector<WrittenTerm> written = written_terms(claim.says);
-    double written_total = cell.arithmetic->bias.value_or(0.0);
-    for (const WrittenTerm& w : written) written_total += w.product.value;
-    const bool applies = written.size() == cell.arithmetic->terms.size() &&
-                         (claim.where.kind == CellSelector::Kind::cell ||
-                          matches_written(written_total, cell.stated.value, cell.tolerance));
-    if (applies) {
-      std::optional<std::size_t> slip_term;
-      bool factors_right = false;
-      const std::string as_written =
-          compare_written(trace, *cell.arithmetic, written, cell, stated, slip_term, factors_right);
-      // What the document wrote rules out the slips it contradicts.
-      std::erase_if(slips, [&](const TermSlip& s) {
-        const bool operand_swap =
-            s.kind == SlipKind::stated_value || s.kind == SlipKind::wrong_entry;
-        return (slip_term && s.term != *slip_term) || (factors_right && operand_swap);
-      });
-      if (slips.empty()) return fmt::format("{}; {}{}", expansion, as_written, own_text);
-      return fmt::format("{}; {}; possible cause: {}{}", expansion, as_written, causes(slips),
-                         own_text);
-    }
-    if (!slips.empty()) return fmt::format("{}; {}{}", expansion, describe_slips(slips), own_text);
-    if (const auto other = other_cell_matches(step, cell))
-      return fmt::format("{}; {}{}", expansion, *other, own_text);
-    return fmt::format("{}; no single term or input explains the difference of {}{}", expansion,
-                       short_number(cell.stated.value - cell.computed), own_text);
-  }
+  if (cell.arithmetic) return explain_product(lesson, trace, claim, cell, head, own_text);
   if (!own_text.empty()) return head + own_text;
   return fmt::format("{}{}; off by {}", head, softmax_fraction(trace, step, cell),
                      short_number(cell.stated.value - cell.computed));
