@@ -32,6 +32,10 @@ using Overrides = std::map<std::string, StepOverride, std::less<>>;
 // differs from its step's is an InputError naming both shapes.
 Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& overrides = {});
 
+// The whole-step arithmetic of the operations the pipeline computes on the
+// host, each defined in its op family's file (core/ops/: positional.cpp,
+// masks.cpp, heads.cpp, layer_norm.cpp, ffn.cpp, decoding.cpp).
+
 // -> PE:(n,d); PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(same)
 arma::mat positional_encoding(std::size_t n, std::size_t d);
 

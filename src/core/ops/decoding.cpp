@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/ops/families.hpp"
+#include "core/pipeline.hpp"
 
 namespace attn::ops {
 
@@ -80,3 +81,17 @@ const OpFacets max_abs_diff{
     &max_abs_diff_flops};
 
 }  // namespace attn::ops
+
+namespace attn {
+
+// The whole step at once, as the pipeline computes it (core/pipeline.hpp).
+
+// full:(n,d_v) rows: n × (1,d_v) -> (n,1)
+arma::mat max_abs_row_difference(const arma::mat& full, const std::vector<arma::mat>& rows) {
+  arma::mat out(full.n_rows, 1);
+  for (std::size_t t = 0; t < full.n_rows; ++t)
+    out(t, 0) = arma::abs(rows.at(t).row(0) - full.row(t)).max();
+  return out;
+}
+
+}  // namespace attn

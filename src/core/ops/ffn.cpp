@@ -22,9 +22,13 @@ double relu_cell(const CellContext& c, std::size_t row, std::size_t col) {
   return std::max(0.0, c.read(0, row, col));
 }
 
-double gelu_cell(const CellContext& c, std::size_t row, std::size_t col) {
-  const double x = c.read(0, row, col);
+// x·Φ(x) = x·(1 + erf(x/√2))/2, the exact GELU.
+double gelu_of(double x) {
   return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+
+double gelu_cell(const CellContext& c, std::size_t row, std::size_t col) {
+  return gelu_of(c.read(0, row, col));
 }
 
 double identity_cell(const CellContext& c, std::size_t row, std::size_t col) {
@@ -91,3 +95,21 @@ const OpFacets identity{Op::identity,   "identity",       "the step it names",
                         &no_flops};
 
 }  // namespace attn::ops
+
+namespace attn {
+
+// The whole step at once, as the pipeline computes it (core/pipeline.hpp).
+
+// (n,p) -> (n,p)
+arma::mat relu(const arma::mat& x) {
+  return arma::clamp(x, 0.0, arma::datum::inf);
+}
+
+// (n,p) -> (n,p)
+arma::mat gelu(const arma::mat& x) {
+  arma::mat out = x;
+  out.transform([](double v) { return ops::gelu_of(v); });
+  return out;
+}
+
+}  // namespace attn

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/ops/families.hpp"
+#include "core/pipeline.hpp"
 
 namespace attn::ops {
 
@@ -128,3 +129,30 @@ const OpFacets max{Op::max,     "max",    "every head's weights", &max_cell, &ma
                    &max_bounds, &no_flops};
 
 }  // namespace attn::ops
+
+namespace attn {
+
+// The whole step at once, as the pipeline computes it (core/pipeline.hpp).
+
+// h × (n,m) -> (n,m)
+arma::mat mean_over_heads(const MatrixRefs& weights) {
+  arma::mat sum = weights.at(0);
+  for (std::size_t h = 1; h < weights.size(); ++h) sum += weights[h].get();
+  return sum / static_cast<double>(weights.size());
+}
+
+// h × (n,m) -> (n,m)
+arma::mat max_over_heads(const MatrixRefs& weights) {
+  arma::mat out = weights.at(0);
+  for (std::size_t h = 1; h < weights.size(); ++h) out = arma::max(out, weights[h].get());
+  return out;
+}
+
+// h × (n,d_v) -> (n,h·d_v)
+arma::mat concat_heads(const std::vector<arma::mat>& contexts) {
+  arma::mat out;
+  for (const arma::mat& c : contexts) out = arma::join_rows(out, c);
+  return out;
+}
+
+}  // namespace attn

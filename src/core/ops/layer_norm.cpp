@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/ops/families.hpp"
+#include "core/pipeline.hpp"
 
 namespace attn::ops {
 
@@ -141,3 +142,38 @@ const OpFacets scale_shift{Op::scale_shift,   "scale_shift",       "x̂, γ, β"
                            &two_per_cell};
 
 }  // namespace attn::ops
+
+namespace attn {
+
+// The whole step at once, as the pipeline computes it (core/pipeline.hpp).
+
+// x:(n,d) -> (n,1)
+arma::mat row_mean(const arma::mat& x) {
+  return arma::mean(x, 1);
+}
+
+// x:(n,d) mean:(n,1) -> (n,1)
+arma::mat row_variance(const arma::mat& x, const arma::mat& mean) {
+  arma::mat centred = x;
+  centred.each_col() -= mean.col(0);
+  return arma::mean(arma::square(centred), 1);
+}
+
+// x:(n,d) mean:(n,1) var:(n,1) -> (n,d)
+arma::mat normalise_rows(const arma::mat& x, const arma::mat& mean, const arma::mat& var,
+                         double eps) {
+  arma::mat out = x;
+  out.each_col() -= mean.col(0);
+  out.each_col() /= arma::sqrt(var.col(0) + eps);
+  return out;
+}
+
+// x:(n,d) gamma:(d) beta:(d) -> (n,d)
+arma::mat scale_shift(const arma::mat& x, const arma::rowvec& gamma, const arma::rowvec& beta) {
+  arma::mat out = x;
+  out.each_row() %= gamma;
+  out.each_row() += beta;
+  return out;
+}
+
+}  // namespace attn

@@ -2,6 +2,7 @@
 // is replaced by the fill (-inf, or the lesson's number); the others are kept.
 //   mask  scaled:(n,m) -> masked:(n,m), the cells of Trace::mask set to fill
 #include "core/ops/families.hpp"
+#include "core/pipeline.hpp"
 
 namespace attn::ops {
 
@@ -37,3 +38,22 @@ const OpFacets mask{Op::mask,     "mask",   "the scaled scores", &mask_cell, &ma
                     &mask_bounds, &no_flops};
 
 }  // namespace attn::ops
+
+namespace attn {
+
+// The whole step at once, as the pipeline computes it (core/pipeline.hpp).
+
+// -> (n,m)
+arma::umat mask_reasons(const Lesson& lesson) {
+  const std::size_t n = lesson.queries(), m = lesson.keys();
+  arma::umat mask(n, m, arma::fill::zeros);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < m; ++j) {
+      if (lesson.causal && j > i) mask(i, j) |= mask_causal;
+      if (!lesson.key_padding.empty() && lesson.key_padding[j]) mask(i, j) |= mask_padding;
+      if (lesson.keep && (*lesson.keep)(i, j) == 0) mask(i, j) |= mask_keep;
+    }
+  return mask;
+}
+
+}  // namespace attn

@@ -69,3 +69,20 @@ const OpFacets add_positions{Op::add_positions,
                              &add_positions_flops};
 
 }  // namespace attn::ops
+
+namespace attn {
+
+// The whole step at once, as the pipeline computes it (core/pipeline.hpp).
+
+// -> PE:(n,d)
+arma::mat positional_encoding(std::size_t n, std::size_t d) {
+  arma::mat PE(n, d);
+  for (std::size_t pos = 0; pos < n; ++pos)
+    for (std::size_t j = 0; j < d; ++j) {
+      const double a = ops::angle(pos, j, d);
+      PE(pos, j) = (j % 2 == 0) ? std::sin(a) : std::cos(a);
+    }
+  return PE;
+}
+
+}  // namespace attn
