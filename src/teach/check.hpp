@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.hpp"
+#include "core/backend.hpp"
 #include "core/golden.hpp"
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
