@@ -583,12 +583,12 @@ int main(int argc, char** argv) {
     return 77;  // CTest's SKIP_RETURN_CODE: skipped, not passed
   }
   tested = backend.get();
-  std::printf("backend harness: %s against cpu\n", name.c_str());
+  std::printf("backend harness: %s against the plain-loop reference\n", name.c_str());
   doctest::Context context;
   context.applyCommandLine(static_cast<int>(rest.size()), rest.data());
   const int status = context.run();
   std::printf(
-      "backend harness: %zu cells compared with the CPU's; largest difference %.3g of "
+      "backend harness: %zu cells compared with the reference; largest difference %.3g of "
       "its bound\n",
       compared_cells, worst_fraction);
   return status;

@@ -22,7 +22,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-TEST_CASE("split_head: head h's columns [h·w, (h+1)·w), the values unchanged") {
+TEST_CASE("split_head: head h's columns h·w to (h+1)·w − 1, the values unchanged") {
   const arma::mat M = {{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 11, 12}};
   const arma::mat h1 = attn::split_head(M, 1, 2);
   CHECK(arma::approx_equal(h1, arma::mat{{3, 4}, {9, 10}}, "absdiff", 0.0));

@@ -26,7 +26,7 @@ struct HtmlCell {
 
 // Every <td> with a cell's value, in the tables of the page.
 std::vector<HtmlCell> cells_of(const std::string& page) {
-  static const std::regex table(R"(<table class="([^"]+)" data-step="([^"]+)">)");
+  static const std::regex table(R"re(<table class="([^"]+)" data-step="([^"]+)">)re");
   static const std::regex td(
       R"re(<td data-row="(\d+)" data-col="(\d+)"(?: class="([^"]*)")?)re"
       R"re((?: style="background:(#[0-9a-f]{6});color:#[0-9a-f]{6}")?>([^<]*)</td>)re");

@@ -25,10 +25,10 @@ struct SvgCell {
 };
 
 std::vector<SvgCell> cells_of(const std::string& svg) {
-  static const std::regex panel(R"(<g class="panel" data-step="([^"]+)") ");
-      static const std::regex rect(
-          R"re(<rect class="cell ?([a-z ]*)" x="[^"]*" y="[^"]*" width="[^"]*" height="[^"]*" )re"
-          R"re(data-row="(\d+)" data-col="(\d+)" data-value="([^"]*)" fill="([^"]*)")re");
+  static const std::regex panel(R"re(<g class="panel" data-step="([^"]+)")re");
+  static const std::regex rect(
+      R"re(<rect class="cell ?([a-z ]*)" x="[^"]*" y="[^"]*" width="[^"]*" height="[^"]*" )re"
+      R"re(data-row="(\d+)" data-col="(\d+)" data-value="([^"]*)" fill="([^"]*)")re");
   std::vector<SvgCell> out;
   std::string step;
   std::size_t line_start = 0;
@@ -87,7 +87,7 @@ TEST_CASE("svg: every weight of two heads, their mean and max, with its value an
   const attn::Trace t = attn::run_pipeline(L, cpu);
   const std::string svg = attn::render_svg(L, t, {});
   CHECK(svg.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "));
-  CHECK(svg.find("<title>two-heads — ") != std::string::npos);
+  CHECK(svg.find("<title>two-heads: attention weights</title>") != std::string::npos);
   const std::size_t n = L.X.n_rows;
   // head0.weights, head1.weights, heads.mean, heads.max: n×n each.
   check_cells(L, t, svg, 4 * n * n);
