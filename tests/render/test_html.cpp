@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu_backend.hpp"
-#include "core/lesson_library.hpp"
-#include "core/pipeline.hpp"
 #include "render/render.hpp"
+#include "support/traced.hpp"
 #include "support/viridis.hpp"
 
 namespace {
+
+using attn::testing::Traced;
 
 struct HtmlCell {
   std::string table_class, step, cls, background, text;
@@ -86,9 +86,9 @@ std::map<std::string, int> check_tables(const attn::Lesson& L, const attn::Trace
 }  // namespace
 
 TEST_CASE("html: every step's table, cell by cell, and the weights twice (heatmap and step)") {
-  const attn::Lesson L = attn::find_lesson("two-heads");
-  attn::CpuBackend cpu;
-  const attn::Trace t = attn::run_pipeline(L, cpu);
+  const Traced traced("two-heads");
+  const attn::Lesson& L = traced.lesson;
+  const attn::Trace& t = traced.trace;
   const std::string page = attn::render_html(L, t, {});
   CHECK(page.starts_with("<!DOCTYPE html>"));
   CHECK(page.ends_with("</html>\n"));
@@ -104,9 +104,9 @@ TEST_CASE("html: every step's table, cell by cell, and the weights twice (heatma
 TEST_CASE("html: masked cells, a row of NaN weights, and a fill of 0 that leaks, marked") {
   for (const char* id : {"mask-polarity", "fill-zero-fails", "padding-mask"}) {
     CAPTURE(id);
-    const attn::Lesson L = attn::find_lesson(id);
-    attn::CpuBackend cpu;
-    const attn::Trace t = attn::run_pipeline(L, cpu);
+    const Traced traced(id);
+    const attn::Lesson& L = traced.lesson;
+    const attn::Trace& t = traced.trace;
     const std::string page = attn::render_html(L, t, {});
     check_tables(L, t, page);
     std::size_t nan = 0, masked = 0, leaked = 0;
@@ -122,9 +122,9 @@ TEST_CASE("html: masked cells, a row of NaN weights, and a fill of 0 that leaks,
 }
 
 TEST_CASE("html: each shown cell's arithmetic, the score as the documents write it") {
-  const attn::Lesson L = attn::find_lesson("river-bank");
-  attn::CpuBackend cpu;
-  const attn::Trace t = attn::run_pipeline(L, cpu);
+  const Traced traced("river-bank");
+  const attn::Lesson& L = traced.lesson;
+  const attn::Trace& t = traced.trace;
   const std::string page = attn::render_html(L, t, {});
   const std::size_t item = page.find("<li id=\"x:head0.scores:0,1\">");
   REQUIRE(item != std::string::npos);
@@ -139,9 +139,9 @@ TEST_CASE("html: each shown cell's arithmetic, the score as the documents write 
 }
 
 TEST_CASE("html: a step past 16 rows is summarised, its corners still to the bit") {
-  const attn::Lesson L = attn::find_lesson("d512-walkthrough");
-  attn::CpuBackend cpu;
-  const attn::Trace t = attn::run_pipeline(L, cpu);
+  const Traced traced("d512-walkthrough");
+  const attn::Lesson& L = traced.lesson;
+  const attn::Trace& t = traced.trace;
   attn::RenderOptions o;
   o.steps = {"Q"};
   const std::string page = attn::render_html(L, t, o);

@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu_backend.hpp"
 #include "core/error.hpp"
-#include "core/lesson_library.hpp"
-#include "core/pipeline.hpp"
 #include "render/render.hpp"
+#include "support/traced.hpp"
 #include "support/viridis.hpp"
 
 namespace {
+
+using attn::testing::Traced;
 
 // One <rect class="cell …"> of a panel.
 struct SvgCell {
@@ -82,9 +82,9 @@ void check_cells(const attn::Lesson& L, const attn::Trace& t, const std::string&
 }  // namespace
 
 TEST_CASE("svg: every weight of two heads, their mean and max, with its value and colour") {
-  const attn::Lesson L = attn::find_lesson("two-heads");
-  attn::CpuBackend cpu;
-  const attn::Trace t = attn::run_pipeline(L, cpu);
+  const Traced traced("two-heads");
+  const attn::Lesson& L = traced.lesson;
+  const attn::Trace& t = traced.trace;
   const std::string svg = attn::render_svg(L, t, {});
   CHECK(svg.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg "));
   CHECK(svg.find("<title>two-heads: attention weights</title>") != std::string::npos);
@@ -96,9 +96,9 @@ TEST_CASE("svg: every weight of two heads, their mean and max, with its value an
 }
 
 TEST_CASE("svg: masked cells hatched, a row with no key NaN, the legend says both") {
-  const attn::Lesson L = attn::find_lesson("mask-polarity");
-  attn::CpuBackend cpu;
-  const attn::Trace t = attn::run_pipeline(L, cpu);
+  const Traced traced("mask-polarity");
+  const attn::Lesson& L = traced.lesson;
+  const attn::Trace& t = traced.trace;
   const std::string svg = attn::render_svg(L, t, {});
   const std::size_t n = L.X.n_rows;
   check_cells(L, t, svg, n * n);
@@ -115,9 +115,9 @@ TEST_CASE("svg: masked cells hatched, a row with no key NaN, the legend says bot
 }
 
 TEST_CASE("svg: a fill of 0 leaves weight on masked keys, outlined as leaked") {
-  const attn::Lesson L = attn::find_lesson("fill-zero-fails");
-  attn::CpuBackend cpu;
-  const attn::Trace t = attn::run_pipeline(L, cpu);
+  const Traced traced("fill-zero-fails");
+  const attn::Lesson& L = traced.lesson;
+  const attn::Trace& t = traced.trace;
   const std::string svg = attn::render_svg(L, t, {});
   check_cells(L, t, svg, L.X.n_rows * L.X.n_rows);
   std::size_t leaked = 0;
@@ -127,9 +127,9 @@ TEST_CASE("svg: a fill of 0 leaves weight on masked keys, outlined as leaked") {
 }
 
 TEST_CASE("svg: no weights step among those chosen is an input error that names the way out") {
-  const attn::Lesson L = attn::find_lesson("river-bank");
-  attn::CpuBackend cpu;
-  const attn::Trace t = attn::run_pipeline(L, cpu);
+  const Traced traced("river-bank");
+  const attn::Lesson& L = traced.lesson;
+  const attn::Trace& t = traced.trace;
   attn::RenderOptions o;
   o.steps = {"head0.scores"};
   CHECK_THROWS_WITH_AS(attn::render_svg(L, t, o), doctest::Contains("--step"), attn::InputError);

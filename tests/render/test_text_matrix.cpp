@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu_backend.hpp"
-#include "core/lesson_library.hpp"
-#include "core/pipeline.hpp"
+#include "support/traced.hpp"
 #include "support/viridis.hpp"
 
 namespace {
+
+using attn::testing::Traced;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -48,15 +48,6 @@ std::size_t columns(const std::string& line) {
   for (const unsigned char c : line) n += (c & 0xC0) != 0x80;
   return n;
 }
-
-struct Traced {
-  attn::Lesson lesson;
-  attn::Trace trace;
-  explicit Traced(const char* id) : lesson(attn::find_lesson(id)) {
-    attn::CpuBackend cpu;
-    trace = attn::run_pipeline(lesson, cpu);
-  }
-};
 
 // The numbers of each row of `step`, read back from its lines (any number of
 // column blocks), each row's label the first word of its lines.
