@@ -1,10 +1,10 @@
-// The pipeline against an independent plain-loop implementation (no
-// Armadillo arithmetic in the reference, support/plain_reference.hpp) on 200+
-// seeded random lessons. The reference
-// computes each step from the pipeline's own values of the steps it reads, so
-// that every operation is compared alone, and each cell must lie within what
-// floating point allows two correct results of that operation in any
-// summation order (support/fp_bounds.hpp); NaN and ±inf in the same cells.
+// The pipeline against an independent plain-loop implementation (no Armadillo
+// arithmetic in the reference: support/plain_reference.hpp, the same loops the
+// backend harness compares every backend with) on 200+ seeded random lessons.
+// The reference computes each step from the pipeline's own values of the steps
+// it reads, so that every operation is compared alone, and each cell must lie
+// within what floating point allows two correct results of that operation in
+// any summation order (support/fp_bounds.hpp); NaN and ±inf in the same cells.
 #include <doctest/doctest.h>
 
 #include <algorithm>
