@@ -37,36 +37,10 @@ std::optional<attn::Language> chosen_language(int argc, char** argv, std::string
   return attn::language_from_environment();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::string asked;
-  const std::optional<attn::Language> language = chosen_language(argc, argv, asked);
-  if (!language) {
-    fmt::print(stderr, "attn-trace: error: --lang {}: unknown language; use en or zh\n", asked);
-    return 2;
-  }
-  // Files and machine formats follow --lang only, never the environment (docs/chinese.md).
-  attn::set_languages(*language, asked.empty() ? attn::Language::en : *language);
+// The global options: --lang (already applied by main, bound to `lang_option`
+// so that CLI11 accepts it) and --limit.
+void add_global_options(CLI::App& app, std::string& lang_option) {
   using attn::tr;
-
-  CLI::App app{std::string(tr("attn-trace: the Transformer attention computation, step by step")),
-               "attn-trace"};
-  app.require_subcommand(1);
-  app.fallthrough();  // global options (--limit) also after the command
-  app.set_version_flag("--version", "attn-trace 0.1");
-  attn::CommandContext context;
-  attn::setup_run(app, context);
-  attn::setup_lessons(app, context);
-  attn::setup_verify(app, context);
-  attn::setup_exercise(app, context);
-  attn::setup_mark(app, context);
-  attn::setup_check(app, context);
-  attn::setup_golden(app, context);
-  attn::setup_stats(app, context);
-  attn::setup_bench(app, context);
-  attn::setup_export(app, context);
-  std::string lang_option;  // already applied above; declared so that CLI11 accepts it
   app.add_option("--lang", lang_option,
                  std::string(tr("language: en or zh; without it, text for the terminal follows "
                                 "LC_ALL, LC_MESSAGES or LANG, and files and machine formats are "
@@ -80,6 +54,12 @@ int main(int argc, char** argv) {
          "NAME=VALUE: raise or lower a limit for this run (docs/limits.md); the defaults: " +
              attn::limit_names())
       ->type_name("NAME=VALUE");
+}
+
+// Parses the command line and runs the command: the exit code, each error
+// mapped to its own (README), its message on stderr.
+int run_command_line(CLI::App& app, int argc, char** argv, const attn::CommandContext& context) {
+  using attn::tr;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -117,4 +97,38 @@ int main(int argc, char** argv) {
     return 4;
   }
   return context.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string asked;
+  const std::optional<attn::Language> language = chosen_language(argc, argv, asked);
+  if (!language) {
+    fmt::print(stderr, "attn-trace: error: --lang {}: unknown language; use en or zh\n", asked);
+    return 2;
+  }
+  // Files and machine formats follow --lang only, never the environment (docs/chinese.md).
+  attn::set_languages(*language, asked.empty() ? attn::Language::en : *language);
+  using attn::tr;
+
+  CLI::App app{std::string(tr("attn-trace: the Transformer attention computation, step by step")),
+               "attn-trace"};
+  app.require_subcommand(1);
+  app.fallthrough();  // global options (--limit) also after the command
+  app.set_version_flag("--version", "attn-trace 0.1");
+  attn::CommandContext context;
+  attn::setup_run(app, context);
+  attn::setup_lessons(app, context);
+  attn::setup_verify(app, context);
+  attn::setup_exercise(app, context);
+  attn::setup_mark(app, context);
+  attn::setup_check(app, context);
+  attn::setup_golden(app, context);
+  attn::setup_stats(app, context);
+  attn::setup_bench(app, context);
+  attn::setup_export(app, context);
+  std::string lang_option;
+  add_global_options(app, lang_option);
+  return run_command_line(app, argc, argv, context);
 }

@@ -125,6 +125,70 @@ void run_command(const RunOptions& o) {
     fmt::print(stderr, "{}\n", tr_format("attn-trace: warning: {}", show_controls(w)));
 }
 
+// What `run` traces: the lesson, the format, the backend and the number format.
+void add_trace_options(CLI::App* run, RunOptions& options) {
+  run->add_option(
+      "lesson", options.lesson,
+      std::string(tr("Embedded lesson id or path to a lesson .toml (default: river-bank)")));
+  run->add_option(
+         "--format", options.format,
+         std::string(tr("text, json, markdown, latex, html (one self-contained page: every step, "
+                        "heatmaps, click a cell for its arithmetic) or svg (the weights as heatmap "
+                        "pictures)")))
+      ->check(CLI::IsMember({"text", "json", "markdown", "latex", "html", "svg"}));
+  run->add_option("--backend", options.backend, std::string(tr("cpu or cuda")))
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  run->add_option(
+         "--dtype", options.dtype,
+         std::string(tr("f64, f32, f16 or bf16: the number format, emulated exactly on the CPU "
+                        "(default: the lesson's [model] dtype, else f64)")))
+      ->check(CLI::IsMember({"f64", "f32", "f16", "bf16"}));
+}
+
+// What `run` shows of the trace and how: the steps and head, the numbers,
+// colours, --expand, the width and the text's views.
+void add_display_options(CLI::App* run, RunOptions& options) {
+  run->add_option(
+      "--step", options.steps,
+      std::string(tr("Show only these step ids (e.g. head0.weights, or weights for head 0)")));
+  run->add_option("--head", options.head, std::string(tr("Show only this head's per-head steps")))
+      ->check(CLI::Range(0, 1 << 20));
+  run->add_option("--precision", options.precision, std::string(tr("Decimals shown (default 4)")))
+      ->check(CLI::Range(0, 17));
+  run->add_option("--color", options.color,
+                  std::string(tr("auto, always or never (NO_COLOR is respected)")))
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  run->add_option(
+      "--expand", options.expand,
+      std::string(tr("ROW,COL: write out that cell's arithmetic at every step, with the numbers")));
+  run->add_option(
+         "--width", options.width,
+         std::string(tr("Columns no text line may pass; wide matrices split into column blocks "
+                        "(default: the terminal's width, 80 when the output is not a terminal)")))
+      ->check(CLI::Range(40, 100000));
+  run->add_option(
+         "--scale", options.scale,
+         std::string(tr("auto, global or row: colours span the step's lowest to highest value "
+                        "(global), or each row's own (row); auto: row for attention weights, whose "
+                        "rows are each one query's distribution, global for the other steps")))
+      ->check(CLI::IsMember({"auto", "global", "row"}));
+  run->add_option(
+         "--view", options.view,
+         std::string(
+             tr("numbers or heatmap: heatmap draws one shaded cell per attention weight, so a "
+                "64- or 128-token pattern fits on a screen (text only)")))
+      ->check(CLI::IsMember({"numbers", "heatmap"}));
+  CLI::Option* summary = run->add_flag(
+      "--summary", options.summary,
+      std::string(
+          tr("Shape, min/max/mean/std and corners instead of every cell, and each step's FLOPs")));
+  run->add_flag(
+         "--full", options.full,
+         std::string(
+             tr("Every cell, even of matrices over 16 rows or columns (summarised by default)")))
+      ->excludes(summary);
+}
+
 }  // namespace
 
 std::size_t output_width(std::size_t given) {
@@ -151,61 +215,8 @@ void setup_run(CLI::App& app, CommandContext& /*context*/) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* run =
       app.add_subcommand("run", std::string(tr("Trace a lesson: every step of attention, shown")));
-  run->add_option(
-      "lesson", options->lesson,
-      std::string(tr("Embedded lesson id or path to a lesson .toml (default: river-bank)")));
-  run->add_option(
-         "--format", options->format,
-         std::string(tr("text, json, markdown, latex, html (one self-contained page: every step, "
-                        "heatmaps, click a cell for its arithmetic) or svg (the weights as heatmap "
-                        "pictures)")))
-      ->check(CLI::IsMember({"text", "json", "markdown", "latex", "html", "svg"}));
-  run->add_option("--backend", options->backend, std::string(tr("cpu or cuda")))
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  run->add_option(
-         "--dtype", options->dtype,
-         std::string(tr("f64, f32, f16 or bf16: the number format, emulated exactly on the CPU "
-                        "(default: the lesson's [model] dtype, else f64)")))
-      ->check(CLI::IsMember({"f64", "f32", "f16", "bf16"}));
-  run->add_option(
-      "--step", options->steps,
-      std::string(tr("Show only these step ids (e.g. head0.weights, or weights for head 0)")));
-  run->add_option("--head", options->head, std::string(tr("Show only this head's per-head steps")))
-      ->check(CLI::Range(0, 1 << 20));
-  run->add_option("--precision", options->precision, std::string(tr("Decimals shown (default 4)")))
-      ->check(CLI::Range(0, 17));
-  run->add_option("--color", options->color,
-                  std::string(tr("auto, always or never (NO_COLOR is respected)")))
-      ->check(CLI::IsMember({"auto", "always", "never"}));
-  run->add_option(
-      "--expand", options->expand,
-      std::string(tr("ROW,COL: write out that cell's arithmetic at every step, with the numbers")));
-  run->add_option(
-         "--width", options->width,
-         std::string(tr("Columns no text line may pass; wide matrices split into column blocks "
-                        "(default: the terminal's width, 80 when the output is not a terminal)")))
-      ->check(CLI::Range(40, 100000));
-  run->add_option(
-         "--scale", options->scale,
-         std::string(tr("auto, global or row: colours span the step's lowest to highest value "
-                        "(global), or each row's own (row); auto: row for attention weights, whose "
-                        "rows are each one query's distribution, global for the other steps")))
-      ->check(CLI::IsMember({"auto", "global", "row"}));
-  run->add_option(
-         "--view", options->view,
-         std::string(
-             tr("numbers or heatmap: heatmap draws one shaded cell per attention weight, so a "
-                "64- or 128-token pattern fits on a screen (text only)")))
-      ->check(CLI::IsMember({"numbers", "heatmap"}));
-  CLI::Option* summary = run->add_flag(
-      "--summary", options->summary,
-      std::string(
-          tr("Shape, min/max/mean/std and corners instead of every cell, and each step's FLOPs")));
-  run->add_flag(
-         "--full", options->full,
-         std::string(
-             tr("Every cell, even of matrices over 16 rows or columns (summarised by default)")))
-      ->excludes(summary);
+  add_trace_options(run, *options);
+  add_display_options(run, *options);
   run->callback([options] { run_command(*options); });
 }
 

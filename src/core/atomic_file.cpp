@@ -71,6 +71,9 @@ std::string link_text(const fs::path& link) {
 
 // One file to write, as the checks found it.
 struct Plan {
+  std::string_view shown;          // the path as given, for messages
+  std::string_view content;        // what to write
+  std::string_view source;         // where it comes from, for the error when two share a target
   fs::path target;                 // where the content goes (a symbolic link resolved)
   fs::path folder;                 // its folder ("." for a bare name)
   std::vector<fs::path> missing;   // folders to create, outermost first
@@ -123,9 +126,12 @@ void check_folder(const std::string& shown, Plan& plan) {
 // Where `path` leads and what is there: a folder, a dangling link or an odd
 // file are refused; an existing file's content decides created / replaced /
 // unchanged.
-Plan plan_file(const std::string& path, const std::string& content,
+Plan plan_file(const std::string& path, const std::string& content, const std::string& source,
                std::vector<std::string>& would_change, bool replace) {
   Plan plan;
+  plan.shown = path;
+  plan.content = content;
+  plan.source = source;
   plan.target = fs::path(path);
   if (!plan.target.has_filename())
     refuse(fmt::format("{}: a file path is needed, not a folder path", path));
@@ -183,7 +189,7 @@ std::string same_file_key(const fs::path& target) {
 // Writes `content` to a new temporary file `tmp`, with the mode and owner of
 // `old` when it replaces a file; throws InputError naming `shown` on any
 // failure, leaving no temporary file.
-void write_temporary(const fs::path& tmp, const std::string& shown, const std::string& content,
+void write_temporary(const fs::path& tmp, std::string_view shown, std::string_view content,
                      const std::optional<struct stat>& old) {
   constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
   int fd = open(tmp.c_str(), kFlags, 0666);
@@ -229,6 +235,102 @@ void remove_stale_temporaries(const fs::path& folder, const std::set<std::string
   }
 }
 
+// The target of the last of `plans` entered in `by_key` (key -> plan);
+// refused when an earlier plan has it: two entries would write one file.
+void claim_target(const std::vector<Plan>& plans, std::map<std::string, std::size_t>& by_key) {
+  const Plan& plan = plans.back();
+  const auto [other, added] = by_key.emplace(same_file_key(plan.target), plans.size() - 1);
+  if (added) return;
+  const Plan& first = plans[other->second];
+  refuse(fmt::format("{}: two files would be written here{}", plan.shown,
+                     first.source.empty() && plan.source.empty()
+                         ? std::string()
+                         : fmt::format(", from {} and from {}", first.source, plan.source)));
+}
+
+// Refused when one target (keys of `by_key`, as claim_target enters them) is
+// a folder above another.
+void refuse_file_and_folder(const std::vector<Plan>& plans,
+                            const std::map<std::string, std::size_t>& by_key) {
+  for (const auto& [key, i] : by_key)
+    for (fs::path up = fs::path(key).parent_path(); up.has_relative_path(); up = up.parent_path())
+      if (const auto it = by_key.find(up.string()); it != by_key.end())
+        refuse(fmt::format("{}: would be both a file and the folder of {}", plans[it->second].shown,
+                           plans[i].shown));
+}
+
+// The folders `plan` misses, outermost first; each one made is added to `made`.
+void make_folders(const Plan& plan, std::vector<fs::path>& made) {
+  for (const fs::path& folder : plan.missing) {
+    if (mkdir(folder.c_str(), 0777) == 0)
+      made.push_back(folder);
+    else if (errno != EEXIST)
+      throw InputError(fmt::format("{}: cannot create the folder {} ({})", plan.shown,
+                                   folder.string(), error_text(errno)));
+  }
+}
+
+// The missing folders, then each content that changes in a temporary file
+// beside its target: the temporaries, in the order of `plans`. Any failure
+// removes the temporaries and the folders made so far, and is refused.
+std::vector<fs::path> write_temporaries(const std::vector<Plan>& plans) {
+  std::vector<fs::path> made_folders;
+  std::vector<fs::path> temporaries;
+  const auto undo = [&] {
+    for (const fs::path& tmp : temporaries) unlink(tmp.c_str());
+    for (auto it = made_folders.rbegin(); it != made_folders.rend(); ++it) rmdir(it->c_str());
+  };
+  try {
+    for (const Plan& plan : plans) {
+      if (plan.change == FileChange::unchanged) continue;
+      make_folders(plan, made_folders);
+      const fs::path tmp = temporary_of(plan.target);
+      write_temporary(tmp, plan.shown, plan.content, plan.old);
+      temporaries.push_back(tmp);
+    }
+  } catch (const InputError& e) {
+    undo();
+    refuse(e.what());
+  } catch (...) {
+    undo();
+    throw;
+  }
+  return temporaries;
+}
+
+// Each temporary renamed over its target, in order. A failed rename removes
+// the temporaries left and names the files already written.
+CommitResult rename_temporaries(const std::vector<Plan>& plans,
+                                const std::vector<fs::path>& temporaries) {
+  CommitResult result;
+  std::size_t next = 0;
+  for (const Plan& plan : plans) {
+    result.files.push_back({std::string(plan.shown), plan.change});
+    if (plan.change == FileChange::unchanged) continue;
+    const fs::path& tmp = temporaries[next];
+    if (std::rename(tmp.c_str(), plan.target.c_str()) != 0) {
+      const int error = errno;
+      for (std::size_t k = next; k < temporaries.size(); ++k) unlink(temporaries[k].c_str());
+      std::vector<std::string> done;
+      for (const CommittedFile& f : result.files)
+        if (f.change != FileChange::unchanged && f.path != plan.shown) done.push_back(f.path);
+      throw InputError(fmt::format(
+          "{}: cannot replace the file ({}); {} of the other files were written before this "
+          "failure ({}), the rest are unchanged",
+          plan.shown, error_text(error), done.size(), fmt::join(done, ", ")));
+    }
+    ++next;
+  }
+  return result;
+}
+
+// The stale temporary files of every folder `plans` write to.
+void remove_stale_temporaries(const std::vector<Plan>& plans, std::vector<std::string>& removed) {
+  std::map<fs::path, std::set<std::string>> folders;  // folder -> the names written in it
+  for (const Plan& plan : plans) folders[plan.folder].insert(plan.target.filename().string());
+  for (const auto& [folder, files] : folders) remove_stale_temporaries(folder, files, removed);
+}
+
 }  // namespace
 
 void FileBatch::add(std::string path, std::string content, std::string source) {
@@ -239,85 +341,21 @@ CommitResult FileBatch::commit(bool replace, std::string_view refusal_hint) {
   // 1. Check every target; nothing is touched yet.
   std::vector<Plan> plans;
   std::vector<std::string> would_change;
-  std::map<std::string, std::size_t> by_key;
-  for (std::size_t i = 0; i < entries_.size(); ++i) {
-    const Entry& e = entries_[i];
-    plans.push_back(plan_file(e.path, e.content, would_change, replace));
-    const auto [other, added] = by_key.emplace(same_file_key(plans.back().target), i);
-    if (!added) {
-      const Entry& first = entries_[other->second];
-      refuse(fmt::format("{}: two files would be written here{}", e.path,
-                         first.source.empty() && e.source.empty()
-                             ? std::string()
-                             : fmt::format(", from {} and from {}", first.source, e.source)));
-    }
+  std::map<std::string, std::size_t> by_key;  // a target's key -> its plan
+  for (const Entry& e : entries_) {
+    plans.push_back(plan_file(e.path, e.content, e.source, would_change, replace));
+    claim_target(plans, by_key);
   }
-  for (const auto& [key, i] : by_key)
-    for (fs::path up = fs::path(key).parent_path(); up.has_relative_path(); up = up.parent_path())
-      if (const auto it = by_key.find(up.string()); it != by_key.end())
-        refuse(fmt::format("{}: would be both a file and the folder of {}",
-                           entries_[it->second].path, entries_[i].path));
+  refuse_file_and_folder(plans, by_key);
   if (!would_change.empty())
     throw InputError(fmt::format("{} file(s) would change: {}; nothing was written. {}",
                                  would_change.size(), fmt::join(would_change, ", "), refusal_hint));
-
   // 2. Folders, then every content in a temporary file beside its target.
-  std::vector<fs::path> made_folders;
-  std::vector<fs::path> temporaries;
-  const auto undo = [&] {
-    for (const fs::path& tmp : temporaries) unlink(tmp.c_str());
-    for (auto it = made_folders.rbegin(); it != made_folders.rend(); ++it) rmdir(it->c_str());
-  };
-  try {
-    for (std::size_t i = 0; i < plans.size(); ++i) {
-      const Plan& plan = plans[i];
-      if (plan.change == FileChange::unchanged) continue;
-      for (const fs::path& folder : plan.missing) {
-        if (mkdir(folder.c_str(), 0777) == 0)
-          made_folders.push_back(folder);
-        else if (errno != EEXIST)
-          throw InputError(fmt::format("{}: cannot create the folder {} ({})", entries_[i].path,
-                                       folder.string(), error_text(errno)));
-      }
-      const fs::path tmp = temporary_of(plan.target);
-      write_temporary(tmp, entries_[i].path, entries_[i].content, plan.old);
-      temporaries.push_back(tmp);
-    }
-  } catch (const InputError& e) {
-    undo();
-    refuse(e.what());
-  } catch (...) {
-    undo();
-    throw;
-  }
-
+  const std::vector<fs::path> temporaries = write_temporaries(plans);
   // 3. The renames: each replaces its target whole.
-  CommitResult result;
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    const Plan& plan = plans[i];
-    result.files.push_back({entries_[i].path, plan.change});
-    if (plan.change == FileChange::unchanged) continue;
-    const fs::path& tmp = temporaries[next];
-    if (std::rename(tmp.c_str(), plan.target.c_str()) != 0) {
-      const int error = errno;
-      for (std::size_t k = next; k < temporaries.size(); ++k) unlink(temporaries[k].c_str());
-      std::vector<std::string> done;
-      for (const CommittedFile& f : result.files)
-        if (f.change != FileChange::unchanged && f.path != entries_[i].path) done.push_back(f.path);
-      throw InputError(fmt::format(
-          "{}: cannot replace the file ({}); {} of the other files were written before this "
-          "failure ({}), the rest are unchanged",
-          entries_[i].path, error_text(error), done.size(), fmt::join(done, ", ")));
-    }
-    ++next;
-  }
-
+  CommitResult result = rename_temporaries(plans, temporaries);
   // 4. Temporary files that interrupted runs left in these folders.
-  std::map<fs::path, std::set<std::string>> folders;  // folder -> the names written in it
-  for (const Plan& plan : plans) folders[plan.folder].insert(plan.target.filename().string());
-  for (const auto& [folder, files] : folders)
-    remove_stale_temporaries(folder, files, result.stale_removed);
+  remove_stale_temporaries(plans, result.stale_removed);
   entries_.clear();
   return result;
 }

@@ -39,5 +39,9 @@ Bounds transposed_bounds(const Bounds& B);
 // The row softmax of scores within S; `weights` (the softmax at the
 // midpoints) stands for rows that are not a softmax (every key masked, NaN).
 Bounds softmax_bounds(const Bounds& S, const arma::mat& weights);
+// Each cell's square: [lo, hi] -> [lo², hi²] ordered, 0 when the interval holds 0.
+Bounds square_bounds(const Bounds& B);
+// A cell-by-cell product of intervals.
+Bounds times_bounds(const Bounds& A, const Bounds& B);
 
 }  // namespace attn

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/ops/op.hpp"
+
 namespace attn {
 
 namespace {
@@ -23,12 +25,8 @@ std::size_t dimension(const Trace& trace, const std::vector<std::string>& labels
   return actual;
 }
 
-// The sizes a formula is written with: the output (n×m) and the inner width k.
-struct FlopTerms {
-  std::uint64_t n = 0, k = 0, m = 0;
-};
-
-FlopTerms terms(const Trace& trace, const Step& step, const CostSizes& sizes) {
+// The sizes a FLOP count is written with: the output (n×m) and the inner width k.
+FlopSizes terms(const Trace& trace, const Step& step, const CostSizes& sizes) {
   const auto [n, m] = step_shape(trace, step, sizes);
   std::uint64_t k = 0;
   if (!step.made.inputs.empty()) k = step_shape(trace, trace.input(step, 0), sizes).second;
@@ -44,98 +42,11 @@ std::pair<std::size_t, std::size_t> step_shape(const Trace& trace, const Step& s
 }
 
 std::uint64_t step_flops(const Trace& trace, const Step& step, const CostSizes& sizes) {
-  const FlopTerms t = terms(trace, step, sizes);
-  switch (step.made.op) {
-    case Op::matmul:  // (n×k)·(k×m), + a bias row
-      return 2 * t.n * t.k * t.m + (step.made.inputs.size() > 2 ? t.n * t.m : 0);
-    case Op::matmul_t:  // (n×k)·(m×k)ᵀ
-      return 2 * t.n * t.k * t.m;
-    case Op::softmax:
-      // exp / row sum: one division per cell, where the exponentials and row
-      // sums are steps of their own; a softmax alone (a decoding step) also
-      // counts its exp per cell and its m−1 additions per row.
-      if (step.made.inputs.size() == 1) return 2 * t.n * t.m + t.n * (t.m - 1);
-      return t.n * t.m;
-    case Op::add_positions:
-    case Op::divide:
-    case Op::exp:
-      return t.n * t.m;
-    case Op::row_sum:  // m−1 additions per row, m the columns summed
-      return t.k > 0 ? t.n * (t.k - 1) : 0;
-    case Op::mean:  // h−1 additions and one division per cell
-      return step.made.inputs.size() * t.n * t.m;
-    case Op::add:   // a residual sum
-    case Op::gelu:  // x·Φ(x), counted as one operation per cell
-      return t.n * t.m;
-    case Op::row_mean:  // k−1 additions and one division per row
-      return t.n * t.k;
-    case Op::row_var:  // k subtractions, k squares, k−1 additions, one division per row
-      return 3 * t.n * t.k;
-    case Op::max_abs_diff:  // a subtraction and a comparison per cell of the full context
-      return 2 * t.n * t.k;
-    case Op::normalise:    // (x − mean) / √(var + ε): a subtraction and a division per cell
-    case Op::scale_shift:  // γ ⊙ x + β
-      return 2 * t.n * t.m;
-    case Op::relu:      // a comparison
-    case Op::identity:  // a name for the layer's result
-    case Op::given:
-    case Op::positional:  // a constant table, computed once for every input
-    case Op::slice:
-    case Op::rows:  // a query or a cache is read, not computed
-    case Op::mask:  // a choice, not arithmetic
-    case Op::max:   // comparisons
-    case Op::concat:
-      return 0;
-  }
-  return 0;
+  return op_facets(step.made.op).flops(step, terms(trace, step, sizes)).flops;
 }
 
 std::string flops_formula(const Trace& trace, const Step& step, const CostSizes& sizes) {
-  const FlopTerms t = terms(trace, step, sizes);
-  switch (step.made.op) {
-    case Op::matmul:
-      if (step.made.inputs.size() > 2)
-        return fmt::format("2·n·k·m + n·m = 2·{}·{}·{} + {}·{}", t.n, t.k, t.m, t.n, t.m);
-      return fmt::format("2·n·k·m = 2·{}·{}·{}", t.n, t.k, t.m);
-    case Op::matmul_t:
-      return fmt::format("2·n·d_k·m = 2·{}·{}·{}", t.n, t.k, t.m);
-    case Op::softmax:
-      if (step.made.inputs.size() == 1)
-        return fmt::format("exp, sum and divide: 2·n·m + n·(m−1) = 2·{}·{} + {}·{}", t.n, t.m, t.n,
-                           t.m - 1);
-      return fmt::format("one per cell: {}·{}", t.n, t.m);
-    case Op::add_positions:
-    case Op::divide:
-    case Op::exp:
-      return fmt::format("one per cell: {}·{}", t.n, t.m);
-    case Op::row_sum:
-      return fmt::format("n·(m−1) = {}·{}", t.n, t.k > 0 ? t.k - 1 : 0);
-    case Op::mean:
-      return fmt::format("h·n·m = {}·{}·{}", step.made.inputs.size(), t.n, t.m);
-    case Op::add:
-    case Op::gelu:
-      return fmt::format("one per cell: {}·{}", t.n, t.m);
-    case Op::row_mean:
-      return fmt::format("n·d = {}·{}", t.n, t.k);
-    case Op::row_var:
-      return fmt::format("3·n·d = 3·{}·{}", t.n, t.k);
-    case Op::max_abs_diff:
-      return fmt::format("2·n·d_v = 2·{}·{}", t.n, t.k);
-    case Op::normalise:
-    case Op::scale_shift:
-      return fmt::format("two per cell: 2·{}·{}", t.n, t.m);
-    case Op::relu:
-    case Op::identity:
-    case Op::given:
-    case Op::positional:
-    case Op::slice:
-    case Op::rows:
-    case Op::mask:
-    case Op::max:
-    case Op::concat:
-      return "no arithmetic";
-  }
-  return "no arithmetic";
+  return op_facets(step.made.op).flops(step, terms(trace, step, sizes)).formula;
 }
 
 std::uint64_t step_bytes(const Trace& trace, const Step& step, Dtype dtype, std::uint64_t batch,

@@ -129,13 +129,15 @@ class LessonParser {
         if (!file_safe(c)) c = '-';
       if (lesson_.id.empty() || lesson_.id.front() == '.') lesson_.id = "lesson" + lesson_.id;
     }
-    if (const toml::node* n = get(t, "title")) lesson_.title = toml_.string(*n, "lesson.title");
-    if (const toml::node* n = get(t, "source")) lesson_.source = toml_.string(*n, "lesson.source");
-    if (const toml::node* n = get(t, "story")) lesson_.story = toml_.string(*n, "lesson.story");
-    if (const toml::node* n = get(t, "title_zh"))
-      lesson_.title_zh = toml_.string(*n, "lesson.title_zh");
-    if (const toml::node* n = get(t, "story_zh"))
-      lesson_.story_zh = toml_.string(*n, "lesson.story_zh");
+    static constexpr std::pair<std::string_view, std::string Lesson::*> kTexts[] = {
+        {"title", &Lesson::title},
+        {"source", &Lesson::source},
+        {"story", &Lesson::story},
+        {"title_zh", &Lesson::title_zh},
+        {"story_zh", &Lesson::story_zh}};
+    for (const auto& [key, text] : kTexts)
+      if (const toml::node* n = get(t, key))
+        lesson_.*text = toml_.string(*n, fmt::format("lesson.{}", key));
     if (const toml::node* n = get(t, "level")) {
       const long long level = toml_.integer(*n, "lesson.level");
       if (level < kMinLevel || level > kMaxLevel)
@@ -167,54 +169,14 @@ class LessonParser {
     toml_.require_known_keys(*t, "model",
                              {"heads", "d_k", "scale", "causal", "mask_fill", "masked_row",
                               "positional_encoding", "dtype"});
-    if (const toml::node* n = get(t, "heads")) {
-      const long long h = toml_.integer(*n, "model.heads");
-      if (h < 1) toml_.fail(n, "model.heads", tr("must be at least 1"));
-      lesson_.heads = static_cast<std::size_t>(h);
-    }
+    if (const toml::node* n = get(t, "heads")) lesson_.heads = at_least_one(*n, "model.heads");
     if (const toml::node* n = get(t, "d_k")) {
-      const long long d = toml_.integer(*n, "model.d_k");
-      if (d < 1) toml_.fail(n, "model.d_k", tr("must be at least 1"));
+      lesson_.d_k = at_least_one(*n, "model.d_k");
       d_k_node_ = n;
-      lesson_.d_k = static_cast<std::size_t>(d);
     }
-    if (const toml::node* n = get(t, "scale")) {
-      if (n->is_string()) {
-        const std::string s = n->as_string()->get();
-        if (s == "sqrt_dk")
-          lesson_.scale_kind = ScaleKind::sqrt_dk;
-        else if (s == "none")
-          lesson_.scale_kind = ScaleKind::none;
-        else
-          toml_.fail(
-              n, "model.scale",
-              tr_format("\"{}\" is not a scale; write \"sqrt_dk\", \"none\" or a positive number",
-                        s));
-      } else {
-        const double s = toml_.number(*n, "model.scale").value;
-        if (!(s > 0))
-          toml_.fail(n, "model.scale",
-                     tr_format("{} is not a valid divisor; the scale must be a positive number "
-                               "(or \"sqrt_dk\" / \"none\")",
-                               s));
-        lesson_.scale_kind = ScaleKind::number;
-        lesson_.scale_number = s;
-      }
-    }
+    if (const toml::node* n = get(t, "scale")) read_scale(*n);
     if (const toml::node* n = get(t, "causal")) lesson_.causal = toml_.boolean(*n, "model.causal");
-    if (const toml::node* n = get(t, "mask_fill")) {
-      if (n->is_string() && n->as_string()->get() == "-inf") {
-        lesson_.mask_fill = -arma::datum::inf;
-      } else if (n->is_floating_point() && n->as_floating_point()->get() == -arma::datum::inf) {
-        lesson_.mask_fill = -arma::datum::inf;
-      } else if (n->is_number()) {
-        // A fill at or above 0 is allowed, to show that it fails: the trace
-        // warns that masked keys keep real weight.
-        lesson_.mask_fill = toml_.number(*n, "model.mask_fill").value;
-      } else {
-        toml_.fail(n, "model.mask_fill", tr("write \"-inf\" or a finite number such as -1e9"));
-      }
-    }
+    if (const toml::node* n = get(t, "mask_fill")) lesson_.mask_fill = mask_fill(*n);
     if (const toml::node* n = get(t, "masked_row"))
       lesson_.masked_row = choice<MaskedRowPolicy>(*n, "model.masked_row", "policy",
                                                    {{"nan", MaskedRowPolicy::nan},
@@ -228,6 +190,49 @@ class LessonParser {
       lesson_.positional_encoding = choice<PositionalEncoding>(
           *n, "model.positional_encoding", "positional encoding",
           {{"none", PositionalEncoding::none}, {"sinusoidal", PositionalEncoding::sinusoidal}});
+  }
+
+  // A count such as model.heads: an integer, at least 1.
+  std::size_t at_least_one(const toml::node& node, std::string_view key) const {
+    const long long count = toml_.integer(node, key);
+    if (count < 1) toml_.fail(&node, key, tr("must be at least 1"));
+    return static_cast<std::size_t>(count);
+  }
+
+  // model.scale: "sqrt_dk", "none" or a positive divisor.
+  void read_scale(const toml::node& n) {
+    if (n.is_string()) {
+      const std::string s = n.as_string()->get();
+      if (s == "sqrt_dk")
+        lesson_.scale_kind = ScaleKind::sqrt_dk;
+      else if (s == "none")
+        lesson_.scale_kind = ScaleKind::none;
+      else
+        toml_.fail(
+            &n, "model.scale",
+            tr_format("\"{}\" is not a scale; write \"sqrt_dk\", \"none\" or a positive number",
+                      s));
+      return;
+    }
+    const double s = toml_.number(n, "model.scale").value;
+    if (!(s > 0))
+      toml_.fail(&n, "model.scale",
+                 tr_format("{} is not a valid divisor; the scale must be a positive number "
+                           "(or \"sqrt_dk\" / \"none\")",
+                           s));
+    lesson_.scale_kind = ScaleKind::number;
+    lesson_.scale_number = s;
+  }
+
+  // model.mask_fill: -inf (the string or a TOML float) or a number.
+  double mask_fill(const toml::node& n) const {
+    if (n.is_string() && n.as_string()->get() == "-inf") return -arma::datum::inf;
+    if (n.is_floating_point() && n.as_floating_point()->get() == -arma::datum::inf)
+      return -arma::datum::inf;
+    // A fill at or above 0 is allowed, to show that it fails: the trace
+    // warns that masked keys keep real weight.
+    if (n.is_number()) return toml_.number(n, "model.mask_fill").value;
+    toml_.fail(&n, "model.mask_fill", tr("write \"-inf\" or a finite number such as -1e9"));
   }
 
   void read_input(const toml::table& root) {
@@ -244,62 +249,80 @@ class LessonParser {
     lesson_.X = toml_.matrix(*x, "input.X");
 
     if (const toml::node* n = get(t, "memory")) lesson_.memory = toml_.matrix(*n, "input.memory");
-    const std::size_t m = lesson_.keys();
+    read_tokens(get(t, "tokens"));
+    read_memory_tokens(get(t, "memory_tokens"));
+    if (const toml::node* n = get(t, "key_padding")) lesson_.key_padding = padded_keys(*n);
+    if (const toml::node* n = get(t, "keep")) lesson_.keep = keep_matrix(*n);
+  }
 
-    if (const toml::node* n = get(t, "tokens")) {
-      lesson_.tokens = toml_.strings(*n, "input.tokens");
-      if (lesson_.tokens.size() != lesson_.X.n_rows)
-        toml_.fail(n, "input.tokens",
-                   tr_format("{} tokens but X has {} rows ({}); give one token per row of X",
-                             lesson_.tokens.size(), lesson_.X.n_rows,
-                             shape_str(lesson_.X.n_rows, lesson_.X.n_cols)));
-    } else {
+  // input.tokens, one per row of X; t0, t1, ... when not given.
+  void read_tokens(const toml::node* n) {
+    if (!n) {
       lesson_.tokens = default_tokens(lesson_.X.n_rows);
+      return;
     }
-    if (const toml::node* n = get(t, "memory_tokens")) {
-      if (!lesson_.memory)
-        toml_.fail(n, "input.memory_tokens",
-                   tr("given without input.memory; add memory = [[...]] "
-                      "(cross-attention) or remove memory_tokens"));
-      lesson_.memory_tokens = toml_.strings(*n, "input.memory_tokens");
-      if (lesson_.memory_tokens.size() != m)
-        toml_.fail(n, "input.memory_tokens",
-                   tr_format("{} tokens but memory has {} rows; give one token per row of memory",
-                             lesson_.memory_tokens.size(), m));
-    } else if (lesson_.memory) {
-      for (std::size_t i = 0; i < m; ++i) lesson_.memory_tokens.push_back(fmt::format("m{}", i));
-    }
+    lesson_.tokens = toml_.strings(*n, "input.tokens");
+    if (lesson_.tokens.size() != lesson_.X.n_rows)
+      toml_.fail(n, "input.tokens",
+                 tr_format("{} tokens but X has {} rows ({}); give one token per row of X",
+                           lesson_.tokens.size(), lesson_.X.n_rows,
+                           shape_str(lesson_.X.n_rows, lesson_.X.n_cols)));
+  }
 
-    if (const toml::node* n = get(t, "key_padding")) {
-      const toml::array* arr = n->as_array();
-      if (!arr)
-        toml_.fail(n, "input.key_padding", tr("expected an array of true/false, one per key"));
-      for (const toml::node& item : *arr) {
-        if (item.is_boolean())
-          lesson_.key_padding.push_back(item.as_boolean()->get());
-        else if (item.is_integer() &&
-                 (item.as_integer()->get() == 0 || item.as_integer()->get() == 1))
-          lesson_.key_padding.push_back(item.as_integer()->get() == 1);
-        else
-          toml_.fail(&item, "input.key_padding", tr("each entry must be true (padded) or false"));
-      }
-      if (lesson_.key_padding.size() != m)
-        toml_.fail(n, "input.key_padding",
-                   tr_format("{} entries but there are {} keys ({}); give one entry per key",
-                             lesson_.key_padding.size(), m,
-                             lesson_.memory ? "rows of memory" : "rows of X"));
+  // input.memory_tokens, one per row of memory; m0, m1, ... when not given.
+  void read_memory_tokens(const toml::node* n) {
+    const std::size_t m = lesson_.keys();
+    if (!n) {
+      if (lesson_.memory)
+        for (std::size_t i = 0; i < m; ++i) lesson_.memory_tokens.push_back(fmt::format("m{}", i));
+      return;
     }
-    if (const toml::node* n = get(t, "keep")) {
-      const arma::mat keep = toml_.matrix(*n, "input.keep");
-      if (keep.n_rows != lesson_.X.n_rows || keep.n_cols != m)
-        toml_.fail(n, "input.keep",
-                   tr_format("keep is {} but the scores are {} (queries × keys); give one row "
-                             "per query and one column per key",
-                             shape_str(keep.n_rows, keep.n_cols), shape_str(lesson_.X.n_rows, m)));
-      if (arma::any(arma::vectorise((keep != 0.0) % (keep != 1.0))))
-        toml_.fail(n, "input.keep", tr("entries must be 1 (may attend) or 0 (masked)"));
-      lesson_.keep = arma::conv_to<arma::umat>::from(keep);
+    if (!lesson_.memory)
+      toml_.fail(n, "input.memory_tokens",
+                 tr("given without input.memory; add memory = [[...]] "
+                    "(cross-attention) or remove memory_tokens"));
+    lesson_.memory_tokens = toml_.strings(*n, "input.memory_tokens");
+    if (lesson_.memory_tokens.size() != m)
+      toml_.fail(n, "input.memory_tokens",
+                 tr_format("{} tokens but memory has {} rows; give one token per row of memory",
+                           lesson_.memory_tokens.size(), m));
+  }
+
+  // input.key_padding: true (padded) or false, one per key.
+  std::vector<bool> padded_keys(const toml::node& n) const {
+    const toml::array* arr = n.as_array();
+    if (!arr)
+      toml_.fail(&n, "input.key_padding", tr("expected an array of true/false, one per key"));
+    std::vector<bool> padded;
+    for (const toml::node& item : *arr) {
+      if (item.is_boolean())
+        padded.push_back(item.as_boolean()->get());
+      else if (item.is_integer() &&
+               (item.as_integer()->get() == 0 || item.as_integer()->get() == 1))
+        padded.push_back(item.as_integer()->get() == 1);
+      else
+        toml_.fail(&item, "input.key_padding", tr("each entry must be true (padded) or false"));
     }
+    const std::size_t m = lesson_.keys();
+    if (padded.size() != m)
+      toml_.fail(&n, "input.key_padding",
+                 tr_format("{} entries but there are {} keys ({}); give one entry per key",
+                           padded.size(), m, lesson_.memory ? "rows of memory" : "rows of X"));
+    return padded;
+  }
+
+  // input.keep:(n,m) of 1 (may attend) and 0 (masked).
+  arma::umat keep_matrix(const toml::node& n) const {
+    const std::size_t m = lesson_.keys();
+    const arma::mat keep = toml_.matrix(n, "input.keep");
+    if (keep.n_rows != lesson_.X.n_rows || keep.n_cols != m)
+      toml_.fail(&n, "input.keep",
+                 tr_format("keep is {} but the scores are {} (queries × keys); give one row "
+                           "per query and one column per key",
+                           shape_str(keep.n_rows, keep.n_cols), shape_str(lesson_.X.n_rows, m)));
+    if (arma::any(arma::vectorise((keep != 0.0) % (keep != 1.0))))
+      toml_.fail(&n, "input.keep", tr("entries must be 1 (may attend) or 0 (masked)"));
+    return arma::conv_to<arma::umat>::from(keep);
   }
 
   void read_weights(const toml::table& root) {
@@ -348,10 +371,14 @@ class LessonParser {
                                key, key));
       in_proj_bias_ = toml_.row(*n, "weights.in_proj_bias");  // split in check_shapes
     }
-    if (const toml::node* n = get(t, "b_Q")) lesson_.b_Q = toml_.row(*n, "weights.b_Q");
-    if (const toml::node* n = get(t, "b_K")) lesson_.b_K = toml_.row(*n, "weights.b_K");
-    if (const toml::node* n = get(t, "b_V")) lesson_.b_V = toml_.row(*n, "weights.b_V");
-    if (const toml::node* n = get(t, "b_O")) lesson_.b_O = toml_.row(*n, "weights.b_O");
+    static constexpr std::pair<std::string_view, std::optional<arma::rowvec> Lesson::*> kBiases[] =
+        {{"b_Q", &Lesson::b_Q},
+         {"b_K", &Lesson::b_K},
+         {"b_V", &Lesson::b_V},
+         {"b_O", &Lesson::b_O}};
+    for (const auto& [key, bias] : kBiases)
+      if (const toml::node* n = get(t, key))
+        lesson_.*bias = toml_.row(*n, fmt::format("weights.{}", key));
   }
 
   // A weight matrix as the lesson uses it, in × out: the file's matrix, or
@@ -412,18 +439,34 @@ class LessonParser {
       return;
     }
     toml_.require_known_keys(*t, "layer", {"kind", "norm", "activation", "eps"});
+    EncoderLayer layer = layer_options(*t);
+    layer.W_1 = layer_weight("W_1");
+    layer.W_2 = layer_weight("W_2");
+    layer.b_1 = optional_weight_row("b_1");
+    layer.b_2 = optional_weight_row("b_2");
+    const std::size_t d_model = lesson_.X.n_cols;
+    const arma::rowvec ones(d_model, arma::fill::ones), zeros(d_model, arma::fill::zeros);
+    layer.ln1_gamma = optional_weight_row("ln1_gamma").value_or(ones);
+    layer.ln1_beta = optional_weight_row("ln1_beta").value_or(zeros);
+    layer.ln2_gamma = optional_weight_row("ln2_gamma").value_or(ones);
+    layer.ln2_beta = optional_weight_row("ln2_beta").value_or(zeros);
+    lesson_.layer = std::move(layer);
+  }
+
+  // [layer] kind, norm, activation and eps; the weights are read apart.
+  EncoderLayer layer_options(const toml::table& t) const {
     EncoderLayer layer;
-    if (const toml::node* n = get(t, "kind"))
+    if (const toml::node* n = get(&t, "kind"))
       choice<int>(*n, "layer.kind", "layer kind", {{"encoder", 0}});
-    if (const toml::node* n = get(t, "norm"))
+    if (const toml::node* n = get(&t, "norm"))
       layer.norm =
           choice<NormPlacement>(*n, "layer.norm", "LayerNorm placement",
                                 {{"post", NormPlacement::post}, {"pre", NormPlacement::pre}});
-    if (const toml::node* n = get(t, "activation"))
+    if (const toml::node* n = get(&t, "activation"))
       layer.activation =
           choice<Activation>(*n, "layer.activation", "activation",
                              {{"relu", Activation::relu}, {"gelu", Activation::gelu}});
-    if (const toml::node* n = get(t, "eps")) {
+    if (const toml::node* n = get(&t, "eps")) {
       layer.eps = toml_.number(*n, "layer.eps").value;
       if (!(layer.eps > 0))
         toml_.fail(n, "layer.eps",
@@ -431,33 +474,27 @@ class LessonParser {
                              "number such as 1e-5",
                              layer.eps));
     }
-    auto required = [&](std::string_view key) {
-      const toml::node* n = get(weights_, key);
-      if (!n)
-        toml_.fail(
-            weights_, fmt::format("weights.{}", key),
-            tr_format("missing; an encoder layer needs {} ({})", key,
-                      key == "W_1" ? dims_text("d_model", "d_ff") + ", the FFN's first layer"
-                                   : dims_text("d_ff", "d_model") + ", the FFN's second layer"));
-      const arma::mat W = toml_.matrix(*n, fmt::format("weights.{}", key));
-      return out_in_ ? arma::mat(W.t()) : W;
-    };
-    layer.W_1 = required("W_1");
-    layer.W_2 = required("W_2");
-    auto optional_row = [&](std::string_view key) -> std::optional<arma::rowvec> {
-      if (const toml::node* n = get(weights_, key))
-        return toml_.row(*n, fmt::format("weights.{}", key));
-      return std::nullopt;
-    };
-    layer.b_1 = optional_row("b_1");
-    layer.b_2 = optional_row("b_2");
-    const std::size_t d_model = lesson_.X.n_cols;
-    const arma::rowvec ones(d_model, arma::fill::ones), zeros(d_model, arma::fill::zeros);
-    layer.ln1_gamma = optional_row("ln1_gamma").value_or(ones);
-    layer.ln1_beta = optional_row("ln1_beta").value_or(zeros);
-    layer.ln2_gamma = optional_row("ln2_gamma").value_or(ones);
-    layer.ln2_beta = optional_row("ln2_beta").value_or(zeros);
-    lesson_.layer = std::move(layer);
+    return layer;
+  }
+
+  // W_1 or W_2 of the layer's FFN, in × out.
+  arma::mat layer_weight(std::string_view key) const {
+    const toml::node* n = get(weights_, key);
+    if (!n)
+      toml_.fail(
+          weights_, fmt::format("weights.{}", key),
+          tr_format("missing; an encoder layer needs {} ({})", key,
+                    key == "W_1" ? dims_text("d_model", "d_ff") + ", the FFN's first layer"
+                                 : dims_text("d_ff", "d_model") + ", the FFN's second layer"));
+    const arma::mat W = toml_.matrix(*n, fmt::format("weights.{}", key));
+    return out_in_ ? arma::mat(W.t()) : W;
+  }
+
+  // A bias or LayerNorm row of [weights], when given.
+  std::optional<arma::rowvec> optional_weight_row(std::string_view key) const {
+    if (const toml::node* n = get(weights_, key))
+      return toml_.row(*n, fmt::format("weights.{}", key));
+    return std::nullopt;
   }
 
   // [exercise]: what a sheet asks of this lesson (written by `exercise`).
@@ -572,38 +609,58 @@ class LessonParser {
 
   // Every shape rule of docs/lesson-format.md, each error naming both shapes.
   void check_shapes() {
-    Lesson& l = lesson_;
+    check_projection_shapes();
+    check_heads();
+    split_in_proj_bias();
+    const Lesson& l = lesson_;
+    check_bias(l.b_Q, "b_Q", l.W_Q.n_cols, "W_Q");
+    check_bias(l.b_K, "b_K", l.W_K.n_cols, "W_K");
+    check_bias(l.b_V, "b_V", l.W_V.n_cols, "W_V");
+    check_output_projection();
+  }
+
+  // X·W_Q, source·W_K and source·W_V can be formed (source: memory or X),
+  // and Q·Kᵀ too.
+  void check_projection_shapes() const {
+    const Lesson& l = lesson_;
     const std::string key_source = l.memory ? "memory" : "X";
     const arma::mat& source = l.memory ? *l.memory : l.X;
-    auto w = [&](std::string_view key) { return weight_node(key); };
-    auto product_rule = [&](const arma::mat& in, const std::string& in_name,
-                            const arma::mat& weight, std::string_view weight_key) {
-      if (in.n_cols != weight.n_rows)
-        toml_.fail(
-            w(weight_key), fmt::format("weights.{}", weight_key),
-            tr_format("{} is {} and {} is {}{}: the columns of {} ({}) must equal the {} "
-                      "of {} ({}) to form {}·{}; give {} {} {}",
-                      in_name, shape_str(in.n_rows, in.n_cols), weight_key, written_shape(weight),
-                      layout_note(), in_name, in.n_cols, in_side(), weight_key, weight.n_rows,
-                      in_name, weight_key, weight_key, in.n_cols, in_side()));
-    };
-    product_rule(l.X, "X", l.W_Q, "W_Q");
-    product_rule(source, key_source, l.W_K, "W_K");
-    product_rule(source, key_source, l.W_V, "W_V");
+    check_product(l.X, "X", l.W_Q, "W_Q");
+    check_product(source, key_source, l.W_K, "W_K");
+    check_product(source, key_source, l.W_V, "W_V");
     if (l.W_Q.n_cols != l.W_K.n_cols)
-      toml_.fail(w("W_K"), "weights.W_K",
+      toml_.fail(weight_node("W_K"), "weights.W_K",
                  tr_format("Q and K must have the same number of columns to form Q·Kᵀ: W_Q is "
                            "{} (Q has {} columns) but W_K is {}{} (K has {}); give W_K {} {}",
                            written_shape(l.W_Q), l.W_Q.n_cols, written_shape(l.W_K), layout_note(),
                            l.W_K.n_cols, l.W_Q.n_cols, out_side()));
+  }
+
+  // in:(r, c) · weight:(c, p): the columns of `in` meet the rows of `weight`.
+  void check_product(const arma::mat& in, const std::string& in_name, const arma::mat& weight,
+                     std::string_view weight_key) const {
+    if (in.n_cols != weight.n_rows)
+      toml_.fail(
+          weight_node(weight_key), fmt::format("weights.{}", weight_key),
+          tr_format("{} is {} and {} is {}{}: the columns of {} ({}) must equal the {} "
+                    "of {} ({}) to form {}·{}; give {} {} {}",
+                    in_name, shape_str(in.n_rows, in.n_cols), weight_key, written_shape(weight),
+                    layout_note(), in_name, in.n_cols, in_side(), weight_key, weight.n_rows,
+                    in_name, weight_key, weight_key, in.n_cols, in_side()));
+  }
+
+  // The heads split W_Q's and W_V's columns evenly; d_k, when given, agrees.
+  // Sets d_k and d_v.
+  void check_heads() {
+    Lesson& l = lesson_;
     const toml::node* heads_node = get(model_, "heads");
     if (l.W_Q.n_cols % l.heads != 0)
-      toml_.fail(heads_node ? heads_node : w("W_Q"), "model.heads",
+      toml_.fail(heads_node ? heads_node : weight_node("W_Q"), "model.heads",
                  tr_format("heads = {} does not divide the projection width {} (W_Q is {}); "
                            "each head takes an equal block of columns: choose heads dividing {}",
                            l.heads, l.W_Q.n_cols, written_shape(l.W_Q), l.W_Q.n_cols));
     if (l.W_V.n_cols % l.heads != 0)
-      toml_.fail(heads_node ? heads_node : w("W_V"), "model.heads",
+      toml_.fail(heads_node ? heads_node : weight_node("W_V"), "model.heads",
                  tr_format("heads = {} does not divide the value width {} (W_V is {}); choose "
                            "heads dividing {}",
                            l.heads, l.W_V.n_cols, written_shape(l.W_V), l.W_V.n_cols));
@@ -616,43 +673,54 @@ class LessonParser {
                     l.d_k, written_shape(l.W_Q), l.heads, l.W_Q.n_cols, l.heads, d_k, out_side()));
     l.d_k = d_k;
     l.d_v = l.W_V.n_cols / l.heads;
+  }
 
-    auto bias_rule = [&](const std::optional<arma::rowvec>& b, std::string_view key,
-                         std::size_t width, std::string_view of) {
-      if (b && b->n_elem != width)
-        toml_.fail(
-            w(key), fmt::format("weights.{}", key),
-            tr_format("{} has {} entries but {} has {} {}{}; give one bias per {}", key, b->n_elem,
-                      of, width, out_side(), layout_note(), out_in_ ? "row" : "column"));
-    };
-    split_in_proj_bias();
-    bias_rule(l.b_Q, "b_Q", l.W_Q.n_cols, "W_Q");
-    bias_rule(l.b_K, "b_K", l.W_K.n_cols, "W_K");
-    bias_rule(l.b_V, "b_V", l.W_V.n_cols, "W_V");
+  // A bias, when given, has one entry per output of its weight `of`.
+  void check_bias(const std::optional<arma::rowvec>& b, std::string_view key, std::size_t width,
+                  std::string_view of) const {
+    if (b && b->n_elem != width)
+      toml_.fail(
+          weight_node(key), fmt::format("weights.{}", key),
+          tr_format("{} has {} entries but {} has {} {}{}; give one bias per {}", key, b->n_elem,
+                    of, width, out_side(), layout_note(), out_in_ ? "row" : "column"));
+  }
+
+  // W_O:(h·d_v, d_out) takes the concatenated heads; an identity W_O is sized
+  // here; b_O needs W_O.
+  void check_output_projection() {
+    Lesson& l = lesson_;
     const std::size_t concat_width = l.heads * l.d_v;
-    if (l.W_O) {
-      if (w_o_identity_) l.W_O = arma::eye(concat_width, concat_width);
-      if (l.W_O->n_rows != concat_width)
-        toml_.fail(w("W_O"), "weights.W_O",
-                   tr_format("the concatenated heads are {} wide ({} heads × d_v {}) but W_O is "
-                             "{}{}; W_O needs {} {} to form concat·W_O",
-                             concat_width, l.heads, l.d_v, written_shape(*l.W_O), layout_note(),
-                             concat_width, in_side()));
-      bias_rule(l.b_O, "b_O", l.W_O->n_cols, "W_O");
-    } else if (l.b_O) {
-      toml_.fail(w("b_O"), "weights.b_O", tr("b_O given without W_O; add W_O or remove b_O"));
+    if (!l.W_O) {
+      if (l.b_O)
+        toml_.fail(weight_node("b_O"), "weights.b_O",
+                   tr("b_O given without W_O; add W_O or remove b_O"));
+      return;
     }
+    if (w_o_identity_) l.W_O = arma::eye(concat_width, concat_width);
+    if (l.W_O->n_rows != concat_width)
+      toml_.fail(weight_node("W_O"), "weights.W_O",
+                 tr_format("the concatenated heads are {} wide ({} heads × d_v {}) but W_O is "
+                           "{}{}; W_O needs {} {} to form concat·W_O",
+                           concat_width, l.heads, l.d_v, written_shape(*l.W_O), layout_note(),
+                           concat_width, in_side()));
+    check_bias(l.b_O, "b_O", l.W_O->n_cols, "W_O");
   }
 
   // The encoder layer's shape rules: the sub-layers' outputs are added to
   // their inputs, so every width the residual sums meet is d_model.
-  void check_layer_shapes() {
+  void check_layer_shapes() const {
     if (!lesson_.layer) return;
+    check_layer_attention();
+    check_ffn_shapes();
+    check_layer_rows();
+  }
+
+  std::string x_shape() const { return shape_str(lesson_.X.n_rows, lesson_.X.n_cols); }
+
+  // The layer's attention: self-attention, with a W_O that gives back d_model.
+  void check_layer_attention() const {
     const Lesson& l = lesson_;
-    const EncoderLayer& layer = *l.layer;
     const std::size_t d_model = l.X.n_cols;
-    const std::string x_shape = shape_str(l.X.n_rows, l.X.n_cols);
-    auto w = [&](std::string_view key) { return weight_node(key); };
     if (l.memory)
       toml_.fail(get(toml_.table(toml_.root(), "input"), "memory"), "input.memory",
                  tr("an encoder layer is self-attention: its keys and values come from X; remove "
@@ -662,50 +730,64 @@ class LessonParser {
           weights_, "weights.W_O",
           tr_format("missing; an encoder layer adds the attention's output to X ({}), "
                     "so give W_O, {} ({})",
-                    x_shape, dims_text(std::to_string(l.heads * l.d_v), std::to_string(d_model)),
+                    x_shape(), dims_text(std::to_string(l.heads * l.d_v), std::to_string(d_model)),
                     dims_text("concat width", "d_model")));
     if (l.W_O->n_cols != d_model)
-      toml_.fail(w("W_O"), "weights.W_O",
+      toml_.fail(weight_node("W_O"), "weights.W_O",
                  tr_format("W_O is {} but X is {}: the residual sum X + output needs output "
                            "as wide as X, so W_O must be {} (d_model = {} {}){}",
-                           written_shape(*l.W_O), x_shape,
+                           written_shape(*l.W_O), x_shape(),
                            dims_text(std::to_string(l.W_O->n_rows), std::to_string(d_model)),
                            d_model, out_side(), layout_note()));
-    const arma::mat& W_1 = layer.W_1;
-    const arma::mat& W_2 = layer.W_2;
+  }
+
+  // W_1:(d_model, d_ff) and W_2:(d_ff, d_model).
+  void check_ffn_shapes() const {
+    const std::size_t d_model = lesson_.X.n_cols;
+    const arma::mat& W_1 = lesson_.layer->W_1;
+    const arma::mat& W_2 = lesson_.layer->W_2;
     if (W_1.n_rows != d_model)
-      toml_.fail(w("W_1"), "weights.W_1",
+      toml_.fail(weight_node("W_1"), "weights.W_1",
                  tr_format("W_1 is {} but X is {}: the FFN multiplies rows of width d_model = "
                            "{} by W_1, so W_1 must be {}{}; give W_1 {} {}",
-                           written_shape(W_1), x_shape, d_model, dims_text("d_model", "d_ff"),
+                           written_shape(W_1), x_shape(), d_model, dims_text("d_model", "d_ff"),
                            layout_note(), d_model, in_side()));
     const std::size_t d_ff = W_1.n_cols;
     if (W_2.n_rows != d_ff || W_2.n_cols != d_model)
       toml_.fail(
-          w("W_2"), "weights.W_2",
+          weight_node("W_2"), "weights.W_2",
           tr_format("W_2 is {} but W_1 is {} and X is {}: W_2 must be {} = {}{} (its {} "
                     "take W_1's {} {}, its {} give back d_model for the residual sum)",
-                    written_shape(W_2), written_shape(W_1), x_shape, dims_text("d_ff", "d_model"),
+                    written_shape(W_2), written_shape(W_1), x_shape(), dims_text("d_ff", "d_model"),
                     dims_text(std::to_string(d_ff), std::to_string(d_model), "×"), layout_note(),
                     in_side(), d_ff, out_side(), out_side()));
-    auto length_rule = [&](const std::optional<arma::rowvec>& v, std::string_view key,
-                           std::size_t width, std::string_view why) {
-      if (v && v->n_elem != width)
-        toml_.fail(
-            w(key), fmt::format("weights.{}", key),
-            tr_format("{} has {} entries but {}; give {} entries", key, v->n_elem, why, width));
-    };
-    length_rule(layer.b_1, "b_1", d_ff,
-                tr_format("W_1 is {} (d_ff = {} {})", written_shape(W_1), d_ff, out_side()));
-    length_rule(layer.b_2, "b_2", d_model,
-                tr_format("W_2 is {} (d_model = {} {})", written_shape(W_2), d_model, out_side()));
+  }
+
+  // b_1:(d_ff), b_2:(d_model) and the LayerNorms' gamma and beta:(d_model).
+  void check_layer_rows() const {
+    const EncoderLayer& layer = *lesson_.layer;
+    const std::size_t d_model = lesson_.X.n_cols, d_ff = layer.W_1.n_cols;
+    check_length(layer.b_1, "b_1", d_ff,
+                 tr_format("W_1 is {} (d_ff = {} {})", written_shape(layer.W_1), d_ff, out_side()));
+    check_length(
+        layer.b_2, "b_2", d_model,
+        tr_format("W_2 is {} (d_model = {} {})", written_shape(layer.W_2), d_model, out_side()));
     const std::string per_feature =
         tr_format("LayerNorm scales and shifts each of X's d_model = {} features (X is {})",
-                  d_model, x_shape);
-    length_rule(layer.ln1_gamma, "ln1_gamma", d_model, per_feature);
-    length_rule(layer.ln1_beta, "ln1_beta", d_model, per_feature);
-    length_rule(layer.ln2_gamma, "ln2_gamma", d_model, per_feature);
-    length_rule(layer.ln2_beta, "ln2_beta", d_model, per_feature);
+                  d_model, x_shape());
+    check_length(layer.ln1_gamma, "ln1_gamma", d_model, per_feature);
+    check_length(layer.ln1_beta, "ln1_beta", d_model, per_feature);
+    check_length(layer.ln2_gamma, "ln2_gamma", d_model, per_feature);
+    check_length(layer.ln2_beta, "ln2_beta", d_model, per_feature);
+  }
+
+  // A row of the layer, when given, has `width` entries (`why` says why).
+  void check_length(const std::optional<arma::rowvec>& v, std::string_view key, std::size_t width,
+                    std::string_view why) const {
+    if (v && v->n_elem != width)
+      toml_.fail(
+          weight_node(key), fmt::format("weights.{}", key),
+          tr_format("{} has {} entries but {}; give {} entries", key, v->n_elem, why, width));
   }
 
   TomlReader toml_;

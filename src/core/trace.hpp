@@ -81,7 +81,9 @@ std::string decode_check_id(std::size_t head);
 
 // What made a step, so that whatever explains a cell (--expand, errata,
 // diagnoses) reads the dataflow instead of knowing it by heart. `inputs` are
-// ids of earlier steps of the same trace, in operand order.
+// ids of earlier steps of the same trace, in operand order. What each one
+// means is its row of the op table (core/ops/op.hpp, which says how to add
+// one); max_abs_diff stays last (kOpCount counts up to it).
 enum class Op {
   given,          // read from the lesson: X, memory, W_Q, b_Q, ...; no inputs
   positional,     // PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(same)

@@ -120,9 +120,24 @@ std::string remark(const CellExpansion& e, int precision) {
       return e.step.starts_with("layer.") ? "dropout is the identity at inference" : "";
     case ExpansionKind::row_var:
       return "biased: divided by d, as PyTorch";
-    default:
+    case ExpansionKind::positional:
+    case ExpansionKind::product:
+    case ExpansionKind::divide:
+    case ExpansionKind::exp:
+    case ExpansionKind::row_sum:
+    case ExpansionKind::softmax:
+    case ExpansionKind::concat:
+    case ExpansionKind::head_mean:
+    case ExpansionKind::head_max:
+    case ExpansionKind::row_mean:
+    case ExpansionKind::normalise:
+    case ExpansionKind::scale_shift:
+    case ExpansionKind::activation:
+    case ExpansionKind::copy:
+    case ExpansionKind::max_abs_diff:
       return "";
   }
+  return "";
 }
 
 // "cell = arithmetic = value (remark)" in one notation.
@@ -138,40 +153,112 @@ std::string equation(const CellExpansion& e, int precision, const Notation& n) {
   return out;
 }
 
+std::string positional_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  auto num = [&](double v) { return hand_number(v, precision, n); };
+  const std::string f = e.cosine ? "cos" : "sin";
+  return n.latex ? fmt::format("\\{}({} / 10000^{{{}/{}}}) = \\{}({})", f, e.position,
+                               2 * e.pair_index, e.width, f, num(e.angle))
+                 : fmt::format("{}({} / 10000^({}/{})) = {}({})", f, e.position, 2 * e.pair_index,
+                               e.width, f, num(e.angle));
+}
+
+std::string product_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  auto num = [&](double v) { return hand_number(v, precision, n); };
+  const CellSum& s = *e.sum;
+  std::string out;
+  // A negative factor in parentheses, unless it opens the sum: -0.34×0.21 + (-0.49)×(-0.4)
+  auto factor = [&](double v, bool opens) { return opens ? num(v) : operand(num(v)); };
+  for (std::size_t k = 0; k < s.terms.size(); ++k)
+    out += (k ? " + " : "") + factor(s.terms[k].left, k == 0) + n.times +
+           factor(s.terms[k].right, false);
+  if (s.bias) out += " + " + factor(*s.bias, false);
+  const bool transposed = s.transposed;
+  const std::string left = s.terms.empty() ? "" : s.terms[0].left_ref.step;
+  const std::string right = s.terms.empty() ? "" : s.terms[0].right_ref.step;
+  const std::string operands = fmt::format(
+      "{}{}{}{}", label(left, e.row_label, ":", n), n.dot,
+      transposed ? label(right, e.col_label, ":", n) : label(right, ":", e.col_label, n),
+      s.bias ? " + " + ref_label(s.bias_ref, n) : "");
+  return operands + " = " + out;
+}
+
+std::string head_max_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  auto num = [&](double v) { return hand_number(v, precision, n); };
+  std::string values;
+  for (double v : e.source_values) values += (values.empty() ? "" : ", ") + num(v);
+  return n.latex ? fmt::format("\\max({})", values) : fmt::format("max({})", values);
+}
+
+std::string row_var_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  auto num = [&](double v) { return hand_number(v, precision, n); };
+  const std::string mean = num(e.mean);
+  auto square = [&](double x) {
+    const std::string d = fmt::format("({}{}{})", num(x), n.minus, operand(mean));
+    return n.latex ? d + "^2" : d + "²";
+  };
+  return fmt::format("({}) / {}", joined(e.row_values, square), e.row_values.size());
+}
+
+std::string normalise_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  auto num = [&](double v) { return hand_number(v, precision, n); };
+  const std::string top =
+      fmt::format("{}{}{}", num(e.source_values[0]), n.minus, operand(num(e.source_values[1])));
+  const std::string under = fmt::format("{} + {:g}", num(e.source_values[2]), e.eps);
+  return n.latex ? fmt::format("\\frac{{{}}}{{\\sqrt{{{}}}}}", top, under)
+                 : fmt::format("({}) / √({})", top, under);
+}
+
+std::string activation_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  auto num = [&](double v) { return hand_number(v, precision, n); };
+  const std::string x = num(e.source_values[0]);
+  if (!e.gelu) return n.latex ? fmt::format("\\max(0, {})", x) : fmt::format("max(0, {})", x);
+  return n.latex ? fmt::format("{0} \\cdot \\tfrac12 (1 + \\mathrm{{erf}}({0} / \\sqrt2))", x)
+                 : fmt::format("{0} × (1 + erf({0} / √2)) / 2", x);
+}
+
+std::string max_abs_diff_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  auto num = [&](double v) { return hand_number(v, precision, n); };
+  std::string terms;
+  for (std::size_t j = 0; j < e.row_values.size(); ++j)
+    terms += fmt::format("{}|{}{}{}|", j ? ", " : "", num(e.row_values[j]), n.minus,
+                         operand(num(e.compare_values.at(j))));
+  const std::string operands =
+      fmt::format("|{}{}{}|", label(e.sources[0].step, e.row_label, ":", n), n.minus,
+                  label(e.sources[1].step, e.row_label, ":", n));
+  return n.latex ? fmt::format("\\max {} = \\max({})", operands, terms)
+                 : fmt::format("max {} = max({})", operands, terms);
+}
+
+std::string softmax_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  auto num = [&](double v) { return hand_number(v, precision, n); };
+  if (e.exps.empty()) return words(std::string(tr(e.note)), n);
+  if (e.given_exps)
+    return fmt::format("{} / {} = {} / {}", ref_label(e.sources[0], n), ref_label(e.sources[1], n),
+                       num(e.exps.at(e.col)), num(e.denominator));
+  const std::string max = num(e.row_max);
+  auto exp_term = [&](double x) {
+    return exp_of(e.shifted ? num(x) + n.minus + operand(max) : num(x), n);
+  };
+  const std::string numerator = exp_term(e.row_values.at(e.col));
+  const std::string denominator = joined(e.row_values, exp_term);
+  const std::string plain = fmt::format("{} / {}", num(e.exps.at(e.col)), num(e.denominator));
+  return n.latex ? fmt::format("\\frac{{{}}}{{{}}} = {}", numerator, denominator, plain)
+                 : fmt::format("{} / ({}) = {}", numerator, denominator, plain);
+}
+
 std::string arithmetic(const CellExpansion& e, int precision, const Notation& n) {
   auto num = [&](double v) { return hand_number(v, precision, n); };
   switch (e.kind) {
     case ExpansionKind::input:
       return "";
-    case ExpansionKind::positional: {
-      const std::string f = e.cosine ? "cos" : "sin";
-      return n.latex ? fmt::format("\\{}({} / 10000^{{{}/{}}}) = \\{}({})", f, e.position,
-                                   2 * e.pair_index, e.width, f, num(e.angle))
-                     : fmt::format("{}({} / 10000^({}/{})) = {}({})", f, e.position,
-                                   2 * e.pair_index, e.width, f, num(e.angle));
-    }
+    case ExpansionKind::positional:
+      return positional_arithmetic(e, precision, n);
     case ExpansionKind::add:
       return fmt::format("{} + {} = {} + {}", ref_label(e.sources[0], n),
                          ref_label(e.sources[1], n), num(e.source_values[0]),
                          operand(num(e.source_values[1])));
-    case ExpansionKind::product: {
-      const CellSum& s = *e.sum;
-      std::string out;
-      // A negative factor in parentheses, unless it opens the sum: -0.34×0.21 + (-0.49)×(-0.4)
-      auto factor = [&](double v, bool opens) { return opens ? num(v) : operand(num(v)); };
-      for (std::size_t k = 0; k < s.terms.size(); ++k)
-        out += (k ? " + " : "") + factor(s.terms[k].left, k == 0) + n.times +
-               factor(s.terms[k].right, false);
-      if (s.bias) out += " + " + factor(*s.bias, false);
-      const bool transposed = s.transposed;
-      const std::string left = s.terms.empty() ? "" : s.terms[0].left_ref.step;
-      const std::string right = s.terms.empty() ? "" : s.terms[0].right_ref.step;
-      const std::string operands = fmt::format(
-          "{}{}{}{}", label(left, e.row_label, ":", n), n.dot,
-          transposed ? label(right, e.col_label, ":", n) : label(right, ":", e.col_label, n),
-          s.bias ? " + " + ref_label(s.bias_ref, n) : "");
-      return operands + " = " + out;
-    }
+    case ExpansionKind::product:
+      return product_arithmetic(e, precision, n);
     case ExpansionKind::slice:
     case ExpansionKind::concat:
       return ref_label(e.sources[0], n);
@@ -186,67 +273,27 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
       return joined(e.row_values, num);
     case ExpansionKind::head_mean:
       return fmt::format("({}) / {}", joined(e.source_values, num), e.source_values.size());
-    case ExpansionKind::head_max: {
-      std::string values;
-      for (double v : e.source_values) values += (values.empty() ? "" : ", ") + num(v);
-      return n.latex ? fmt::format("\\max({})", values) : fmt::format("max({})", values);
-    }
+    case ExpansionKind::head_max:
+      return head_max_arithmetic(e, precision, n);
     case ExpansionKind::row_mean:
       return fmt::format("({}) / {}", joined(e.row_values, num), e.row_values.size());
-    case ExpansionKind::row_var: {
-      const std::string mean = num(e.mean);
-      auto square = [&](double x) {
-        const std::string d = fmt::format("({}{}{})", num(x), n.minus, operand(mean));
-        return n.latex ? d + "^2" : d + "²";
-      };
-      return fmt::format("({}) / {}", joined(e.row_values, square), e.row_values.size());
-    }
-    case ExpansionKind::normalise: {
-      const std::string top =
-          fmt::format("{}{}{}", num(e.source_values[0]), n.minus, operand(num(e.source_values[1])));
-      const std::string under = fmt::format("{} + {:g}", num(e.source_values[2]), e.eps);
-      return n.latex ? fmt::format("\\frac{{{}}}{{\\sqrt{{{}}}}}", top, under)
-                     : fmt::format("({}) / √({})", top, under);
-    }
+    case ExpansionKind::row_var:
+      return row_var_arithmetic(e, precision, n);
+    case ExpansionKind::normalise:
+      return normalise_arithmetic(e, precision, n);
     case ExpansionKind::scale_shift:
       return fmt::format("{}{}{} + {} = {}{}{} + {}", ref_label(e.sources[1], n), n.times,
                          ref_label(e.sources[0], n), ref_label(e.sources[2], n),
                          num(e.source_values[1]), n.times, operand(num(e.source_values[0])),
                          operand(num(e.source_values[2])));
-    case ExpansionKind::activation: {
-      const std::string x = num(e.source_values[0]);
-      if (!e.gelu) return n.latex ? fmt::format("\\max(0, {})", x) : fmt::format("max(0, {})", x);
-      return n.latex ? fmt::format("{0} \\cdot \\tfrac12 (1 + \\mathrm{{erf}}({0} / \\sqrt2))", x)
-                     : fmt::format("{0} × (1 + erf({0} / √2)) / 2", x);
-    }
+    case ExpansionKind::activation:
+      return activation_arithmetic(e, precision, n);
     case ExpansionKind::copy:
       return ref_label(e.sources[0], n);
-    case ExpansionKind::max_abs_diff: {
-      std::string terms;
-      for (std::size_t j = 0; j < e.row_values.size(); ++j)
-        terms += fmt::format("{}|{}{}{}|", j ? ", " : "", num(e.row_values[j]), n.minus,
-                             operand(num(e.compare_values.at(j))));
-      const std::string operands =
-          fmt::format("|{}{}{}|", label(e.sources[0].step, e.row_label, ":", n), n.minus,
-                      label(e.sources[1].step, e.row_label, ":", n));
-      return n.latex ? fmt::format("\\max {} = \\max({})", operands, terms)
-                     : fmt::format("max {} = max({})", operands, terms);
-    }
-    case ExpansionKind::softmax: {
-      if (e.exps.empty()) return words(std::string(tr(e.note)), n);
-      if (e.given_exps)
-        return fmt::format("{} / {} = {} / {}", ref_label(e.sources[0], n),
-                           ref_label(e.sources[1], n), num(e.exps.at(e.col)), num(e.denominator));
-      const std::string max = num(e.row_max);
-      auto exp_term = [&](double x) {
-        return exp_of(e.shifted ? num(x) + n.minus + operand(max) : num(x), n);
-      };
-      const std::string numerator = exp_term(e.row_values.at(e.col));
-      const std::string denominator = joined(e.row_values, exp_term);
-      const std::string plain = fmt::format("{} / {}", num(e.exps.at(e.col)), num(e.denominator));
-      return n.latex ? fmt::format("\\frac{{{}}}{{{}}} = {}", numerator, denominator, plain)
-                     : fmt::format("{} / ({}) = {}", numerator, denominator, plain);
-    }
+    case ExpansionKind::max_abs_diff:
+      return max_abs_diff_arithmetic(e, precision, n);
+    case ExpansionKind::softmax:
+      return softmax_arithmetic(e, precision, n);
   }
   return "";
 }
@@ -281,30 +328,11 @@ const CellExpansion* expansion_for(const RenderOptions& options, const std::stri
   return nullptr;
 }
 
-std::string expansion_json(const CellExpansion& e, int precision) {
-  std::string out =
-      fmt::format("{{\"step\": {}, \"cell\": [{}, {}], \"kind\": {}, \"value\": {}, \"text\": {}",
-                  json_string(e.step), e.row, e.col, json_string(expansion_kind_name(e.kind)),
-                  json_number(e.value), json_string(expansion_text(e, precision)));
-  if (e.sum) {
-    std::vector<std::string> terms;
-    for (const ProductTerm& t : e.sum->terms)
-      terms.push_back(
-          fmt::format("{{\"left\": {}, \"right\": {}, \"left_label\": {}, \"right_label\": {}, "
-                      "\"product\": {}}}",
-                      json_number(t.left), json_number(t.right), json_string(t.left_ref.label),
-                      json_string(t.right_ref.label), json_number(t.product())));
-    out += fmt::format(", \"terms\": [{}], \"bias\": {}", fmt::join(terms, ", "),
-                       e.sum->bias ? json_number(*e.sum->bias) : std::string("null"));
-  }
-  if (!e.sources.empty()) {
-    std::vector<std::string> sources;
-    for (std::size_t k = 0; k < e.sources.size(); ++k)
-      sources.push_back(fmt::format("{{\"label\": {}, \"value\": {}}}",
-                                    json_string(e.sources[k].label),
-                                    json_number(e.source_values[k])));
-    out += fmt::format(", \"sources\": [{}]", fmt::join(sources, ", "));
-  }
+namespace {
+
+// The fields of e's kind, each after ", ".
+std::string json_kind_fields(const CellExpansion& e) {
+  std::string out;
   switch (e.kind) {
     case ExpansionKind::divide:
       out += fmt::format(", \"divisor\": {}", json_number(e.divisor));
@@ -349,9 +377,48 @@ std::string expansion_json(const CellExpansion& e, int precision) {
           e.exps.empty() ? std::string("[]") : json_row(arma::rowvec(e.exps)),
           e.shifted ? "true" : "false", json_number(e.denominator), json_string(e.note));
       break;
-    default:
+    case ExpansionKind::input:
+    case ExpansionKind::add:
+    case ExpansionKind::product:
+    case ExpansionKind::slice:
+    case ExpansionKind::exp:
+    case ExpansionKind::concat:
+    case ExpansionKind::head_mean:
+    case ExpansionKind::head_max:
+    case ExpansionKind::scale_shift:
+    case ExpansionKind::copy:
       break;
   }
+  return out;
+}
+
+}  // namespace
+
+std::string expansion_json(const CellExpansion& e, int precision) {
+  std::string out =
+      fmt::format("{{\"step\": {}, \"cell\": [{}, {}], \"kind\": {}, \"value\": {}, \"text\": {}",
+                  json_string(e.step), e.row, e.col, json_string(expansion_kind_name(e.kind)),
+                  json_number(e.value), json_string(expansion_text(e, precision)));
+  if (e.sum) {
+    std::vector<std::string> terms;
+    for (const ProductTerm& t : e.sum->terms)
+      terms.push_back(
+          fmt::format("{{\"left\": {}, \"right\": {}, \"left_label\": {}, \"right_label\": {}, "
+                      "\"product\": {}}}",
+                      json_number(t.left), json_number(t.right), json_string(t.left_ref.label),
+                      json_string(t.right_ref.label), json_number(t.product())));
+    out += fmt::format(", \"terms\": [{}], \"bias\": {}", fmt::join(terms, ", "),
+                       e.sum->bias ? json_number(*e.sum->bias) : std::string("null"));
+  }
+  if (!e.sources.empty()) {
+    std::vector<std::string> sources;
+    for (std::size_t k = 0; k < e.sources.size(); ++k)
+      sources.push_back(fmt::format("{{\"label\": {}, \"value\": {}}}",
+                                    json_string(e.sources[k].label),
+                                    json_number(e.source_values[k])));
+    out += fmt::format(", \"sources\": [{}]", fmt::join(sources, ", "));
+  }
+  out += json_kind_fields(e);
   return out + "}";
 }
 

@@ -151,160 +151,266 @@ constexpr const char* kDropout =
     N_("dropout is the identity at inference: nothing dropped, nothing rescaled; only training "
        "scales the kept values by 1/(1−p)");
 
-// The encoder layer's own steps (lesson [layer]): residual sums, LayerNorm,
-// the FFN's activation, the layer's output. FFN products are projections.
-StepFormula layer_formula(const Lesson& lesson, const Trace& trace, const Step& step,
-                          Language lang) {
-  const std::vector<std::string>& in = step.made.inputs;
-  const std::string out = dims(step.value);
-  const auto shape = [&](std::size_t i) { return dims(trace.at(in.at(i)).value); };
-  // The LayerNorm number of layer.ln{k}...: "1" or "2".
-  const std::string k = step.id.size() > 8 ? step.id.substr(8, 1) : "";
-  switch (step.made.op) {
-    case Op::add:
-      return {fmt::format("{} = {} + {} ({})", step.id, operand_name(in[0]), in[1],
-                          translate(lang, kDropout)),
-              fmt::format("{} = {} + {}", tex_id(step.id), tex_id(in[0]), tex_id(in[1])),
-              fmt::format("{} + {} → {}", shape(0), shape(1), out)};
-    case Op::row_mean:
-      return {
-          fmt::format(
-              fmt::runtime(translate(
-                  lang, "μ{} = Σ_j x[i, j] / d: the mean of each row of {} over its {} features")),
-              subscript(std::stoul(k)), in[0], trace.at(in[0]).value.n_cols),
-          fmt::format("\\mu_{{{}}} = \\tfrac1d \\textstyle\\sum_j {}_{{ij}}", k, tex_id(in[0])),
-          fmt::format("{} → {}", shape(0), out)};
-    case Op::row_var:
-      return {
-          fmt::format(fmt::runtime(translate(
-                          lang,
-                          "σ²{0} = Σ_j (x[i, j] − μ{0})² / d over each row of {1} (biased: divided "
-                          "by d, not d − 1, as PyTorch)")),
-                      subscript(std::stoul(k)), in[0]),
-          fmt::format(
-              "\\sigma^2_{{{0}}} = \\tfrac1d \\textstyle\\sum_j ({1}_{{ij}} - \\mu_{{{0}}})^2", k,
-              tex_id(in[0])),
-          fmt::format("{}, {} → {}", shape(0), shape(1), out)};
-    case Op::normalise:
-      return {
-          fmt::format(fmt::runtime(translate(
-                          lang, "x̂ = (x − μ{0}) / √(σ²{0} + ε), ε = {1:g}, row by row (x = {2})")),
-                      subscript(std::stoul(k)), step.made.eps, in[0]),
-          fmt::format("\\hat x = ({2} - \\mu_{{{0}}}) / \\sqrt{{\\sigma^2_{{{0}}} + \\varepsilon}},"
-                      "\\ \\varepsilon = {1:g}",
-                      k, step.made.eps, tex_id(in[0])),
-          fmt::format("{}, {}, {} → {}", shape(0), shape(1), shape(2), out)};
-    case Op::scale_shift:
-      return {
-          fmt::format(fmt::runtime(translate(
-                          lang, "{0} = γ ⊙ x̂ + β: column j of {1} times {2}[j], plus {3}[j]")),
-                      step.id, in[0], in[1], in[2]),
-          fmt::format("{} = \\gamma_{{{}}} \\odot \\hat x + \\beta_{{{}}}", tex_id(step.id), k, k),
-          fmt::format("{} ⊙ {} + {} → {}", shape(1), shape(0), shape(2), out)};
-    case Op::relu:
-    case Op::gelu: {
-      const bool gelu = step.made.op == Op::gelu;
-      return {
-          fmt::format(
-              fmt::runtime(translate(
-                  lang, "{} = {}, cell by cell; then dropout, which is the identity at inference")),
-              step.id,
-              gelu ? fmt::format(
-                         fmt::runtime(translate(
-                             lang, "GELU(h) = h·Φ(h) = h·(1 + erf(h/√2))/2, exact, with h = {}")),
-                         in[0])
-                   : fmt::format("ReLU({0}) = max(0, {0})", in[0])),
-          gelu ? fmt::format("{} = {} \\cdot \\Phi({})", tex_id(step.id), tex_id(in[0]),
-                             tex_id(in[0]))
-               : fmt::format("{} = \\max(0, {})", tex_id(step.id), tex_id(in[0])),
-          fmt::format("{} → {}", shape(0), out)};
-    }
-    case Op::identity:
-      return {fmt::format(
-                  fmt::runtime(translate(lang, "{} = {}: the encoder layer's result ({}, {})")),
-                  step.id, in[0],
-                  lesson.layer && lesson.layer->norm == NormPlacement::pre ? "Pre-LN" : "Post-LN",
-                  lesson.layer && lesson.layer->activation == Activation::gelu ? "GELU" : "ReLU"),
-              fmt::format("{} = {}", tex_id(step.id), tex_id(in[0])),
-              fmt::format("{} → {}", shape(0), out)};
-    default:
-      return {};
+// What every formula is written from: the step, its head (0 for a step not per
+// head) and the language of its words.
+struct Context {
+  const Lesson& lesson;
+  const Trace& trace;
+  const Step& step;
+  Language lang;
+  std::size_t h;    // the step's head
+  std::string sub;  // its subscript: "₀"
+
+  std::string in(std::size_t i) const { return dims(trace.input(step, i).value); }
+  std::string out() const { return dims(step.value); }
+  const std::string& input_id(std::size_t i) const { return step.made.inputs.at(i); }
+  // A format string in the formula's language, filled in.
+  template <typename... Args>
+  std::string say(const char* format, const Args&... args) const {
+    return fmt::format(fmt::runtime(translate(lang, format)), args...);
   }
+};
+
+// The LayerNorm number of layer.ln{k}...: "1" or "2".
+std::string norm_number(const Step& step) {
+  return step.id.size() > 8 ? step.id.substr(8, 1) : "";
 }
 
-// Decoding token t with a KV cache (lesson [decode]): t is read from the
-// shapes (the cache of step t holds t + 1 tokens), h from the step.
-StepFormula decode_formula(const Lesson& lesson, const Trace& trace, const Step& step,
-                           std::size_t h, Language lang) {
-  const std::string sub = subscript(h);
-  const std::string out = dims(step.value);
-  const auto in = [&](std::size_t i) { return dims(trace.input(step, i).value); };
-  switch (step.kind) {
-    case StepKind::decode_query: {
-      const std::size_t t = step.made.offset;
-      return {
-          fmt::format(fmt::runtime(translate(
-                          lang,
-                          "q = Q{0}[{1}, :]: the query of token {1} alone; step {1} needs no other "
-                          "query")),
-                      sub, t),
-          fmt::format("q_{{{0}}} = Q_{{{1}}}[{0},:]", t, h), fmt::format("({}) → {}", in(0), out)};
-    }
-    case StepKind::decode_cache: {
-      const std::size_t t = step.value.n_rows - 1;
-      const bool keys = step.made.inputs.at(0) == head_step_id(h, HeadStep::K);
-      const char* M = keys ? "K" : "V";
-      const std::string grown =
-          t == 0 ? std::string(translate(lang, keys ? N_("the cache starts with token 0's key")
-                                                    : N_("the cache starts with token 0's value")))
-                 : fmt::format(
-                       fmt::runtime(translate(
-                           lang, "{} kept from earlier steps, row {} (x_{}·W_{}{}) added now")),
-                       t == 1 ? std::string(translate(lang, "row 0"))
-                              : fmt::format(fmt::runtime(translate(lang, "rows 0..{}")), t - 1),
-                       t, t, M, (keys ? lesson.b_K : lesson.b_V) ? fmt::format(" + b_{}", M) : "");
-      return {fmt::format("{}_cache = {}{}[0:{}, :]: {}", M, M, sub, t + 1, grown),
-              fmt::format("{0}^{{\\mathrm{{cache}}}}_{{{1}}} = {0}_{{{2}}}[0{{:}}{3},:]", M, t, h,
-                          t + 1),
-              fmt::format("({}) → {}", in(0), out)};
-    }
-    case StepKind::decode_scores:
-      return {
-          std::string(translate(
-              lang,
+// --- the encoder layer's own steps (lesson [layer]); its FFN's products are projections
+
+StepFormula residual(const Context& c) {
+  const std::string& id = c.step.id;
+  return {fmt::format("{} = {} + {} ({})", id, operand_name(c.input_id(0)), c.input_id(1),
+                      translate(c.lang, kDropout)),
+          fmt::format("{} = {} + {}", tex_id(id), tex_id(c.input_id(0)), tex_id(c.input_id(1))),
+          fmt::format("{} + {} → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula row_mean(const Context& c) {
+  const std::string k = norm_number(c.step);
+  const std::string& x = c.input_id(0);
+  return {c.say(N_("μ{} = Σ_j x[i, j] / d: the mean of each row of {} over its {} features"),
+                subscript(std::stoul(k)), x, c.trace.at(x).value.n_cols),
+          fmt::format("\\mu_{{{}}} = \\tfrac1d \\textstyle\\sum_j {}_{{ij}}", k, tex_id(x)),
+          fmt::format("{} → {}", c.in(0), c.out())};
+}
+
+StepFormula row_var(const Context& c) {
+  const std::string k = norm_number(c.step);
+  const std::string& x = c.input_id(0);
+  return {
+      c.say(N_("σ²{0} = Σ_j (x[i, j] − μ{0})² / d over each row of {1} (biased: divided "
+               "by d, not d − 1, as PyTorch)"),
+            subscript(std::stoul(k)), x),
+      fmt::format("\\sigma^2_{{{0}}} = \\tfrac1d \\textstyle\\sum_j ({1}_{{ij}} - \\mu_{{{0}}})^2",
+                  k, tex_id(x)),
+      fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula normalise(const Context& c) {
+  const std::string k = norm_number(c.step);
+  const double eps = c.step.made.eps;
+  return {c.say(N_("x̂ = (x − μ{0}) / √(σ²{0} + ε), ε = {1:g}, row by row (x = {2})"),
+                subscript(std::stoul(k)), eps, c.input_id(0)),
+          fmt::format("\\hat x = ({2} - \\mu_{{{0}}}) / \\sqrt{{\\sigma^2_{{{0}}} + \\varepsilon}},"
+                      "\\ \\varepsilon = {1:g}",
+                      k, eps, tex_id(c.input_id(0))),
+          fmt::format("{}, {}, {} → {}", c.in(0), c.in(1), c.in(2), c.out())};
+}
+
+StepFormula scale_shift(const Context& c) {
+  const std::string k = norm_number(c.step);
+  return {
+      c.say(N_("{0} = γ ⊙ x̂ + β: column j of {1} times {2}[j], plus {3}[j]"), c.step.id,
+            c.input_id(0), c.input_id(1), c.input_id(2)),
+      fmt::format("{} = \\gamma_{{{}}} \\odot \\hat x + \\beta_{{{}}}", tex_id(c.step.id), k, k),
+      fmt::format("{} ⊙ {} + {} → {}", c.in(1), c.in(0), c.in(2), c.out())};
+}
+
+StepFormula activation(const Context& c) {
+  const bool gelu = c.step.made.op == Op::gelu;
+  const std::string& h = c.input_id(0);
+  return {c.say(N_("{} = {}, cell by cell; then dropout, which is the identity at inference"),
+                c.step.id,
+                gelu ? c.say(N_("GELU(h) = h·Φ(h) = h·(1 + erf(h/√2))/2, exact, with h = {}"), h)
+                     : fmt::format("ReLU({0}) = max(0, {0})", h)),
+          gelu ? fmt::format("{} = {} \\cdot \\Phi({})", tex_id(c.step.id), tex_id(h), tex_id(h))
+               : fmt::format("{} = \\max(0, {})", tex_id(c.step.id), tex_id(h)),
+          fmt::format("{} → {}", c.in(0), c.out())};
+}
+
+StepFormula layer_output(const Context& c) {
+  const auto& layer = c.lesson.layer;
+  return {c.say(N_("{} = {}: the encoder layer's result ({}, {})"), c.step.id, c.input_id(0),
+                layer && layer->norm == NormPlacement::pre ? "Pre-LN" : "Post-LN",
+                layer && layer->activation == Activation::gelu ? "GELU" : "ReLU"),
+          fmt::format("{} = {}", tex_id(c.step.id), tex_id(c.input_id(0))),
+          fmt::format("{} → {}", c.in(0), c.out())};
+}
+
+// --- decoding token t with a KV cache (lesson [decode]): t is read from the
+// shapes (the cache of step t holds t + 1 tokens), h from the step
+
+StepFormula decode_query(const Context& c) {
+  const std::size_t t = c.step.made.offset;
+  return {c.say(N_("q = Q{0}[{1}, :]: the query of token {1} alone; step {1} needs no other "
+                   "query"),
+                c.sub, t),
+          fmt::format("q_{{{0}}} = Q_{{{1}}}[{0},:]", t, c.h),
+          fmt::format("({}) → {}", c.in(0), c.out())};
+}
+
+StepFormula decode_cache(const Context& c) {
+  const std::size_t t = c.step.value.n_rows - 1;
+  const bool keys = c.input_id(0) == head_step_id(c.h, HeadStep::K);
+  const char* M = keys ? "K" : "V";
+  const bool bias = keys ? c.lesson.b_K.has_value() : c.lesson.b_V.has_value();
+  const std::string grown =
+      t == 0
+          ? std::string(translate(c.lang, keys ? N_("the cache starts with token 0's key")
+                                               : N_("the cache starts with token 0's value")))
+          : c.say(N_("{} kept from earlier steps, row {} (x_{}·W_{}{}) added now"),
+                  t == 1 ? std::string(translate(c.lang, "row 0")) : c.say(N_("rows 0..{}"), t - 1),
+                  t, t, M, bias ? fmt::format(" + b_{}", M) : "");
+  return {
+      fmt::format("{}_cache = {}{}[0:{}, :]: {}", M, M, c.sub, t + 1, grown),
+      fmt::format("{0}^{{\\mathrm{{cache}}}}_{{{1}}} = {0}_{{{2}}}[0{{:}}{3},:]", M, t, c.h, t + 1),
+      fmt::format("({}) → {}", c.in(0), c.out())};
+}
+
+StepFormula decode_scores(const Context& c) {
+  return {std::string(translate(
+              c.lang,
               "s = q·K_cacheᵀ: the new query against every cached key; no later key exists yet, "
               "so nothing is masked")),
-          fmt::format("s = q\\, (K^{{\\mathrm{{cache}}}}_{{{}}})^\\top", step.value.n_cols - 1),
-          fmt::format("({})·({})ᵀ → {}", in(0), in(1), out)};
-    case StepKind::decode_scaled: {
-      const auto [text, latex] = divisor(lesson, step.made.divisor, lang);
-      return {fmt::format("s / {}", text), fmt::format("s / {}", latex),
-              fmt::format("{} / scalar → {}", in(0), out)};
-    }
-    case StepKind::decode_weights:
-      return {std::string(translate(lang,
-                                    "a = softmax(s) over the cached keys (computed stably, with "
-                                    "the row max subtracted)")),
-              "a = \\mathrm{softmax}(s)",
-              fmt::format(fmt::runtime(translate(lang, "{} → {}, sums to 1")), in(0), out)};
-    case StepKind::decode_context:
-      return {fmt::format(fmt::runtime(translate(
-                              lang, "c = a·V_cache: must equal row {} of head{}.context")),
-                          trace.input(step, 0).value.n_cols - 1, h),
-              "c = a\\, V^{\\mathrm{cache}}", fmt::format("({})·({}) → {}", in(0), in(1), out)};
-    case StepKind::decode_check:
-      return {fmt::format(
-                  fmt::runtime(translate(
-                      lang,
-                      "row t: max_j |c_t[j] − C{}[t, j]|, decoding step t's context against "
-                      "row t of head{}.context; at most {:g} proves the cache changes nothing")),
-                  sub, h, kDecodeTolerance),
-              fmt::format("\\max_j |c_t[j] - C_{{{}}}[t,j]|", h),
-              fmt::format("{} × (1×{}), ({}) → {}", step.made.inputs.size() - 1,
-                          trace.input(step, 0).value.n_cols, in(0), out)};
-    default:
-      return {};
-  }
+          fmt::format("s = q\\, (K^{{\\mathrm{{cache}}}}_{{{}}})^\\top", c.step.value.n_cols - 1),
+          fmt::format("({})·({})ᵀ → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula decode_scaled(const Context& c) {
+  const auto [text, latex] = divisor(c.lesson, c.step.made.divisor, c.lang);
+  return {fmt::format("s / {}", text), fmt::format("s / {}", latex),
+          fmt::format("{} / scalar → {}", c.in(0), c.out())};
+}
+
+StepFormula decode_weights(const Context& c) {
+  return {std::string(translate(c.lang,
+                                "a = softmax(s) over the cached keys (computed stably, with "
+                                "the row max subtracted)")),
+          "a = \\mathrm{softmax}(s)", c.say(N_("{} → {}, sums to 1"), c.in(0), c.out())};
+}
+
+StepFormula decode_context(const Context& c) {
+  return {c.say(N_("c = a·V_cache: must equal row {} of head{}.context"),
+                c.trace.input(c.step, 0).value.n_cols - 1, c.h),
+          "c = a\\, V^{\\mathrm{cache}}", fmt::format("({})·({}) → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula decode_check(const Context& c) {
+  return {c.say(N_("row t: max_j |c_t[j] − C{}[t, j]|, decoding step t's context against "
+                   "row t of head{}.context; at most {:g} proves the cache changes nothing"),
+                c.sub, c.h, kDecodeTolerance),
+          fmt::format("\\max_j |c_t[j] - C_{{{}}}[t,j]|", c.h),
+          fmt::format("{} × (1×{}), ({}) → {}", c.step.made.inputs.size() - 1,
+                      c.trace.input(c.step, 0).value.n_cols, c.in(0), c.out())};
+}
+
+// --- positions, and the attention of each head
+
+StepFormula positions(const Context& c) {
+  return {"PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(pos/10000^(2i/d))",
+          R"(PE_{pos,2i} = \sin(pos/10000^{2i/d}),\ PE_{pos,2i+1} = \cos(pos/10000^{2i/d}))",
+          c.out()};
+}
+
+StepFormula add_positions(const Context& c) {
+  if (c.step.id == "X+PE")
+    return {"X + PE", "X + PE", fmt::format("{} + {} → {}", c.in(0), c.in(1), c.out())};
+  return {"M + PE", "M + PE", c.out()};
+}
+
+StepFormula head_slice(const Context& c) {
+  const std::string& of = c.input_id(0);
+  const std::size_t lo = c.step.made.offset, hi = lo + c.step.value.n_cols;
+  return {fmt::format("{}{} = {}[:, {}:{}]", of, c.sub, of, lo, hi),
+          fmt::format("{}_{{{}}} = {}_{{:,\\,{}:{}}}", of, c.h, of, lo, hi),
+          fmt::format("({}) → {}", c.in(0), c.out())};
+}
+
+StepFormula scores(const Context& c) {
+  return {fmt::format("S{0} = Q{0}·K{0}ᵀ", c.sub),
+          fmt::format("S_{{{0}}} = Q_{{{0}}} K_{{{0}}}^\\top", c.h),
+          fmt::format("({})·({})ᵀ → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula scaled(const Context& c) {
+  const auto [text, latex] = divisor(c.lesson, c.step.made.divisor, c.lang);
+  return {fmt::format("S{} / {}", c.sub, text), fmt::format("S_{{{}}} / {}", c.h, latex),
+          fmt::format("{} / scalar → {}", c.in(0), c.out())};
+}
+
+StepFormula exponentials(const Context& c) {
+  // The note on -inf only where a masked score is -inf.
+  const arma::mat& masked = c.trace.input(c.step, 0).value;
+  const bool minus_inf =
+      std::any_of(masked.begin(), masked.end(), [](double x) { return x == -arma::datum::inf; });
+  return {
+      c.say(N_("E{} = exp(masked), cell by cell{}"), c.sub, minus_inf ? " (exp(-inf) = 0)" : ""),
+      fmt::format("E_{{{}}} = \\exp(\\text{{masked}})", c.h),
+      fmt::format("{} → {}", c.in(0), c.out())};
+}
+
+StepFormula row_sums(const Context& c) {
+  return {fmt::format("Σ{0} = Σ_j E{0}[i, j]", c.sub),
+          fmt::format("\\Sigma_{{{0}}} = \\textstyle\\sum_j E_{{{0}}}[i,j]", c.h),
+          fmt::format("{} → {}", c.in(0), c.out())};
+}
+
+StepFormula weights(const Context& c) {
+  return {c.say(N_("A{0} = softmax(masked) = E{0} / Σ{0}, row by row (computed stably, "
+                   "with the row max subtracted)"),
+                c.sub),
+          fmt::format("A_{{{0}}} = \\mathrm{{softmax}}(\\text{{masked}}) = E_{{{0}}} / "
+                      "\\Sigma_{{{0}}}",
+                      c.h),
+          c.say(N_("{} → {}, each row sums to 1"), c.in(0), c.out())};
+}
+
+StepFormula context(const Context& c) {
+  return {fmt::format("C{0} = A{0}·V{0}", c.sub),
+          fmt::format("C_{{{0}}} = A_{{{0}}} V_{{{0}}}", c.h),
+          fmt::format("({})·({}) → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula heads_mean(const Context& c) {
+  return {c.say(N_("mean of {}, cell by cell (each row still sums to 1)"),
+                per_head(c.trace, c.step, "A", ", ")),
+          "\\frac{1}{h}\\textstyle\\sum_h A_h",
+          fmt::format("{} × ({}) → {}", c.step.made.inputs.size(), c.in(0), c.in(0))};
+}
+
+StepFormula heads_max(const Context& c) {
+  return {c.say(N_("max of {}, cell by cell (rows no longer sum to 1)"),
+                per_head(c.trace, c.step, "A", ", ")),
+          "\\max_h A_h",
+          fmt::format("{} × ({}) → {}", c.step.made.inputs.size(), c.in(0), c.in(0))};
+}
+
+StepFormula concat(const Context& c) {
+  std::string parts_tex;
+  for (const std::string& id : c.step.made.inputs)
+    parts_tex += fmt::format("{}C_{{{}}}", parts_tex.empty() ? "" : " \\mid ", c.trace.at(id).head);
+  return {fmt::format("concat = [{}]", per_head(c.trace, c.step, "C", " | ")),
+          fmt::format("\\mathrm{{concat}} = [{}]", parts_tex),
+          fmt::format("{} × ({}) → {}", c.step.made.inputs.size(), c.in(0), c.out())};
+}
+
+// A product: a projection (Q = X·W_Q + b_Q, an FFN layer, the output), a
+// head's context A·V, or a decoding step's a·V_cache.
+StepFormula product(const Context& c) {
+  if (c.step.kind == StepKind::context) return context(c);
+  if (c.step.kind == StepKind::decode_context) return decode_context(c);
+  return projection(c.trace, c.step);
 }
 
 }  // namespace
@@ -318,106 +424,56 @@ std::string subscript(std::size_t n) {
 StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& step,
                          Language lang) {
   const std::size_t h = step.head < 0 ? 0 : static_cast<std::size_t>(step.head);
-  const std::string sub = subscript(h);
-  const auto in = [&](std::size_t i) { return dims(trace.input(step, i).value); };
-  switch (step.kind) {
-    case StepKind::input:
+  const Context c{lesson, trace, step, lang, h, subscript(h)};
+  const bool decoding = step.decoding >= 0;
+  switch (step.made.op) {
+    case Op::given:
       return given(step, lang);
-    case StepKind::positional:
-      if (step.made.op == Op::positional)
-        return {"PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(pos/10000^(2i/d))",
-                R"(PE_{pos,2i} = \sin(pos/10000^{2i/d}),\ PE_{pos,2i+1} = \cos(pos/10000^{2i/d}))",
-                dims(step.value)};
-      if (step.id == "X+PE")
-        return {"X + PE", "X + PE", fmt::format("{} + {} → {}", in(0), in(1), dims(step.value))};
-      return {"M + PE", "M + PE", dims(step.value)};
-    case StepKind::projection:
-    case StepKind::output:
-      return projection(trace, step);
-    case StepKind::ffn:
-      if (step.made.op == Op::matmul) return projection(trace, step);
-      return layer_formula(lesson, trace, step, lang);
-    case StepKind::residual:
-    case StepKind::norm:
-    case StepKind::layer_output:
-      return layer_formula(lesson, trace, step, lang);
-    case StepKind::head_slice: {
-      const std::string& of = step.made.inputs.at(0);
-      const std::size_t lo = step.made.offset, hi = lo + step.value.n_cols;
-      return {fmt::format("{}{} = {}[:, {}:{}]", of, sub, of, lo, hi),
-              fmt::format("{}_{{{}}} = {}_{{:,\\,{}:{}}}", of, h, of, lo, hi),
-              fmt::format("({}) → {}", in(0), dims(step.value))};
-    }
-    case StepKind::scores:
-      return {fmt::format("S{0} = Q{0}·K{0}ᵀ", sub),
-              fmt::format("S_{{{0}}} = Q_{{{0}}} K_{{{0}}}^\\top", h),
-              fmt::format("({})·({})ᵀ → {}", in(0), in(1), dims(step.value))};
-    case StepKind::scaled: {
-      const auto [text, latex] = divisor(lesson, step.made.divisor, lang);
-      return {fmt::format("S{} / {}", sub, text), fmt::format("S_{{{}}} / {}", h, latex),
-              fmt::format("{} / scalar → {}", in(0), dims(step.value))};
-    }
-    case StepKind::masked:
+    case Op::positional:
+      return positions(c);
+    case Op::add_positions:
+      return add_positions(c);
+    case Op::matmul:
+      return product(c);
+    case Op::matmul_t:
+      return decoding ? decode_scores(c) : scores(c);
+    case Op::slice:
+      return head_slice(c);
+    case Op::rows:
+      return step.kind == StepKind::decode_query ? decode_query(c) : decode_cache(c);
+    case Op::divide:
+      return decoding ? decode_scaled(c) : scaled(c);
+    case Op::mask:
       return masked(trace, step, lang);
-    case StepKind::exp: {
-      // The note on -inf only where a masked score is -inf.
-      const arma::mat& masked = trace.at(step.made.inputs.at(0)).value;
-      const bool minus_inf = std::any_of(masked.begin(), masked.end(),
-                                         [](double x) { return x == -arma::datum::inf; });
-      return {fmt::format(fmt::runtime(translate(lang, "E{} = exp(masked), cell by cell{}")), sub,
-                          minus_inf ? " (exp(-inf) = 0)" : ""),
-              fmt::format("E_{{{}}} = \\exp(\\text{{masked}})", h),
-              fmt::format("{} → {}", in(0), dims(step.value))};
-    }
-    case StepKind::row_sum:
-      return {fmt::format("Σ{0} = Σ_j E{0}[i, j]", sub),
-              fmt::format("\\Sigma_{{{0}}} = \\textstyle\\sum_j E_{{{0}}}[i,j]", h),
-              fmt::format("{} → {}", in(0), dims(step.value))};
-    case StepKind::weights:
-      return {fmt::format(fmt::runtime(translate(
-                              lang,
-                              "A{0} = softmax(masked) = E{0} / Σ{0}, row by row (computed stably, "
-                              "with the row max subtracted)")),
-                          sub),
-              fmt::format("A_{{{0}}} = \\mathrm{{softmax}}(\\text{{masked}}) = E_{{{0}}} / "
-                          "\\Sigma_{{{0}}}",
-                          h),
-              fmt::format(fmt::runtime(translate(lang, "{} → {}, each row sums to 1")), in(0),
-                          dims(step.value))};
-    case StepKind::context:
-      return {fmt::format("C{0} = A{0}·V{0}", sub),
-              fmt::format("C_{{{0}}} = A_{{{0}}} V_{{{0}}}", h),
-              fmt::format("({})·({}) → {}", in(0), in(1), dims(step.value))};
-    case StepKind::head_summary: {
-      const std::string shapes =
-          fmt::format("{} × ({}) → {}", step.made.inputs.size(), in(0), in(0));
-      if (step.made.op == Op::mean)
-        return {fmt::format(fmt::runtime(translate(
-                                lang, "mean of {}, cell by cell (each row still sums to 1)")),
-                            per_head(trace, step, "A", ", ")),
-                "\\frac{1}{h}\\textstyle\\sum_h A_h", shapes};
-      return {fmt::format(fmt::runtime(
-                              translate(lang, "max of {}, cell by cell (rows no longer sum to 1)")),
-                          per_head(trace, step, "A", ", ")),
-              "\\max_h A_h", shapes};
-    }
-    case StepKind::decode_query:
-    case StepKind::decode_cache:
-    case StepKind::decode_scores:
-    case StepKind::decode_scaled:
-    case StepKind::decode_weights:
-    case StepKind::decode_context:
-    case StepKind::decode_check:
-      return decode_formula(lesson, trace, step, h, lang);
-    case StepKind::concat: {
-      std::string parts_tex;
-      for (const std::string& id : step.made.inputs)
-        parts_tex +=
-            fmt::format("{}C_{{{}}}", parts_tex.empty() ? "" : " \\mid ", trace.at(id).head);
-      return {fmt::format("concat = [{}]", per_head(trace, step, "C", " | ")),
-              fmt::format("\\mathrm{{concat}} = [{}]", parts_tex),
-              fmt::format("{} × ({}) → {}", step.made.inputs.size(), in(0), dims(step.value))};
-    }
+    case Op::exp:
+      return exponentials(c);
+    case Op::row_sum:
+      return row_sums(c);
+    case Op::softmax:
+      return decoding ? decode_weights(c) : weights(c);
+    case Op::mean:
+      return heads_mean(c);
+    case Op::max:
+      return heads_max(c);
+    case Op::concat:
+      return concat(c);
+    case Op::add:
+      return residual(c);
+    case Op::row_mean:
+      return row_mean(c);
+    case Op::row_var:
+      return row_var(c);
+    case Op::normalise:
+      return normalise(c);
+    case Op::scale_shift:
+      return scale_shift(c);
+    case Op::relu:
+    case Op::gelu:
+      return activation(c);
+    case Op::identity:
+      return layer_output(c);
+    case Op::max_abs_diff:
+      return decode_check(c);
   }
   return {};
 }

@@ -409,10 +409,9 @@ constexpr const char* kScript = R"(
 })();
 )";
 
-}  // namespace
-
-std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
-  const std::vector<const Step*> steps = select_steps(trace, options);
+// The page's start: <head> with the style, then the lesson's title, source,
+// sizes, story and the trace's warnings.
+std::string page_header(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
   const std::string heading = lesson.id + (lesson.title.empty() ? "" : " — " + lesson.title);
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -437,14 +436,28 @@ std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOp
       out += fmt::format("<li>Warning: {}</li>", xml_text(w));
     out += "</ul>\n";
   }
-  out += "</header>\n<nav><h2>Steps</h2><ol>";
+  return out + "</header>\n";
+}
+
+// The step's number in the whole trace, from 1.
+std::size_t step_number(const Trace& trace, const Step& step) {
+  return static_cast<std::size_t>(&step - trace.steps.data()) + 1;
+}
+
+// The list of the steps shown, each a link to its section; opens <main>.
+std::string steps_nav(const Trace& trace, const std::vector<const Step*>& steps) {
+  std::string out = "<nav><h2>Steps</h2><ol>";
   for (const Step* step : steps)
     out += fmt::format("<li value=\"{}\"><a href=\"#step-{}\">{}</a> — {}</li>",
-                       static_cast<std::size_t>(step - trace.steps.data()) + 1, xml_text(step->id),
-                       xml_text(step->id), xml_text(step->name));
-  out += "</ol></nav>\n<main>\n";
+                       step_number(trace, *step), xml_text(step->id), xml_text(step->id),
+                       xml_text(step->name));
+  return out + "</ol></nav>\n<main>\n";
+}
 
-  // The weights of every head, side by side, with the legend.
+// The weights of every head, side by side, with the legend; nothing when no
+// weights are shown.
+std::string heatmaps_section(const Trace& trace, const std::vector<const Step*>& steps,
+                             const RenderOptions& options) {
   std::string maps;
   bool any_leak = false, any_nan = false, any_max = false;
   for (const Step* step : steps)
@@ -456,40 +469,52 @@ std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOp
       any_leak = any_leak || leaks(trace, *step);
       any_nan = any_nan || step->value.has_nan();
     }
-  if (!maps.empty())
-    out += fmt::format(
-        "<section class=\"heatmaps\" id=\"heatmaps\"><h2>Attention weights</h2>"
-        "<p class=\"hint\">Row: the query token; column: the key token it attends to; "
-        "each row sums to 1{}. Click a cell for its arithmetic.</p>\n<div "
-        "class=\"maps\">\n{}</div>\n{}</section>\n",
-        any_max ? " (heads.max: the largest weight of any head, so its rows do not)" : "", maps,
-        legend(any_leak, any_nan));
+  if (maps.empty()) return "";
+  return fmt::format(
+      "<section class=\"heatmaps\" id=\"heatmaps\"><h2>Attention weights</h2>"
+      "<p class=\"hint\">Row: the query token; column: the key token it attends to; "
+      "each row sums to 1{}. Click a cell for its arithmetic.</p>\n<div "
+      "class=\"maps\">\n{}</div>\n{}</section>\n",
+      any_max ? " (heads.max: the largest weight of any head, so its rows do not)" : "", maps,
+      legend(any_leak, any_nan));
+}
 
-  for (const Step* step : steps) {
-    const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
-    const StepFormula f = step_formula(lesson, trace, *step);
-    out += fmt::format(
-        "<section class=\"step\" id=\"step-{0}\" data-step=\"{0}\">\n<h2><span "
-        "class=\"num\">{1}.</span> <code>{0}</code> — {2}</h2>\n{3}\n<p "
-        "class=\"formula-text\">{4}</p>\n<p class=\"shapes\">Shapes: {5}</p>\n",
-        xml_text(step->id), number, xml_text(step->name), mathml(f.latex), xml_text(f.text),
-        xml_text(f.shapes));
-    if (should_summarise(step->value, options.summary))
-      out += fmt::format("<p class=\"summary\">Summary: {} · {}</p>\n",
-                         shape_str(step->value.n_rows, step->value.n_cols),
-                         xml_text(format_stats(matrix_stats(step->value), options.precision)));
-    out += "<div class=\"table-wrap\">" +
-           values_table(trace, *step, options, is_any_weights(*step) ? "values heat" : "values") +
-           "</div>\n";
-    for (const std::string& w : trace.warnings)
-      if (w.starts_with(step->id + " "))
-        out += fmt::format("<p class=\"warning\">Warning: {}</p>\n", xml_text(w));
-    if (const CellExpansion* e = expansion_for(options, step->id))
-      out += fmt::format("<p class=\"expanded\">{}</p>\n",
-                         lines_html(expansion_text(*e, options.precision)));
-    out += arithmetic_list(lesson, trace, *step, options);
-    out += "</section>\n";
-  }
+// One step: its formula in MathML and as text, its shapes, its values (or
+// their summary), its warnings, an --expand cell and the arithmetic of its cells.
+std::string step_section(const Lesson& lesson, const Trace& trace, const Step& step,
+                         const RenderOptions& options) {
+  const StepFormula f = step_formula(lesson, trace, step);
+  std::string out = fmt::format(
+      "<section class=\"step\" id=\"step-{0}\" data-step=\"{0}\">\n<h2><span "
+      "class=\"num\">{1}.</span> <code>{0}</code> — {2}</h2>\n{3}\n<p "
+      "class=\"formula-text\">{4}</p>\n<p class=\"shapes\">Shapes: {5}</p>\n",
+      xml_text(step.id), step_number(trace, step), xml_text(step.name), mathml(f.latex),
+      xml_text(f.text), xml_text(f.shapes));
+  if (should_summarise(step.value, options.summary))
+    out += fmt::format("<p class=\"summary\">Summary: {} · {}</p>\n",
+                       shape_str(step.value.n_rows, step.value.n_cols),
+                       xml_text(format_stats(matrix_stats(step.value), options.precision)));
+  out += "<div class=\"table-wrap\">" +
+         values_table(trace, step, options, is_any_weights(step) ? "values heat" : "values") +
+         "</div>\n";
+  for (const std::string& w : trace.warnings)
+    if (w.starts_with(step.id + " "))
+      out += fmt::format("<p class=\"warning\">Warning: {}</p>\n", xml_text(w));
+  if (const CellExpansion* e = expansion_for(options, step.id))
+    out += fmt::format("<p class=\"expanded\">{}</p>\n",
+                       lines_html(expansion_text(*e, options.precision)));
+  out += arithmetic_list(lesson, trace, step, options);
+  return out + "</section>\n";
+}
+
+}  // namespace
+
+std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
+  const std::vector<const Step*> steps = select_steps(trace, options);
+  std::string out = page_header(lesson, trace, options);
+  out += steps_nav(trace, steps);
+  out += heatmaps_section(trace, steps, options);
+  for (const Step* step : steps) out += step_section(lesson, trace, *step, options);
   return out + fmt::format(
                    "</main>\n<div id=\"picked\" aria-live=\"polite\">Click any cell to see its "
                    "arithmetic.</div>\n<script>{}</script>\n</body>\n</html>\n",

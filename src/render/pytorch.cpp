@@ -127,6 +127,263 @@ std::string why_not_multihead(const Lesson& lesson, const Trace& trace) {
   return "";
 }
 
+// Comparing with the tool's steps: compare(), the bound helpers, fail().
+constexpr const char* kCompareHelpers = R"PY(checked = set()
+
+
+def compare(label, value, step_id, bound=0.0):
+    """`value` against the tool's step `step_id`: its shape, NaN and ±inf in the
+    same cells, every other cell within `bound` (how far two correct results may
+    be apart: the bound helpers below; 0, exactly). Prints one line; exits with 1
+    at the first difference; returns the tool's value, for the steps after it."""
+    want = TOOL[step_id]
+    got = value.detach().to(torch.float64)
+    if got.dim() == 1:  # a bias or a LayerNorm parameter: the trace holds one row
+        got = got.unsqueeze(0)
+    if isinstance(want, tuple):  # a large given matrix, not repeated in this file
+        if tuple(got.shape) != want:
+            fail(label, f"shape {tuple(got.shape)}, the tool's {want}")
+        print(f"ok   {label:<30} {got.shape[0]}x{got.shape[1]:<8} given (its numbers are the lesson's)")
+        return value
+    want = torch.tensor(want, dtype=torch.float64)
+    if got.shape != want.shape:
+        fail(label, f"shape {tuple(got.shape)}, the tool's {tuple(want.shape)}")
+    bound = torch.as_tensor(bound, dtype=torch.float64)
+    bound = (bound.unsqueeze(0) if bound.dim() == 1 else bound).expand_as(want)
+    same = (got == want) | (got.isnan() & want.isnan())
+    finite = got.isfinite() & want.isfinite()
+    apart = (got - want).abs()
+    same |= finite & (apart <= bound)
+    if not bool(same.all()):
+        i, j = (int(k) for k in (~same).nonzero()[0])
+        fail(label, f"cell ({i}, {j}): PyTorch {got[i, j].item()!r}, the tool {want[i, j].item()!r}"
+                    + (f", apart by {apart[i, j].item():.3g} > {bound[i, j].item():.3g}"
+                       if bool(finite[i, j]) else ""))
+    worst = float(apart[finite].max()) if bool(finite.any()) else 0.0
+    share = float((apart / bound)[finite & (apart > 0)].max()) if bool((finite & (apart > 0)).any()) else 0.0
+    print(f"ok   {label:<30} {got.shape[0]}x{got.shape[1]:<8} max |diff| {worst:.1e} ({share:.2g} of its bound)")
+    return want if value.dim() == 2 else want[0]
+
+
+def check(step_id, value, bound=0.0):
+    """One step of the trace, computed here from the tool's values of the steps it
+    reads, against the tool's; the tool's value, for the steps after it."""
+    checked.add(step_id)
+    return compare(step_id, value, step_id, bound)
+
+
+def fail(label, why):
+    print(f"FAIL {label}: {why}")
+    sys.exit(1)
+
+
+def finish():
+    missing = [step_id for step_id in TOOL if step_id not in checked]
+    if missing:
+        fail("trace", f"steps not rebuilt here: {', '.join(missing)}")
+    print(f"all {len(checked)} steps equal the tool's, each within its bound")
+
+
+# How far two correct float64 results of one operation, from the same inputs, may
+# be apart, whatever order each adds in: the `bound` of each check (docs/pytorch.md).
+
+
+def gamma(k):
+    """γ_k = k·u / (1 − k·u): how far k roundings can move a result, relatively."""
+    return k * U / (1 - k * U)
+
+
+def within(value, relative):
+    """Both results within `relative`·|exact| of the exact one: apart by at most
+    2·relative·|exact| ≤ 2·relative·|value| / (1 − relative)."""
+    return 2 * relative / (1 - relative) * value.abs()
+
+
+def rounded(value, operations=1):
+    """`operations` correctly rounded operations (+ − × ÷ √) on the same numbers."""
+    return within(value, gamma(operations))
+
+
+def library(value):
+    """exp, sin, cos or erf of the same numbers: LIBRARY_ULPS ulps of the result."""
+    return within(value, 2 * LIBRARY_ULPS * U)
+
+
+def product(A, B, bias=None):
+    """A @ B (+ bias) from the same A and B: a cell, a sum of k products added in any
+    order, with or without fused multiply-adds, is within γ_k·Σ|terms| of the exact
+    sum. A result that cancels to nearly 0 may differ by many of its own ulps."""
+    terms = A.abs() @ B.abs()
+    k = A.shape[-1]
+    if bias is not None:
+        terms, k = terms + bias.abs(), k + 1
+    return 2 * gamma(k + 1) * terms  # k + 1: this sum of |terms| is rounded too
+
+
+def sums(E, extra=0):
+    """Σ_j E[i, j] from the same E: m terms in any order, `extra` more roundings each."""
+    return 2 * gamma(E.shape[-1] + 1 + extra) * E.abs().sum(dim=-1, keepdim=True)
+
+
+def softmax_bound(x, weights):
+    """The stable softmax of each row of the same x; `weights` one result. Relative
+    to w_j, each side errs by u·|x_j − max| + LIBRARY_ULPS ulps (the shift, then exp),
+    by the sum's γ_m and its terms' errors weighted by w, and by 2u (÷ Σ, or × 1/Σ)."""
+    lib = 2 * LIBRARY_ULPS * U
+    shift = (x.amax(dim=-1, keepdim=True) - x).nan_to_num(0.0, 0.0, 0.0)  # -inf keys: 0
+    own = torch.expm1(U * shift) + lib
+    spread = (weights.nan_to_num(0.0) * own).sum(dim=-1, keepdim=True) + lib + gamma(x.shape[-1])
+    return within(weights, ((1 + own) * (1 + spread) * (1 + gamma(2)) - 1).clamp(max=0.5))
+)PY";
+
+// The sinusoidal table, as tutorials write it.
+constexpr const char* kPositionHelpers = R"PY(
+
+def sinusoidal(n, d):
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(the same): (n, d)."""
+    pos = torch.arange(n, dtype=torch.float64).unsqueeze(1)  # (n, 1): the positions
+    two_i = (torch.arange(d) // 2 * 2).to(torch.float64)  # (d,): 0, 0, 2, 2, 4, ...
+    angle = pos / torch.pow(10000.0, two_i / d)  # (n, d)
+    return torch.where(torch.arange(d) % 2 == 0, torch.sin(angle), torch.cos(angle))
+
+
+def positions(n, d):
+    """sinusoidal(n, d) computed twice: the angle within 16u of itself (2i/d, pow's
+    ulps and its condition ln 10000·2i/d ≤ 9.22, the division), and sin or cos
+    LIBRARY_ULPS ulps of a number ≤ 1."""
+    pos = torch.arange(n, dtype=torch.float64).unsqueeze(1)
+    angle = pos / torch.pow(10000.0, (torch.arange(d) // 2 * 2).to(torch.float64) / d)
+    return 2 * ((16 + 2 * LIBRARY_ULPS) * U * angle + 2 * LIBRARY_ULPS * U)
+)PY";
+
+// The encoder layer's bounds: LayerNorm and GELU.
+constexpr const char* kLayerHelpers = R"PY(
+
+def layer_norm_bound(x, gamma_, beta, eps):
+    """F.layer_norm of the same x, to first order, per side: the mean within
+    γ_{d+1}·mean|x|, the variance within 4·γ_{d+4}·mean(x²) (the two-pass, Welford's
+    and the E[x²] − μ² algorithms alike), the normalisation a few u, γ·n + β two terms."""
+    d = x.shape[-1]
+    mu = x.mean(dim=-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)
+    sigma = torch.sqrt(var + eps)
+    n = (x - mu) / sigma
+    e_mean = gamma(d + 1) * x.abs().mean(dim=-1, keepdim=True)
+    e_var = 4 * gamma(d + 4) * (x ** 2).mean(dim=-1, keepdim=True)
+    own = (e_mean + U * (x - mu).abs()) / sigma + n.abs() * (e_var / (2 * (var + eps)) + 4 * U)
+    return 2 * (1 + 1e-3) * (gamma_.abs() * own + gamma(2) * ((gamma_ * n).abs() + beta.abs()))
+
+
+def gelu_bound(x, value):
+    """F.gelu of the same x: x/√2 moves erf by ≤ u, erf errs by LIBRARY_ULPS ulps of a
+    number ≤ 1, 1 + erf by 2u, all times |x|/2; then the product's rounding."""
+    return 2 * (4 + LIBRARY_ULPS) * U * x.abs() + rounded(value)
+)PY";
+
+// Bounds carried through the modules that compute many steps in one call.
+constexpr const char* kCarriedHelpers = R"PY(
+
+# nn.MultiheadAttention and nn.TransformerEncoderLayer compute many steps in one
+# call, from the lesson's own numbers: each carried_* step is the value and how far
+# any float64 computation of everything that made it may be from the exact result,
+# to first order (the margins cover the rest). The module and the tool are two such
+# computations: they may be apart by twice that.
+
+
+def carried_product(A, eA, B, eB, bias=None, divisor=1.0, extra=0):
+    """A±eA @ B±eB (+ bias) (÷ divisor, with `extra` roundings of its own): another
+    computation's A and B lie within 2·eA, 2·eB of these; its own sum within
+    γ_k·Σ|terms|."""
+    k = A.shape[-1] + extra + (bias is not None)
+    terms = A.abs() @ B.abs() + (0.0 if bias is None else bias.abs())
+    spread = eA @ B.abs() + A.abs() @ eB + 3 * (eA @ eB)
+    value = A @ B + (0.0 if bias is None else bias)
+    g = gamma(k + 1)
+    return value / divisor, (spread * (1 + 3 * g) + g * terms) / divisor
+
+
+def carried_softmax(x, e):
+    """The softmax of each row of x±e (-inf keys exact): moving x by e moves w_j by at
+    most w_j·expm1(e_j + max_k e_k); then its own rounding."""
+    w = torch.softmax(x, dim=-1)
+    e = torch.where(x.isfinite(), e, torch.zeros_like(e))
+    moved = torch.expm1(e + e.amax(dim=-1, keepdim=True))
+    return w, (w.abs() * moved + softmax_bound(x, w) / 2 * (1 + moved)) * (1 + 1e-6)
+
+
+def carried_attention(query, e_query, source, e_source, lesson):
+    """Attention from query±e_query and source±e_source: every head's weights and the
+    output (concat, or concat @ W_O + b_O), each with its carried error."""
+    W, b = lesson["weights"], lesson["biases"]
+    zero = torch.zeros_like
+    Q, eQ = carried_product(query, e_query, W["Q"], zero(W["Q"]), b["Q"])
+    K, eK = carried_product(source, e_source, W["K"], zero(W["K"]), b["K"])
+    V, eV = carried_product(source, e_source, W["V"], zero(W["V"]), b["V"])
+    d_k, d_v = lesson["d_k"], lesson["d_v"]
+    weights, contexts, errors = [], [], []
+    for h in range(lesson["heads"]):
+        qk, v = slice(h * d_k, (h + 1) * d_k), slice(h * d_v, (h + 1) * d_v)
+        # ÷ √d_k before or after the sum (PyTorch scales q first), the root rounded
+        s, es = carried_product(Q[:, qk], eQ[:, qk], K[:, qk].T, eK[:, qk].T,
+                                divisor=lesson["scale"], extra=3)
+        w, ew = carried_softmax(s.masked_fill(lesson["blocked"], -inf),
+                                es.masked_fill(lesson["blocked"], 0.0))
+        weights.append((w, ew))
+        c, ec = carried_product(w, ew, V[:, v], eV[:, v])
+        contexts.append(c)
+        errors.append(ec)
+    concat, e_concat = torch.cat(contexts, dim=-1), torch.cat(errors, dim=-1)
+    if W["O"] is None:
+        return weights, (concat, e_concat)
+    return weights, carried_product(concat, e_concat, W["O"], zero(W["O"]), b["O"])
+)PY";
+
+// The same for nn.TransformerEncoderLayer.
+constexpr const char* kCarriedLayerHelpers = R"PY(
+
+def carried_layer_norm(x, e, gamma_, beta, eps):
+    """LayerNorm of each row of x±e: to first order δn_j = (δx_j − mean δx)/σ −
+    n_j·δσ/σ, with |δσ/σ| ≤ mean(|n|·e)/σ; then its own rounding."""
+    mu = x.mean(dim=-1, keepdim=True)
+    sigma = torch.sqrt(((x - mu) ** 2).mean(dim=-1, keepdim=True) + eps)
+    n = (x - mu) / sigma
+    moved = (e + e.mean(dim=-1, keepdim=True)
+             + n.abs() * (n.abs() * e).mean(dim=-1, keepdim=True)) / sigma
+    y = F.layer_norm(x, (x.shape[-1],), gamma_, beta, eps=eps)
+    return y, gamma_.abs() * moved * (1 + 1e-3) + layer_norm_bound(x, gamma_, beta, eps) / 2
+
+
+def carried_add(a, ea, b, eb):
+    """a±ea + b±eb: one rounding more."""
+    return a + b, (ea + eb) * (1 + 2 * U) + U * (a + b).abs()
+
+
+def carried_encoder_layer(X, lesson):
+    """nn.TransformerEncoderLayer's output from X (exact), with its carried error:
+    Post-LN y = LN2(h + FFN(h)), h = LN1(X + attention(X)); Pre-LN y = h +
+    FFN(LN2(h)), h = X + attention(LN1(X)). |GELU'| ≤ 1.13, ReLU moves nothing more."""
+    W, b, eps = lesson["weights"], lesson["biases"], lesson["eps"]
+    zero = torch.zeros_like(X)
+
+    def norm(k, x, e):
+        return carried_layer_norm(x, e, lesson["gamma"][k], lesson["beta"][k], eps)
+
+    def ffn(x, e):
+        x, e = carried_product(x, e, W["1"], torch.zeros_like(W["1"]), b["1"])
+        if lesson["gelu"]:
+            x, e = F.gelu(x), 1.13 * e * (1 + 1e-6) + gelu_bound(x, F.gelu(x)) / 2
+        else:
+            x = F.relu(x)
+        return carried_product(x, e, W["2"], torch.zeros_like(W["2"]), b["2"])
+
+    if lesson["norm_first"]:
+        a, ea = norm(1, X, zero)
+        h, eh = carried_add(X, zero, *carried_attention(a, ea, a, ea, lesson)[1])
+        return carried_add(h, eh, *ffn(*norm(2, h, eh)))
+    h, eh = norm(1, *carried_add(X, zero, *carried_attention(X, zero, X, zero, lesson)[1]))
+    return norm(2, *carried_add(h, eh, *ffn(h, eh)))
+)PY";
+
 // The script, written top to bottom.
 class ScriptWriter {
  public:
@@ -298,155 +555,9 @@ class ScriptWriter {
   }
 
   void helpers() {
-    out_ += R"PY(checked = set()
-
-
-def compare(label, value, step_id, bound=0.0):
-    """`value` against the tool's step `step_id`: its shape, NaN and ±inf in the
-    same cells, every other cell within `bound` (how far two correct results may
-    be apart: the bound helpers below; 0, exactly). Prints one line; exits with 1
-    at the first difference; returns the tool's value, for the steps after it."""
-    want = TOOL[step_id]
-    got = value.detach().to(torch.float64)
-    if got.dim() == 1:  # a bias or a LayerNorm parameter: the trace holds one row
-        got = got.unsqueeze(0)
-    if isinstance(want, tuple):  # a large given matrix, not repeated in this file
-        if tuple(got.shape) != want:
-            fail(label, f"shape {tuple(got.shape)}, the tool's {want}")
-        print(f"ok   {label:<30} {got.shape[0]}x{got.shape[1]:<8} given (its numbers are the lesson's)")
-        return value
-    want = torch.tensor(want, dtype=torch.float64)
-    if got.shape != want.shape:
-        fail(label, f"shape {tuple(got.shape)}, the tool's {tuple(want.shape)}")
-    bound = torch.as_tensor(bound, dtype=torch.float64)
-    bound = (bound.unsqueeze(0) if bound.dim() == 1 else bound).expand_as(want)
-    same = (got == want) | (got.isnan() & want.isnan())
-    finite = got.isfinite() & want.isfinite()
-    apart = (got - want).abs()
-    same |= finite & (apart <= bound)
-    if not bool(same.all()):
-        i, j = (int(k) for k in (~same).nonzero()[0])
-        fail(label, f"cell ({i}, {j}): PyTorch {got[i, j].item()!r}, the tool {want[i, j].item()!r}"
-                    + (f", apart by {apart[i, j].item():.3g} > {bound[i, j].item():.3g}"
-                       if bool(finite[i, j]) else ""))
-    worst = float(apart[finite].max()) if bool(finite.any()) else 0.0
-    share = float((apart / bound)[finite & (apart > 0)].max()) if bool((finite & (apart > 0)).any()) else 0.0
-    print(f"ok   {label:<30} {got.shape[0]}x{got.shape[1]:<8} max |diff| {worst:.1e} ({share:.2g} of its bound)")
-    return want if value.dim() == 2 else want[0]
-
-
-def check(step_id, value, bound=0.0):
-    """One step of the trace, computed here from the tool's values of the steps it
-    reads, against the tool's; the tool's value, for the steps after it."""
-    checked.add(step_id)
-    return compare(step_id, value, step_id, bound)
-
-
-def fail(label, why):
-    print(f"FAIL {label}: {why}")
-    sys.exit(1)
-
-
-def finish():
-    missing = [step_id for step_id in TOOL if step_id not in checked]
-    if missing:
-        fail("trace", f"steps not rebuilt here: {', '.join(missing)}")
-    print(f"all {len(checked)} steps equal the tool's, each within its bound")
-
-
-# How far two correct float64 results of one operation, from the same inputs, may
-# be apart, whatever order each adds in: the `bound` of each check (docs/pytorch.md).
-
-
-def gamma(k):
-    """γ_k = k·u / (1 − k·u): how far k roundings can move a result, relatively."""
-    return k * U / (1 - k * U)
-
-
-def within(value, relative):
-    """Both results within `relative`·|exact| of the exact one: apart by at most
-    2·relative·|exact| ≤ 2·relative·|value| / (1 − relative)."""
-    return 2 * relative / (1 - relative) * value.abs()
-
-
-def rounded(value, operations=1):
-    """`operations` correctly rounded operations (+ − × ÷ √) on the same numbers."""
-    return within(value, gamma(operations))
-
-
-def library(value):
-    """exp, sin, cos or erf of the same numbers: LIBRARY_ULPS ulps of the result."""
-    return within(value, 2 * LIBRARY_ULPS * U)
-
-
-def product(A, B, bias=None):
-    """A @ B (+ bias) from the same A and B: a cell, a sum of k products added in any
-    order, with or without fused multiply-adds, is within γ_k·Σ|terms| of the exact
-    sum. A result that cancels to nearly 0 may differ by many of its own ulps."""
-    terms = A.abs() @ B.abs()
-    k = A.shape[-1]
-    if bias is not None:
-        terms, k = terms + bias.abs(), k + 1
-    return 2 * gamma(k + 1) * terms  # k + 1: this sum of |terms| is rounded too
-
-
-def sums(E, extra=0):
-    """Σ_j E[i, j] from the same E: m terms in any order, `extra` more roundings each."""
-    return 2 * gamma(E.shape[-1] + 1 + extra) * E.abs().sum(dim=-1, keepdim=True)
-
-
-def softmax_bound(x, weights):
-    """The stable softmax of each row of the same x; `weights` one result. Relative
-    to w_j, each side errs by u·|x_j − max| + LIBRARY_ULPS ulps (the shift, then exp),
-    by the sum's γ_m and its terms' errors weighted by w, and by 2u (÷ Σ, or × 1/Σ)."""
-    lib = 2 * LIBRARY_ULPS * U
-    shift = (x.amax(dim=-1, keepdim=True) - x).nan_to_num(0.0, 0.0, 0.0)  # -inf keys: 0
-    own = torch.expm1(U * shift) + lib
-    spread = (weights.nan_to_num(0.0) * own).sum(dim=-1, keepdim=True) + lib + gamma(x.shape[-1])
-    return within(weights, ((1 + own) * (1 + spread) * (1 + gamma(2)) - 1).clamp(max=0.5))
-)PY";
-    if (trace_.find("PE") || trace_.find("memory+PE"))
-      out_ += R"PY(
-
-def sinusoidal(n, d):
-    """PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(the same): (n, d)."""
-    pos = torch.arange(n, dtype=torch.float64).unsqueeze(1)  # (n, 1): the positions
-    two_i = (torch.arange(d) // 2 * 2).to(torch.float64)  # (d,): 0, 0, 2, 2, 4, ...
-    angle = pos / torch.pow(10000.0, two_i / d)  # (n, d)
-    return torch.where(torch.arange(d) % 2 == 0, torch.sin(angle), torch.cos(angle))
-
-
-def positions(n, d):
-    """sinusoidal(n, d) computed twice: the angle within 16u of itself (2i/d, pow's
-    ulps and its condition ln 10000·2i/d ≤ 9.22, the division), and sin or cos
-    LIBRARY_ULPS ulps of a number ≤ 1."""
-    pos = torch.arange(n, dtype=torch.float64).unsqueeze(1)
-    angle = pos / torch.pow(10000.0, (torch.arange(d) // 2 * 2).to(torch.float64) / d)
-    return 2 * ((16 + 2 * LIBRARY_ULPS) * U * angle + 2 * LIBRARY_ULPS * U)
-)PY";
-    if (lesson_.layer)
-      out_ += R"PY(
-
-def layer_norm_bound(x, gamma_, beta, eps):
-    """F.layer_norm of the same x, to first order, per side: the mean within
-    γ_{d+1}·mean|x|, the variance within 4·γ_{d+4}·mean(x²) (the two-pass, Welford's
-    and the E[x²] − μ² algorithms alike), the normalisation a few u, γ·n + β two terms."""
-    d = x.shape[-1]
-    mu = x.mean(dim=-1, keepdim=True)
-    var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)
-    sigma = torch.sqrt(var + eps)
-    n = (x - mu) / sigma
-    e_mean = gamma(d + 1) * x.abs().mean(dim=-1, keepdim=True)
-    e_var = 4 * gamma(d + 4) * (x ** 2).mean(dim=-1, keepdim=True)
-    own = (e_mean + U * (x - mu).abs()) / sigma + n.abs() * (e_var / (2 * (var + eps)) + 4 * U)
-    return 2 * (1 + 1e-3) * (gamma_.abs() * own + gamma(2) * ((gamma_ * n).abs() + beta.abs()))
-
-
-def gelu_bound(x, value):
-    """F.gelu of the same x: x/√2 moves erf by ≤ u, erf errs by LIBRARY_ULPS ulps of a
-    number ≤ 1, 1 + erf by 2u, all times |x|/2; then the product's rounding."""
-    return 2 * (4 + LIBRARY_ULPS) * U * x.abs() + rounded(value)
-)PY";
+    out_ += kCompareHelpers;
+    if (trace_.find("PE") || trace_.find("memory+PE")) out_ += kPositionHelpers;
+    if (lesson_.layer) out_ += kLayerHelpers;
     if (why_not_mha_.empty()) carried_helpers();
   }
 
@@ -454,107 +565,8 @@ def gelu_bound(x, value):
   // a computation, so its bound is carried through every step from the exact
   // numbers the lesson gives.
   void carried_helpers() {
-    out_ += R"PY(
-
-# nn.MultiheadAttention and nn.TransformerEncoderLayer compute many steps in one
-# call, from the lesson's own numbers: each carried_* step is the value and how far
-# any float64 computation of everything that made it may be from the exact result,
-# to first order (the margins cover the rest). The module and the tool are two such
-# computations: they may be apart by twice that.
-
-
-def carried_product(A, eA, B, eB, bias=None, divisor=1.0, extra=0):
-    """A±eA @ B±eB (+ bias) (÷ divisor, with `extra` roundings of its own): another
-    computation's A and B lie within 2·eA, 2·eB of these; its own sum within
-    γ_k·Σ|terms|."""
-    k = A.shape[-1] + extra + (bias is not None)
-    terms = A.abs() @ B.abs() + (0.0 if bias is None else bias.abs())
-    spread = eA @ B.abs() + A.abs() @ eB + 3 * (eA @ eB)
-    value = A @ B + (0.0 if bias is None else bias)
-    g = gamma(k + 1)
-    return value / divisor, (spread * (1 + 3 * g) + g * terms) / divisor
-
-
-def carried_softmax(x, e):
-    """The softmax of each row of x±e (-inf keys exact): moving x by e moves w_j by at
-    most w_j·expm1(e_j + max_k e_k); then its own rounding."""
-    w = torch.softmax(x, dim=-1)
-    e = torch.where(x.isfinite(), e, torch.zeros_like(e))
-    moved = torch.expm1(e + e.amax(dim=-1, keepdim=True))
-    return w, (w.abs() * moved + softmax_bound(x, w) / 2 * (1 + moved)) * (1 + 1e-6)
-
-
-def carried_attention(query, e_query, source, e_source, lesson):
-    """Attention from query±e_query and source±e_source: every head's weights and the
-    output (concat, or concat @ W_O + b_O), each with its carried error."""
-    W, b = lesson["weights"], lesson["biases"]
-    zero = torch.zeros_like
-    Q, eQ = carried_product(query, e_query, W["Q"], zero(W["Q"]), b["Q"])
-    K, eK = carried_product(source, e_source, W["K"], zero(W["K"]), b["K"])
-    V, eV = carried_product(source, e_source, W["V"], zero(W["V"]), b["V"])
-    d_k, d_v = lesson["d_k"], lesson["d_v"]
-    weights, contexts, errors = [], [], []
-    for h in range(lesson["heads"]):
-        qk, v = slice(h * d_k, (h + 1) * d_k), slice(h * d_v, (h + 1) * d_v)
-        # ÷ √d_k before or after the sum (PyTorch scales q first), the root rounded
-        s, es = carried_product(Q[:, qk], eQ[:, qk], K[:, qk].T, eK[:, qk].T,
-                                divisor=lesson["scale"], extra=3)
-        w, ew = carried_softmax(s.masked_fill(lesson["blocked"], -inf),
-                                es.masked_fill(lesson["blocked"], 0.0))
-        weights.append((w, ew))
-        c, ec = carried_product(w, ew, V[:, v], eV[:, v])
-        contexts.append(c)
-        errors.append(ec)
-    concat, e_concat = torch.cat(contexts, dim=-1), torch.cat(errors, dim=-1)
-    if W["O"] is None:
-        return weights, (concat, e_concat)
-    return weights, carried_product(concat, e_concat, W["O"], zero(W["O"]), b["O"])
-)PY";
-    if (lesson_.layer)
-      out_ += R"PY(
-
-def carried_layer_norm(x, e, gamma_, beta, eps):
-    """LayerNorm of each row of x±e: to first order δn_j = (δx_j − mean δx)/σ −
-    n_j·δσ/σ, with |δσ/σ| ≤ mean(|n|·e)/σ; then its own rounding."""
-    mu = x.mean(dim=-1, keepdim=True)
-    sigma = torch.sqrt(((x - mu) ** 2).mean(dim=-1, keepdim=True) + eps)
-    n = (x - mu) / sigma
-    moved = (e + e.mean(dim=-1, keepdim=True)
-             + n.abs() * (n.abs() * e).mean(dim=-1, keepdim=True)) / sigma
-    y = F.layer_norm(x, (x.shape[-1],), gamma_, beta, eps=eps)
-    return y, gamma_.abs() * moved * (1 + 1e-3) + layer_norm_bound(x, gamma_, beta, eps) / 2
-
-
-def carried_add(a, ea, b, eb):
-    """a±ea + b±eb: one rounding more."""
-    return a + b, (ea + eb) * (1 + 2 * U) + U * (a + b).abs()
-
-
-def carried_encoder_layer(X, lesson):
-    """nn.TransformerEncoderLayer's output from X (exact), with its carried error:
-    Post-LN y = LN2(h + FFN(h)), h = LN1(X + attention(X)); Pre-LN y = h +
-    FFN(LN2(h)), h = X + attention(LN1(X)). |GELU'| ≤ 1.13, ReLU moves nothing more."""
-    W, b, eps = lesson["weights"], lesson["biases"], lesson["eps"]
-    zero = torch.zeros_like(X)
-
-    def norm(k, x, e):
-        return carried_layer_norm(x, e, lesson["gamma"][k], lesson["beta"][k], eps)
-
-    def ffn(x, e):
-        x, e = carried_product(x, e, W["1"], torch.zeros_like(W["1"]), b["1"])
-        if lesson["gelu"]:
-            x, e = F.gelu(x), 1.13 * e * (1 + 1e-6) + gelu_bound(x, F.gelu(x)) / 2
-        else:
-            x = F.relu(x)
-        return carried_product(x, e, W["2"], torch.zeros_like(W["2"]), b["2"])
-
-    if lesson["norm_first"]:
-        a, ea = norm(1, X, zero)
-        h, eh = carried_add(X, zero, *carried_attention(a, ea, a, ea, lesson)[1])
-        return carried_add(h, eh, *ffn(*norm(2, h, eh)))
-    h, eh = norm(1, *carried_add(X, zero, *carried_attention(X, zero, X, zero, lesson)[1]))
-    return norm(2, *carried_add(h, eh, *ffn(h, eh)))
-)PY";
+    out_ += kCarriedHelpers;
+    if (lesson_.layer) out_ += kCarriedLayerHelpers;
   }
 
   void shape_key() {
@@ -603,12 +615,8 @@ def carried_encoder_layer(X, lesson):
     }
   }
 
-  void emit(const Step& step) {
-    if (step.decoding >= 0 || step.kind == StepKind::decode_check) {
-      if (!decoded_) decode_loop();
-      decoded_ = true;
-      return;
-    }
+  // The section `step` belongs to, started when it is a new one.
+  void enter_section(const Step& step) {
     std::string title = section_of(step);
     if (title.rfind("Head ", 0) == 0) {
       if (!attention_setup_) attention_setup();
@@ -622,51 +630,36 @@ def carried_encoder_layer(X, lesson):
       section(title);
       section_ = title;
     }
+  }
+
+  void emit(const Step& step) {
+    if (step.decoding >= 0 || step.kind == StepKind::decode_check) {
+      if (!decoded_) decode_loop();
+      decoded_ = true;
+      return;
+    }
+    enter_section(step);
     switch (step.made.op) {
       case Op::given:
         return given(step);
       case Op::positional:
-        comment(
-            "Sinusoidal positions (see sinusoidal() above); PyTorch has no built-in table, "
-            "tutorials write it this way.");
-        line(fmt::format("{} = sinusoidal(n, d_model)  # (n, d_model)", var(step)));
-        return check(step, "positions(n, d_model)");
+        return emit_positional(step);
       case Op::add_positions:
-        if (step.made.inputs.size() > 1) {
-          line(fmt::format("{} = {} + {}  # the positions added to the embeddings", var(step),
-                           var(step.made.inputs[0]), var(step.made.inputs[1])));
-          return check(step);  // one addition of the same numbers: exactly the tool's
-        }
-        line(fmt::format("{} = {} + sinusoidal(m, d_mem)  # a table of its own size", var(step),
-                         var(step.made.inputs[0])));
-        return check(step, fmt::format("positions(m, d_mem) + rounded({})", var(step)));
+        return emit_add_positions(step);
       case Op::matmul:
         return product(step);
       case Op::matmul_t:
-        line(fmt::format("{} = {} @ {}.T  # {}·{} -> {}", var(step), var(step.made.inputs[0]),
-                         var(step.made.inputs[1]), py_shape(trace_.input(step, 0).value),
-                         py_shape(arma::mat(trace_.input(step, 1).value.t())),
-                         py_shape(step.value)));
-        return check(step, fmt::format("product({}, {}.T)", var(step.made.inputs[0]),
-                                       var(step.made.inputs[1])));
+        return emit_matmul_t(step);
       case Op::slice:
         return slice(step);
       case Op::divide:
-        line(fmt::format("{} = {} / scale", var(step), var(step.made.inputs[0])));
-        // a division, or a product by a rounded 1/scale
-        return check(step, fmt::format("rounded({}, 2)", var(step)));
+        return emit_divide(step);
       case Op::mask:
-        line(fmt::format("{} = {}.masked_fill(blocked, fill)  # True = blocked gets the fill",
-                         var(step), var(step.made.inputs[0])));
-        return check(step);
+        return emit_mask(step);
       case Op::exp:
-        line(fmt::format("{} = torch.exp({})  # exp(-inf) = 0", var(step),
-                         var(step.made.inputs[0])));
-        return check(step, fmt::format("library({})", var(step)));
+        return emit_exp(step);
       case Op::row_sum:
-        line(fmt::format("{} = {}.sum(dim=-1, keepdim=True)  # (n, 1)", var(step),
-                         var(step.made.inputs[0])));
-        return check(step, fmt::format("sums({})", var(step.made.inputs[0])));
+        return emit_row_sum(step);
       case Op::softmax:
         return softmax(step);
       case Op::mean:
@@ -675,47 +668,124 @@ def carried_encoder_layer(X, lesson):
       case Op::concat:
         return concat(step);
       case Op::add:
-        line(fmt::format("{} = {} + {}  # residual sum; dropout is the identity in eval mode",
-                         var(step), var(step.made.inputs[0]), var(step.made.inputs[1])));
-        return check(step);  // one addition of the same numbers: exactly the tool's
+        return emit_add(step);
       case Op::row_mean:
-        line(fmt::format("{} = {}.mean(dim=-1, keepdim=True)  # (n, 1): each token's mean",
-                         var(step), var(step.made.inputs[0])));
-        return check(step, fmt::format("sums({}, 1) / d_model", var(step.made.inputs[0])));
+        return emit_row_mean(step);
       case Op::row_var:
-        line(fmt::format("{} = (({} - {}) ** 2).mean(dim=-1, keepdim=True)", var(step),
-                         var(step.made.inputs[0]), var(step.made.inputs[1])));
-        comment(
-            fmt::format("biased, as LayerNorm uses it: = {}.var(dim=-1, unbiased=False, "
-                        "keepdim=True)",
-                        var(step.made.inputs[0])));
-        return check(step, fmt::format("sums(({} - {}) ** 2, 4) / d_model",
-                                       var(step.made.inputs[0]), var(step.made.inputs[1])));
+        return emit_row_var(step);
       case Op::normalise:
-        line(fmt::format("{} = ({} - {}) / torch.sqrt({} + {})", var(step),
-                         var(step.made.inputs[0]), var(step.made.inputs[1]),
-                         var(step.made.inputs[2]), py_number(step.made.eps)));
-        return check(step, fmt::format("rounded({}, 4)", var(step)));
+        return emit_normalise(step);
       case Op::scale_shift:
         return layer_norm(step);
       case Op::relu:
-        line(fmt::format("{} = F.relu({})  # max(0, x)", var(step), var(step.made.inputs[0])));
-        return check(step);
+        return emit_relu(step);
       case Op::gelu:
-        line(
-            fmt::format("{} = F.gelu({})  # exact: x·Φ(x) = x·(1 + erf(x/√2))/2, PyTorch's "
-                        "default approximate=\"none\"",
-                        var(step), var(step.made.inputs[0])));
-        return check(step, fmt::format("gelu_bound({}, {})", var(step.made.inputs[0]), var(step)));
+        return emit_gelu(step);
       case Op::identity:
-        line(fmt::format("{} = {}  # the layer's result, the input of a next layer", var(step),
-                         var(step.made.inputs[0])));
-        return check(step);
+        return emit_identity(step);
       case Op::rows:
       case Op::max_abs_diff:
         break;  // decoding steps: decode_loop()
     }
     throw std::logic_error("export: no PyTorch code for step " + step.id);
+  }
+
+  void emit_positional(const Step& step) {
+    comment(
+        "Sinusoidal positions (see sinusoidal() above); PyTorch has no built-in table, "
+        "tutorials write it this way.");
+    line(fmt::format("{} = sinusoidal(n, d_model)  # (n, d_model)", var(step)));
+    return check(step, "positions(n, d_model)");
+  }
+
+  void emit_add_positions(const Step& step) {
+    if (step.made.inputs.size() > 1) {
+      line(fmt::format("{} = {} + {}  # the positions added to the embeddings", var(step),
+                       var(step.made.inputs[0]), var(step.made.inputs[1])));
+      return check(step);  // one addition of the same numbers: exactly the tool's
+    }
+    line(fmt::format("{} = {} + sinusoidal(m, d_mem)  # a table of its own size", var(step),
+                     var(step.made.inputs[0])));
+    return check(step, fmt::format("positions(m, d_mem) + rounded({})", var(step)));
+  }
+
+  void emit_matmul_t(const Step& step) {
+    line(fmt::format("{} = {} @ {}.T  # {}·{} -> {}", var(step), var(step.made.inputs[0]),
+                     var(step.made.inputs[1]), py_shape(trace_.input(step, 0).value),
+                     py_shape(arma::mat(trace_.input(step, 1).value.t())), py_shape(step.value)));
+    return check(
+        step, fmt::format("product({}, {}.T)", var(step.made.inputs[0]), var(step.made.inputs[1])));
+  }
+
+  void emit_divide(const Step& step) {
+    line(fmt::format("{} = {} / scale", var(step), var(step.made.inputs[0])));
+    // a division, or a product by a rounded 1/scale
+    return check(step, fmt::format("rounded({}, 2)", var(step)));
+  }
+
+  void emit_mask(const Step& step) {
+    line(fmt::format("{} = {}.masked_fill(blocked, fill)  # True = blocked gets the fill",
+                     var(step), var(step.made.inputs[0])));
+    return check(step);
+  }
+
+  void emit_exp(const Step& step) {
+    line(fmt::format("{} = torch.exp({})  # exp(-inf) = 0", var(step), var(step.made.inputs[0])));
+    return check(step, fmt::format("library({})", var(step)));
+  }
+
+  void emit_row_sum(const Step& step) {
+    line(fmt::format("{} = {}.sum(dim=-1, keepdim=True)  # (n, 1)", var(step),
+                     var(step.made.inputs[0])));
+    return check(step, fmt::format("sums({})", var(step.made.inputs[0])));
+  }
+
+  void emit_add(const Step& step) {
+    line(fmt::format("{} = {} + {}  # residual sum; dropout is the identity in eval mode",
+                     var(step), var(step.made.inputs[0]), var(step.made.inputs[1])));
+    return check(step);  // one addition of the same numbers: exactly the tool's
+  }
+
+  void emit_row_mean(const Step& step) {
+    line(fmt::format("{} = {}.mean(dim=-1, keepdim=True)  # (n, 1): each token's mean", var(step),
+                     var(step.made.inputs[0])));
+    return check(step, fmt::format("sums({}, 1) / d_model", var(step.made.inputs[0])));
+  }
+
+  void emit_row_var(const Step& step) {
+    line(fmt::format("{} = (({} - {}) ** 2).mean(dim=-1, keepdim=True)", var(step),
+                     var(step.made.inputs[0]), var(step.made.inputs[1])));
+    comment(
+        fmt::format("biased, as LayerNorm uses it: = {}.var(dim=-1, unbiased=False, "
+                    "keepdim=True)",
+                    var(step.made.inputs[0])));
+    return check(step, fmt::format("sums(({} - {}) ** 2, 4) / d_model", var(step.made.inputs[0]),
+                                   var(step.made.inputs[1])));
+  }
+
+  void emit_normalise(const Step& step) {
+    line(fmt::format("{} = ({} - {}) / torch.sqrt({} + {})", var(step), var(step.made.inputs[0]),
+                     var(step.made.inputs[1]), var(step.made.inputs[2]), py_number(step.made.eps)));
+    return check(step, fmt::format("rounded({}, 4)", var(step)));
+  }
+
+  void emit_relu(const Step& step) {
+    line(fmt::format("{} = F.relu({})  # max(0, x)", var(step), var(step.made.inputs[0])));
+    return check(step);
+  }
+
+  void emit_gelu(const Step& step) {
+    line(
+        fmt::format("{} = F.gelu({})  # exact: x·Φ(x) = x·(1 + erf(x/√2))/2, PyTorch's "
+                    "default approximate=\"none\"",
+                    var(step), var(step.made.inputs[0])));
+    return check(step, fmt::format("gelu_bound({}, {})", var(step.made.inputs[0]), var(step)));
+  }
+
+  void emit_identity(const Step& step) {
+    line(fmt::format("{} = {}  # the layer's result, the input of a next layer", var(step),
+                     var(step.made.inputs[0])));
+    return check(step);
   }
 
   // A step the lesson gives: X, memory, a weight, a bias, a LayerNorm parameter.
@@ -996,6 +1066,12 @@ def carried_encoder_layer(X, lesson):
     line(fmt::format("q_bound, k_bound, v_bound = {}, {}, {}", projection(Q, "product"),
                      projection(K, "product"), projection(V, "product")),
          2);
+    decode_heads();
+    decode_checks();
+  }
+
+  // Inside the loop over t: each head's step t, every value checked.
+  void decode_heads() {
     line("for h in range(heads):", 2);
     line("qk, v = slice(h * d_k, (h + 1) * d_k), slice(h * d_v, (h + 1) * d_v)", 3);
     line("step = f\"decode.t{t}.head{h}\"", 3);
@@ -1020,6 +1096,10 @@ def carried_encoder_layer(X, lesson):
     line("context = weights @ V_cache[h]  # (1, d_v)", 3);
     line("context = check(step + \".context\", context, product(weights, V_cache[h]))", 3);
     line("decoded[h].append(context)", 3);
+  }
+
+  // After the loop: each decoding step's context against row t of the full one.
+  void decode_checks() {
     std::string contexts;
     for (std::size_t h = 0; h < lesson_.heads; ++h)
       contexts += (h ? ", " : "") + var(head_step_id(h, HeadStep::context));
@@ -1032,6 +1112,16 @@ def carried_encoder_layer(X, lesson):
   // nn.MultiheadAttention with the lesson's weights and masks: its output and
   // per-head weights against the tool's.
   void multihead_attention() {
+    mha_module();
+    const std::string attn_mask = mha_attn_mask();
+    mha_call(attn_mask);
+    mha_compare();
+    mha_mean_weights(attn_mask);
+    if (lesson_.layer) encoder_layer(attn_mask);
+  }
+
+  // nn.MultiheadAttention built with the lesson's weights.
+  void mha_module() {
     const Step& Q = trace_.at("Q");
     const Step& K = trace_.at("K");
     const Step& V = trace_.at("V");
@@ -1084,6 +1174,19 @@ def carried_encoder_layer(X, lesson):
       line("mha.out_proj.bias.zero_()", 2);
     }
     line("mha.eval()  # dropout off (it is 0 here anyway); eval is how the tool computes");
+  }
+
+  // The module's queries, its keys' and values' source, and its key_padding_mask.
+  struct MhaInputs {
+    std::string queries, source, padding;
+  };
+  MhaInputs mha_inputs() {
+    return {var(trace_.at("Q").made.inputs[0]), var(trace_.at("K").made.inputs[0]),
+            lesson_.key_padding.empty() ? "None" : "key_padding_mask[None]"};
+  }
+
+  // The module's attn_mask: the causal and keep masks, True = blocked.
+  std::string mha_attn_mask() const {
     std::vector<std::string> attn_parts;
     if (lesson_.causal) attn_parts.push_back("causal_blocked");
     if (lesson_.keep) attn_parts.push_back("(keep == 0)");
@@ -1092,17 +1195,30 @@ def carried_encoder_layer(X, lesson):
       attn_mask.clear();
       for (const std::string& p : attn_parts) attn_mask += (attn_mask.empty() ? "" : " | ") + p;
     }
+    return attn_mask;
+  }
+
+  // The module called on the lesson's tokens, every head's weights kept.
+  void mha_call(const std::string& attn_mask) {
+    const auto [queries, source, padding] = mha_inputs();
     comment(
         "attn_mask (n, m) and key_padding_mask (batch, m): True = blocked, the lesson's keep "
         "turned round. batch_first=True: tensors are (batch, tokens, features), here a batch "
         "of one, [None].");
-    const std::string queries = var(Q.made.inputs[0]);
-    const std::string source = var(K.made.inputs[0]);
-    const std::string padding = lesson_.key_padding.empty() ? "None" : "key_padding_mask[None]";
     line("attn_output, attn_weights = mha(");
     line(fmt::format("{0}[None], {1}[None], {1}[None],  # query, key, value", queries, source), 2);
     line(fmt::format("attn_mask={}, key_padding_mask={},", attn_mask, padding), 2);
     line("need_weights=True, average_attn_weights=False)  # every head's weights", 2);
+  }
+
+  // The module's output and weights against the tool's, within twice the error
+  // carried through the steps.
+  void mha_compare() {
+    const Step& Q = trace_.at("Q");
+    const Step& K = trace_.at("K");
+    const Step& V = trace_.at("V");
+    const Step* W_O = trace_.find("W_O");
+    const auto [queries, source, padding] = mha_inputs();
     const std::string target = W_O ? "output" : "concat";
     const auto bias_or_none = [&](const Step& p) {
       return p.made.inputs.size() > 2 ? var(p.made.inputs[2]) : std::string("None");
@@ -1132,24 +1248,27 @@ def carried_encoder_layer(X, lesson):
         "compare(f\"nn.MultiheadAttention: attn_weights[{h}] = head{h}.weights\", "
         "attn_weights[0, h], f\"head{h}.weights\", 2 * carried_weights[h][1])",
         2);
-    if (lesson_.heads > 1) {
-      line(
-          fmt::format("_, mean_weights = mha({0}[None], {1}[None], {1}[None], attn_mask={2}, "
-                      "key_padding_mask={3})",
-                      queries, source, attn_mask, padding));
-      comment(
-          "average_attn_weights=True, the default: the heads' weights averaged; each within "
-          "its carried error, and the mean's own rounding",
-          1);
-      line("mean_error = sum(e for _, e in carried_weights) / heads");
-      line(
-          "mean_error += sums(torch.stack([w for w, _ in carried_weights], dim=-1), 1).squeeze(-1) "
-          "/ heads / 2");
-      line(
-          "compare(\"nn.MultiheadAttention: averaged weights = heads.mean\", mean_weights[0], "
-          "\"heads.mean\", 2 * mean_error)");
-    }
-    if (lesson_.layer) encoder_layer(attn_mask);
+  }
+
+  // average_attn_weights=True against heads.mean.
+  void mha_mean_weights(const std::string& attn_mask) {
+    const auto [queries, source, padding] = mha_inputs();
+    if (lesson_.heads <= 1) return;
+    line(
+        fmt::format("_, mean_weights = mha({0}[None], {1}[None], {1}[None], attn_mask={2}, "
+                    "key_padding_mask={3})",
+                    queries, source, attn_mask, padding));
+    comment(
+        "average_attn_weights=True, the default: the heads' weights averaged; each within "
+        "its carried error, and the mean's own rounding",
+        1);
+    line("mean_error = sum(e for _, e in carried_weights) / heads");
+    line(
+        "mean_error += sums(torch.stack([w for w, _ in carried_weights], dim=-1), 1).squeeze(-1) "
+        "/ heads / 2");
+    line(
+        "compare(\"nn.MultiheadAttention: averaged weights = heads.mean\", mean_weights[0], "
+        "\"heads.mean\", 2 * mean_error)");
   }
 
   // nn.TransformerEncoderLayer with the lesson's weights: its result against layer.output.

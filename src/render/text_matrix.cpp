@@ -318,43 +318,192 @@ std::vector<std::vector<T>> blocks_of(const std::vector<T>& columns,
   return blocks;
 }
 
+// ---- Numbers -------------------------------------------------------------
+
+using Indices = std::vector<std::optional<std::size_t>>;  // shown rows or columns, a gap nullopt
+
+// The shown columns of numbers and their labels: each column as wide as its
+// widest number or label, the labels cut to fit.
+struct NumberLayout {
+  std::vector<std::size_t> width;  // per column of the matrix; 0 where not shown
+  std::vector<std::string> row_labels, col_labels;
+  std::size_t label_width = 0;  // of the row labels
+};
+
+NumberLayout number_layout(const Step& step, const Indices& rows, const Indices& cols,
+                           const RenderOptions& options) {
+  const arma::mat& M = step.value;
+  NumberLayout l;
+  // Cells are never cut; the row labels give way (to 4 columns at the least)
+  // so that one column of numbers always fits.
+  std::size_t widest_number = 0;
+  l.width.assign(M.n_cols, 0);
+  for (const auto& c : cols) {
+    if (!c) continue;
+    for (const auto& r : rows)
+      if (r) l.width[*c] = std::max(l.width[*c], format_fixed(M(*r, *c), options.precision).size());
+    widest_number = std::max(widest_number, l.width[*c]);
+  }
+  const std::size_t room = options.width > 4 ? options.width - 4 : 0;  // less the two gaps
+  const std::size_t label_cap = std::max<std::size_t>(
+      4, std::min(options.width / 3, room > widest_number ? room - widest_number : std::size_t{4}));
+  l.row_labels.resize(M.n_rows);
+  l.col_labels.resize(M.n_cols);
+  const std::vector<std::string> row_names = numbered(step.rows), col_names = numbered(step.cols);
+  for (const auto& r : rows)
+    if (r) {
+      l.row_labels[*r] = label(row_names[*r], label_cap);
+      l.label_width = std::max(l.label_width, display_width(l.row_labels[*r]));
+    }
+  for (const auto& c : cols)
+    if (c) {
+      l.col_labels[*c] = label(col_names[*c], std::max<std::size_t>(l.width[*c], 10));
+      l.width[*c] = std::max(l.width[*c], display_width(l.col_labels[*c]));
+    }
+  return l;
+}
+
+// "  columns 3–5 of 12:" over a block of columns; nothing over a gap alone.
+std::string columns_heading(const Indices& block, std::size_t count) {
+  const auto first = std::find_if(block.begin(), block.end(), [](auto c) { return c; });
+  const auto last = std::find_if(block.rbegin(), block.rend(), [](auto c) { return c; });
+  if (first == block.end()) return "";
+  return "  " + tr_format("columns {}–{} of {}:", **first, **last, count) + "\n";
+}
+
+// A block of columns: their labels, then every shown row's numbers, shaded
+// on `range` when there is colour.
+void write_number_block(std::string& out, const Trace& trace, const Step& step,
+                        const NumberLayout& l, const Indices& rows, const Indices& block,
+                        const Range& range, const RenderOptions& options) {
+  const arma::mat& M = step.value;
+  const bool shade = options.color != ColorDepth::none;
+  out += "  " + std::string(l.label_width, ' ');
+  for (const auto& c : block) out += "  " + (c ? pad_left(l.col_labels[*c], l.width[*c]) : "…");
+  out += '\n';
+  for (const auto& r : rows) {
+    out += "  " + pad_right(r ? l.row_labels[*r] : "⋮", l.label_width);
+    for (const auto& c : block) {
+      if (!r || !c) {
+        out += "  " + (c ? pad_left("⋮", l.width[*c]) : "…");
+        continue;
+      }
+      const std::string cell = pad_left(format_fixed(M(*r, *c), options.precision), l.width[*c]);
+      out += "  " + (shade ? paint_cell(cell, classify(trace, step, *r, *c),
+                                        range.at(*r, M(*r, *c)), options.color)
+                           : cell);
+    }
+    out += '\n';
+  }
+}
+
+// ---- Heatmap -------------------------------------------------------------
+
+// Where a heatmap's parts go: the row labels, the columns of the terminal a
+// key takes (or, `half`, two keys to a column, in colour only), the keys of a
+// block, and how often the ruler numbers a key.
+struct HeatmapLayout {
+  std::vector<std::string> labels;
+  std::size_t label_width = 0;
+  std::size_t chars = 1;
+  bool half = false;
+  std::size_t per_block = 1;
+  std::size_t tick = 10;
+};
+
+HeatmapLayout heatmap_layout(const Step& step, const RenderOptions& options) {
+  const std::size_t n = step.value.n_rows, m = step.value.n_cols;
+  HeatmapLayout l;
+  // Row labels "12 token", the token cut to leave the cells at least half the width.
+  const std::size_t index_width = fmt::format("{}", n > 0 ? n - 1 : 0).size();
+  const std::size_t label_cap = std::max<std::size_t>(index_width + 2, options.width / 4);
+  l.labels.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    l.labels[i] = clip_to_width(
+        fmt::format("{:>{}} {}", i, index_width, show_controls(step.rows[i])), label_cap);
+    l.label_width = std::max(l.label_width, display_width(l.labels[i]));
+  }
+  const std::size_t room =
+      options.width > l.label_width + 3 ? options.width - l.label_width - 3 : 1;
+  // Columns a cell takes, or (half) two cells to a column.
+  if (2 * m <= room)
+    l.chars = 2;
+  else if (m > room && options.color != ColorDepth::none)
+    l.half = true;
+  l.per_block = std::max<std::size_t>(1, l.half ? 2 * room : room / l.chars);
+  l.tick = l.half ? 20 : l.chars == 2 ? 5 : 10;
+  return l;
+}
+
+// A ruler over keys [start, end): the key numbers every `tick` keys, where they fit.
+std::string key_ruler(const HeatmapLayout& l, std::size_t start, std::size_t end) {
+  const std::size_t span = l.half ? (end - start + 1) / 2 : (end - start) * l.chars;
+  std::string ruler(span, ' ');
+  for (std::size_t j = start; j < end; ++j) {
+    if (j % l.tick != 0) continue;
+    const std::string number = fmt::format("{}", j);
+    const std::size_t at = l.half ? (j - start) / 2 : (j - start) * l.chars;
+    if (at + number.size() <= span) ruler.replace(at, number.size(), number);
+  }
+  while (!ruler.empty() && ruler.back() == ' ') ruler.pop_back();
+  return ruler;
+}
+
+// Row `i` over keys [start, end): its label, then its cells as half blocks,
+// coloured spaces or (without colour) glyphs.
+std::string heatmap_row(const Trace& trace, const Step& step, const Range& range,
+                        const HeatmapLayout& l, std::size_t i, std::size_t start, std::size_t end,
+                        ColorDepth depth) {
+  std::string line = "  " + pad_right(l.labels[i], l.label_width) + " ";
+  const auto kind = [&](std::size_t j) { return classify(trace, step, i, j); };
+  const auto t = [&](std::size_t j) { return range.at(i, step.value(i, j)); };
+  if (l.half) {
+    for (std::size_t j = start; j < end; j += 2) {
+      const std::string left = sgr(heat_colour(kind(j), t(j)), depth, false);
+      line += j + 1 < end ? fmt::format("\x1b[{};{}m▌", left,
+                                        sgr(heat_colour(kind(j + 1), t(j + 1)), depth, true))
+                          : fmt::format("\x1b[0;{}m▌", left);
+    }
+    return line + "\x1b[0m";
+  }
+  if (depth != ColorDepth::none) {
+    for (std::size_t j = start; j < end; ++j)
+      line += fmt::format("\x1b[{}m{}", sgr(heat_colour(kind(j), t(j)), depth, true),
+                          std::string(l.chars, ' '));
+    return line + "\x1b[0m";
+  }
+  for (std::size_t j = start; j < end; ++j) {
+    const std::string glyph = heat_glyph(kind(j), t(j));
+    for (std::size_t k = 0; k < l.chars; ++k) line += glyph;
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+// The keys by number (queries are the rows, labelled above).
+std::string keys_by_number(const Step& step, std::size_t width) {
+  if (step.cols == step.rows)
+    return wrap_text(tr("queries down, keys across: the same tokens, numbered as the rows"), width,
+                     "  ", "  ");
+  std::vector<std::string> keys;
+  for (std::size_t j = 0; j < step.value.n_cols; ++j)
+    keys.push_back(fmt::format("{} {}", j, clip_to_width(show_controls(step.cols[j]), 24)));
+  return wrap_text(
+      tr_format("queries down; keys across: {}", fmt::format("{}", fmt::join(keys, ", "))), width,
+      "  ", "    ");
+}
+
 }  // namespace
 
 void write_numbers(std::string& out, const Trace& trace, const Step& step,
                    const RenderOptions& options) {
   const arma::mat& M = step.value;
   const bool summarised = should_summarise(M, options.summary);
-  const auto rows = visible_indices(M.n_rows, summarised);
-  const auto cols = visible_indices(M.n_cols, summarised);
+  const Indices rows = visible_indices(M.n_rows, summarised);
+  const Indices cols = visible_indices(M.n_cols, summarised);
   const bool shade = options.color != ColorDepth::none;
   const Range range = shade ? range_of(trace, step, options.scale) : Range{};
-
-  // Cells are never cut; the row labels give way (to 4 columns at the least)
-  // so that one column of numbers always fits.
-  std::size_t widest_number = 0;
-  std::vector<std::size_t> width(M.n_cols, 0);
-  for (const auto& c : cols) {
-    if (!c) continue;
-    for (const auto& r : rows)
-      if (r) width[*c] = std::max(width[*c], format_fixed(M(*r, *c), options.precision).size());
-    widest_number = std::max(widest_number, width[*c]);
-  }
-  const std::size_t room = options.width > 4 ? options.width - 4 : 0;  // less the two gaps
-  const std::size_t label_cap = std::max<std::size_t>(
-      4, std::min(options.width / 3, room > widest_number ? room - widest_number : std::size_t{4}));
-  std::vector<std::string> row_labels(M.n_rows), col_labels(M.n_cols);
-  std::size_t label_width = 0;
-  const std::vector<std::string> row_names = numbered(step.rows), col_names = numbered(step.cols);
-  for (const auto& r : rows)
-    if (r) {
-      row_labels[*r] = label(row_names[*r], label_cap);
-      label_width = std::max(label_width, display_width(row_labels[*r]));
-    }
-  for (const auto& c : cols)
-    if (c) {
-      col_labels[*c] = label(col_names[*c], std::max<std::size_t>(width[*c], 10));
-      width[*c] = std::max(width[*c], display_width(col_labels[*c]));
-    }
+  const NumberLayout layout = number_layout(step, rows, cols, options);
 
   if (summarised)
     out += wrap_text(tr_format("summary: {} · {}", shape_str(M.n_rows, M.n_cols),
@@ -362,124 +511,32 @@ void write_numbers(std::string& out, const Trace& trace, const Step& step,
                      options.width, "  ", "    ");
 
   std::vector<std::size_t> gaps_and_widths;
-  for (const auto& c : cols) gaps_and_widths.push_back(2 + (c ? width[*c] : 1));
-  const std::size_t left = 2 + label_width;
+  for (const auto& c : cols) gaps_and_widths.push_back(2 + (c ? layout.width[*c] : 1));
+  const std::size_t left = 2 + layout.label_width;
   const auto blocks =
       blocks_of(cols, gaps_and_widths, options.width > left ? options.width - left : 1);
-  for (const auto& block : blocks) {
-    if (blocks.size() > 1) {
-      const auto first = std::find_if(block.begin(), block.end(), [](auto c) { return c; });
-      const auto last = std::find_if(block.rbegin(), block.rend(), [](auto c) { return c; });
-      if (first != block.end())
-        out += "  " + tr_format("columns {}–{} of {}:", **first, **last, M.n_cols) + "\n";
-    }
-    out += "  " + std::string(label_width, ' ');
-    for (const auto& c : block) out += "  " + (c ? pad_left(col_labels[*c], width[*c]) : "…");
-    out += '\n';
-    for (const auto& r : rows) {
-      out += "  " + pad_right(r ? row_labels[*r] : "⋮", label_width);
-      for (const auto& c : block) {
-        if (!r || !c) {
-          out += "  " + (c ? pad_left("⋮", width[*c]) : "…");
-          continue;
-        }
-        const std::string cell = pad_left(format_fixed(M(*r, *c), options.precision), width[*c]);
-        out += "  " + (shade ? paint_cell(cell, classify(trace, step, *r, *c),
-                                          range.at(*r, M(*r, *c)), options.color)
-                             : cell);
-      }
-      out += '\n';
-    }
+  for (const Indices& block : blocks) {
+    if (blocks.size() > 1) out += columns_heading(block, M.n_cols);
+    write_number_block(out, trace, step, layout, rows, block, range, options);
   }
   if (shade) write_legend(out, trace, step, range, options, false);
 }
 
 void write_heatmap(std::string& out, const Trace& trace, const Step& step,
                    const RenderOptions& options) {
-  const arma::mat& M = step.value;
-  const std::size_t n = M.n_rows, m = M.n_cols;
-  const bool colour = options.color != ColorDepth::none;
+  const std::size_t n = step.value.n_rows, m = step.value.n_cols;
   const Range range = range_of(trace, step, options.scale);
-
-  // Row labels "12 token", the token cut to leave the cells at least half the width.
-  const std::size_t index_width = fmt::format("{}", n > 0 ? n - 1 : 0).size();
-  const std::size_t label_cap = std::max<std::size_t>(index_width + 2, options.width / 4);
-  std::vector<std::string> labels(n);
-  std::size_t label_width = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    labels[i] = clip_to_width(fmt::format("{:>{}} {}", i, index_width, show_controls(step.rows[i])),
-                              label_cap);
-    label_width = std::max(label_width, display_width(labels[i]));
+  const HeatmapLayout layout = heatmap_layout(step, options);
+  for (std::size_t start = 0; start < m; start += layout.per_block) {
+    const std::size_t end = std::min(m, start + layout.per_block);
+    if (layout.per_block < m)
+      out += "  " + tr_format("keys {}–{} of {}:", start, end - 1, m) + "\n";
+    out += "  " + std::string(layout.label_width, ' ') + " " + key_ruler(layout, start, end) + "\n";
+    for (std::size_t i = 0; i < n; ++i)
+      out += heatmap_row(trace, step, range, layout, i, start, end, options.color) + "\n";
   }
-  const std::size_t room = options.width > label_width + 3 ? options.width - label_width - 3 : 1;
-
-  // Columns a cell takes, or (half) two cells to a column.
-  std::size_t chars = 1;
-  bool half = false;
-  if (2 * m <= room)
-    chars = 2;
-  else if (m > room && colour)
-    half = true;
-  const std::size_t per_block = std::max<std::size_t>(1, half ? 2 * room : room / chars);
-  const std::size_t tick = half ? 20 : chars == 2 ? 5 : 10;
-
-  for (std::size_t start = 0; start < m; start += per_block) {
-    const std::size_t end = std::min(m, start + per_block);
-    if (per_block < m) out += "  " + tr_format("keys {}–{} of {}:", start, end - 1, m) + "\n";
-    // A ruler: the key numbers every `tick` keys, where they fit.
-    const std::size_t span = half ? (end - start + 1) / 2 : (end - start) * chars;
-    std::string ruler(span, ' ');
-    for (std::size_t j = start; j < end; ++j) {
-      if (j % tick != 0) continue;
-      const std::string number = fmt::format("{}", j);
-      const std::size_t at = half ? (j - start) / 2 : (j - start) * chars;
-      if (at + number.size() <= span) ruler.replace(at, number.size(), number);
-    }
-    while (!ruler.empty() && ruler.back() == ' ') ruler.pop_back();
-    out += "  " + std::string(label_width, ' ') + " " + ruler + "\n";
-
-    for (std::size_t i = 0; i < n; ++i) {
-      std::string line = "  " + pad_right(labels[i], label_width) + " ";
-      const auto kind = [&](std::size_t j) { return classify(trace, step, i, j); };
-      const auto t = [&](std::size_t j) { return range.at(i, M(i, j)); };
-      if (half) {
-        for (std::size_t j = start; j < end; j += 2) {
-          const std::string left = sgr(heat_colour(kind(j), t(j)), options.color, false);
-          line += j + 1 < end
-                      ? fmt::format("\x1b[{};{}m▌", left,
-                                    sgr(heat_colour(kind(j + 1), t(j + 1)), options.color, true))
-                      : fmt::format("\x1b[0;{}m▌", left);
-        }
-        line += "\x1b[0m";
-      } else if (colour) {
-        for (std::size_t j = start; j < end; ++j)
-          line += fmt::format("\x1b[{}m{}", sgr(heat_colour(kind(j), t(j)), options.color, true),
-                              std::string(chars, ' '));
-        line += "\x1b[0m";
-      } else {
-        for (std::size_t j = start; j < end; ++j) {
-          const std::string glyph = heat_glyph(kind(j), t(j));
-          for (std::size_t k = 0; k < chars; ++k) line += glyph;
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-      }
-      out += line + "\n";
-    }
-  }
-
-  // The keys by number (queries are the rows, labelled above).
-  if (step.cols == step.rows) {
-    out += wrap_text(tr("queries down, keys across: the same tokens, numbered as the rows"),
-                     options.width, "  ", "  ");
-  } else {
-    std::vector<std::string> keys;
-    for (std::size_t j = 0; j < m; ++j)
-      keys.push_back(fmt::format("{} {}", j, clip_to_width(show_controls(step.cols[j]), 24)));
-    out += wrap_text(
-        tr_format("queries down; keys across: {}", fmt::format("{}", fmt::join(keys, ", "))),
-        options.width, "  ", "    ");
-  }
-  write_legend(out, trace, step, range, options, !colour);
+  out += keys_by_number(step, options.width);
+  write_legend(out, trace, step, range, options, options.color == ColorDepth::none);
 }
 
 }  // namespace attn

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/number_text.hpp"
+#include "core/ops/op.hpp"
 #include "core/toml_read.hpp"
 #include "render/numbers.hpp"
 
@@ -99,138 +100,120 @@ class OwnNumbers {
     return v;
   }
 
-  // step[row, col] from its inputs' own values; `formula`, when given, says how.
+  // step[row, col] from its inputs' own values, by the op's arithmetic
+  // (core/ops); `formula`, when given, says how.
   double compute(const Step& step, std::size_t row, std::size_t col, std::string* formula) {
-    const Operation& made = step.made;
-    auto say = [&](std::string text) {
-      if (formula) *formula = std::move(text);
+    if (!recomputed(step)) {
+      if (formula) *formula = short_number(step.value(row, col));
+      return step.value(row, col);
+    }
+    const ReadInput read = [&](std::size_t i, std::size_t r, std::size_t c) {
+      return value(step.made.inputs.at(i), r, c);
     };
-    double v = step.value(row, col);
-    switch (made.op) {
+    const CellContext context{trace_, step, read};
+    const double v = op_facets(step.made.op).cell(context, row, col);
+    if (formula) *formula = own_formula(step, row, col, v);
+    return v;
+  }
+
+  // Whether a step's cells are recomputed from their inputs' own values. The
+  // rest of the encoder layer and the KV cache's steps are taken as computed:
+  // no document states a number inside one yet.
+  static bool recomputed(const Step& step) {
+    switch (step.made.op) {
       case Op::matmul:
-      case Op::matmul_t: {
-        const std::optional<CellSum> sum = cell_sum(trace_, step.id, row, col);
-        if (!sum) break;
-        CellSum own = *sum;
-        own.value = 0.0;
-        for (ProductTerm& t : own.terms) {
-          t.left = value(t.left_ref.step, t.left_ref.row, t.left_ref.col);
-          t.right = value(t.right_ref.step, t.right_ref.row, t.right_ref.col);
-          own.value += t.product();
-        }
-        if (own.bias) {
-          own.bias = value(own.bias_ref.step, own.bias_ref.row, own.bias_ref.col);
-          own.value += *own.bias;
-        }
-        v = own.value;
-        say(expand_sum(own));
-        break;
-      }
+      case Op::matmul_t:
       case Op::slice:
-        v = value(made.inputs.at(0), row, made.offset + col);
-        say(short_number(v));
-        break;
       case Op::rows:
-        v = value(made.inputs.at(0), made.offset + row, col);
-        say(short_number(v));
-        break;
-      case Op::divide: {
-        const double in = value(made.inputs.at(0), row, col);
-        v = in / made.divisor;
-        say(fmt::format("{} / {} = {}", short_number(in), short_number(made.divisor),
-                        short_number(v)));
-        break;
-      }
+      case Op::divide:
       case Op::mask:
-        if (trace_.mask.n_rows > row && trace_.mask.n_cols > col && trace_.mask(row, col) == 0)
-          v = value(made.inputs.at(0), row, col);
-        say(short_number(v));
-        break;
-      case Op::exp: {
-        const double in = value(made.inputs.at(0), row, col);
-        v = std::exp(in);
-        say(fmt::format("e^{} = {}", short_number(in), short_number(v)));
-        break;
-      }
-      case Op::row_sum: {
-        const Step& in = trace_.input(step, 0);
-        std::vector<std::string> terms;
-        v = 0.0;
-        for (std::size_t c = 0; c < in.value.n_cols; ++c) {
-          const double x = value(in.id, row, c);
-          terms.push_back(short_number(x));
-          v += x;
-        }
-        say(fmt::format("{} = {}", fmt::join(terms, " + "), short_number(v)));
-        break;
-      }
-      case Op::softmax: {
-        // weights = exp / row_sum, unless the row sum is 0 (a fully masked row):
-        // then the stable softmax's own rule decided, and it stays. A decoding
-        // step's weights record no exp and row sum: taken as computed.
-        if (made.inputs.size() < 3) {
-          say(short_number(v));
-          break;
-        }
-        const double sum = value(made.inputs.at(2), row, 0);
-        if (!(sum > 0) || !std::isfinite(sum)) break;
-        const double e = value(made.inputs.at(1), row, col);
-        v = e / sum;
-        say(fmt::format("{} / {} = {}", short_number(e), short_number(sum), short_number(v)));
-        break;
-      }
-      case Op::add_positions: {
-        const Step& in = trace_.input(step, 0);
-        v = value(in.id, row, col) + (step.value(row, col) - in.value(row, col));
-        say(short_number(v));
-        break;
-      }
-      case Op::concat: {
-        std::size_t offset = 0;
-        for (const std::string& id : made.inputs) {
-          const std::size_t width = trace_.at(id).value.n_cols;
-          if (col < offset + width) {
-            v = value(id, row, col - offset);
-            break;
-          }
-          offset += width;
-        }
-        say(short_number(v));
-        break;
-      }
+      case Op::exp:
+      case Op::row_sum:
+      case Op::add_positions:
+      case Op::concat:
       case Op::mean:
-      case Op::max: {
-        const bool mean = made.op == Op::mean;
-        double acc = mean ? 0.0 : -std::numeric_limits<double>::infinity();
-        for (const std::string& id : made.inputs)
-          acc = mean ? acc + value(id, row, col) : std::max(acc, value(id, row, col));
-        v = mean ? acc / static_cast<double>(made.inputs.size()) : acc;
-        say(short_number(v));
-        break;
-      }
+      case Op::max:
       case Op::add:
-        v = value(made.inputs.at(0), row, col) + value(made.inputs.at(1), row, col);
-        say(short_number(v));
-        break;
       case Op::identity:
-        v = value(made.inputs.at(0), row, col);
-        say(short_number(v));
-        break;
-      // The rest of the encoder layer: no document states a number inside
-      // one yet, so these are taken as computed.
+        return true;
+      case Op::softmax:  // a decoding step's weights record no exp and row sum
+        return step.made.inputs.size() > 2;
       case Op::row_mean:
       case Op::row_var:
       case Op::normalise:
       case Op::scale_shift:
       case Op::relu:
       case Op::gelu:
-      case Op::max_abs_diff:  // the KV cache's check: no document states one
+      case Op::max_abs_diff:
       case Op::given:
       case Op::positional:
-        say(short_number(v));
-        break;
+        return false;
     }
-    return v;
+    return false;
+  }
+
+  // How step[row, col] = v is formed from its inputs' own values, for people.
+  std::string own_formula(const Step& step, std::size_t row, std::size_t col, double v) {
+    const auto input = [&](std::size_t i, std::size_t r, std::size_t c) {
+      return short_number(value(step.made.inputs.at(i), r, c));
+    };
+    switch (step.made.op) {
+      case Op::matmul:
+      case Op::matmul_t:
+        return expand_sum(own_sum(step, row, col));
+      case Op::divide:
+        return fmt::format("{} / {} = {}", input(0, row, col), short_number(step.made.divisor),
+                           short_number(v));
+      case Op::exp:
+        return fmt::format("e^{} = {}", input(0, row, col), short_number(v));
+      case Op::row_sum: {
+        std::vector<std::string> terms;
+        for (std::size_t c = 0; c < trace_.input(step, 0).value.n_cols; ++c)
+          terms.push_back(input(0, row, c));
+        return fmt::format("{} = {}", fmt::join(terms, " + "), short_number(v));
+      }
+      case Op::softmax: {  // E / Σ, unless Σ is 0 (a fully masked row): the policy decided
+        const double sum = value(step.made.inputs.at(2), row, 0);
+        if (!(sum > 0) || !std::isfinite(sum)) return "";
+        return fmt::format("{} / {} = {}", input(1, row, col), short_number(sum), short_number(v));
+      }
+      case Op::slice:
+      case Op::rows:
+      case Op::mask:
+      case Op::add_positions:
+      case Op::concat:
+      case Op::mean:
+      case Op::max:
+      case Op::add:
+      case Op::identity:
+      case Op::row_mean:
+      case Op::row_var:
+      case Op::normalise:
+      case Op::scale_shift:
+      case Op::relu:
+      case Op::gelu:
+      case Op::max_abs_diff:
+      case Op::given:
+      case Op::positional:
+        return short_number(v);
+    }
+    return short_number(v);
+  }
+
+  // The product's sum of terms with each factor's own value.
+  CellSum own_sum(const Step& step, std::size_t row, std::size_t col) {
+    CellSum own = *cell_sum(trace_, step.id, row, col);
+    own.value = 0.0;
+    for (ProductTerm& t : own.terms) {
+      t.left = value(t.left_ref.step, t.left_ref.row, t.left_ref.col);
+      t.right = value(t.right_ref.step, t.right_ref.row, t.right_ref.col);
+      own.value += t.product();
+    }
+    if (own.bias) {
+      own.bias = value(own.bias_ref.step, own.bias_ref.row, own.bias_ref.col);
+      own.value += *own.bias;
+    }
+    return own;
   }
 
   const Trace& trace_;
@@ -479,6 +462,48 @@ std::vector<StatedValue> stated_values(const Lesson& lesson, const Claim* except
   return out;
 }
 
+// A product cell's difference: its sum of terms, what the document wrote of
+// it, and the one slipped term or input that explains it, when one does.
+// `head` names the cell and both values; `own_text` is a real slip on the
+// document's own numbers, or empty.
+std::string explain_product(const Lesson& lesson, const Trace& trace, const Claim& claim,
+                            const ClaimCell& cell, const std::string& head,
+                            const std::string& own_text) {
+  const CellSum& arithmetic = *cell.arithmetic;
+  const std::vector<StatedValue> stated = stated_values(lesson, &claim);
+  const std::string expansion = fmt::format("{} = {}", head, expand_sum(arithmetic));
+  std::vector<TermSlip> slips =
+      single_term_slips(trace, arithmetic, cell.stated.value, cell.tolerance, stated);
+  // A product's leading digit changed fits one value in ten by chance: too
+  // weak to offer as a cause (verify drops it too).
+  std::erase_if(slips, [](const TermSlip& s) { return s.kind == SlipKind::digit_slip; });
+  const std::vector<WrittenTerm> written = written_terms(claim.says);
+  double written_total = arithmetic.bias.value_or(0.0);
+  for (const WrittenTerm& w : written) written_total += w.product.value;
+  const bool applies = written.size() == arithmetic.terms.size() &&
+                       (claim.where.kind == CellSelector::Kind::cell ||
+                        matches_written(written_total, cell.stated.value, cell.tolerance));
+  if (applies) {
+    std::optional<std::size_t> slip_term;
+    bool factors_right = false;
+    const std::string as_written =
+        compare_written(trace, arithmetic, written, cell, stated, slip_term, factors_right);
+    // What the document wrote rules out the slips it contradicts.
+    std::erase_if(slips, [&](const TermSlip& s) {
+      const bool operand_swap = s.kind == SlipKind::stated_value || s.kind == SlipKind::wrong_entry;
+      return (slip_term && s.term != *slip_term) || (factors_right && operand_swap);
+    });
+    if (slips.empty()) return fmt::format("{}; {}{}", expansion, as_written, own_text);
+    return fmt::format("{}; {}; possible cause: {}{}", expansion, as_written, causes(slips),
+                       own_text);
+  }
+  if (!slips.empty()) return fmt::format("{}; {}{}", expansion, describe_slips(slips), own_text);
+  if (const auto other = other_cell_matches(trace.at(claim.step), cell))
+    return fmt::format("{}; {}{}", expansion, *other, own_text);
+  return fmt::format("{}; no single term or input explains the difference of {}{}", expansion,
+                     short_number(cell.stated.value - cell.computed), own_text);
+}
+
 std::string explain_difference(const Lesson& lesson, const Trace& trace, const Claim& claim,
                                const ClaimCell& cell) {
   const Step& step = trace.at(claim.step);
@@ -503,41 +528,7 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
           fmt::format("; a real slip: on the document's own {}, {}, not {}", used,
                       cell.own->formula, format_fixed(cell.stated.value, cell.stated.decimals));
   }
-  const std::vector<StatedValue> stated = stated_values(lesson, &claim);
-  if (cell.arithmetic) {
-    const std::string expansion = fmt::format("{} = {}", head, expand_sum(*cell.arithmetic));
-    std::vector<TermSlip> slips =
-        single_term_slips(trace, *cell.arithmetic, cell.stated.value, cell.tolerance, stated);
-    // A product's leading digit changed fits one value in ten by chance: too
-    // weak to offer as a cause (verify drops it too).
-    std::erase_if(slips, [](const TermSlip& s) { return s.kind == SlipKind::digit_slip; });
-    const std::vector<WrittenTerm> written = written_terms(claim.says);
-    double written_total = cell.arithmetic->bias.value_or(0.0);
-    for (const WrittenTerm& w : written) written_total += w.product.value;
-    const bool applies = written.size() == cell.arithmetic->terms.size() &&
-                         (claim.where.kind == CellSelector::Kind::cell ||
-                          matches_written(written_total, cell.stated.value, cell.tolerance));
-    if (applies) {
-      std::optional<std::size_t> slip_term;
-      bool factors_right = false;
-      const std::string as_written =
-          compare_written(trace, *cell.arithmetic, written, cell, stated, slip_term, factors_right);
-      // What the document wrote rules out the slips it contradicts.
-      std::erase_if(slips, [&](const TermSlip& s) {
-        const bool operand_swap =
-            s.kind == SlipKind::stated_value || s.kind == SlipKind::wrong_entry;
-        return (slip_term && s.term != *slip_term) || (factors_right && operand_swap);
-      });
-      if (slips.empty()) return fmt::format("{}; {}{}", expansion, as_written, own_text);
-      return fmt::format("{}; {}; possible cause: {}{}", expansion, as_written, causes(slips),
-                         own_text);
-    }
-    if (!slips.empty()) return fmt::format("{}; {}{}", expansion, describe_slips(slips), own_text);
-    if (const auto other = other_cell_matches(step, cell))
-      return fmt::format("{}; {}{}", expansion, *other, own_text);
-    return fmt::format("{}; no single term or input explains the difference of {}{}", expansion,
-                       short_number(cell.stated.value - cell.computed), own_text);
-  }
+  if (cell.arithmetic) return explain_product(lesson, trace, claim, cell, head, own_text);
   if (!own_text.empty()) return head + own_text;
   return fmt::format("{}{}; off by {}", head, softmax_fraction(trace, step, cell),
                      short_number(cell.stated.value - cell.computed));

@@ -135,6 +135,88 @@ std::string lesson_id(const Student& student) {
                : fmt::format("exercise-{:016x}", fnv1a64(student.name));
 }
 
+// Every size and number of decimals of `spec` within what a sheet done by
+// hand allows.
+void check_spec_limits(const ExerciseSpec& spec) {
+  auto limit = [](std::size_t value, std::size_t low, std::size_t high, const char* option) {
+    if (value < low || value > high)
+      throw InputError(fmt::format("{} {}: choose {} to {} (exercises are computed by hand)",
+                                   option, value, low, high));
+  };
+  limit(spec.tokens, 1, kMaxExerciseTokens, "--tokens");
+  limit(spec.d_model, 1, kMaxExerciseWidth, "--d-model");
+  limit(spec.d_k, 1, kMaxExerciseWidth, "--d-k");
+  limit(spec.heads, 1, kMaxExerciseHeads, "--heads");
+  if (spec.heads * spec.d_k > kMaxExerciseWidth)
+    throw InputError(
+        fmt::format("--heads {} × --d-k {} = {} projection columns; keep heads × d_k "
+                    "at most {} so the sheet fits a page",
+                    spec.heads, spec.d_k, spec.heads * spec.d_k, kMaxExerciseWidth));
+  if (spec.memory_tokens > 0) limit(spec.memory_tokens, 1, kMaxExerciseTokens, "--cross");
+  const std::size_t keys = spec.memory_tokens > 0 ? spec.memory_tokens : spec.tokens;
+  if (spec.key_padding && keys < 2)
+    throw InputError(
+        fmt::format("--key-padding pads the last of {} key(s), leaving none to attend "
+                    "to; use at least 2 {}",
+                    keys, spec.memory_tokens > 0 ? "memory tokens (--cross)" : "tokens"));
+  if (spec.decimals < 0 || spec.decimals > kMaxExerciseDecimals)
+    throw InputError(
+        fmt::format("--decimals {}: choose 0 to {} (inputs on a grid a person can "
+                    "multiply by hand)",
+                    spec.decimals, kMaxExerciseDecimals));
+  const int min_answer = std::max(2, spec.decimals);
+  if (spec.answer_decimals < min_answer || spec.answer_decimals > kMaxAnswerDecimals)
+    throw InputError(
+        fmt::format("--answer-decimals {}: choose {} to {} (at least --decimals, and "
+                    "at least 2 so that weights can be told apart)",
+                    spec.answer_decimals, min_answer, kMaxAnswerDecimals));
+}
+
+// The trace of an exercise of `spec`'s shape with every input 0: its steps
+// are the ones such an exercise has.
+Trace shape_trace(const ExerciseSpec& spec) {
+  const Student probe{"probe", "probe"};
+  ExerciseSpec zero_spec = spec;
+  zero_spec.ask.clear();
+  ExerciseDraw zeros;
+  zeros.X = IntMatrix(spec.tokens, std::vector<std::int64_t>(spec.d_model));
+  if (spec.memory_tokens > 0)
+    zeros.memory = IntMatrix(spec.memory_tokens, std::vector<std::int64_t>(spec.d_model));
+  zeros.W_Q = zeros.W_K = zeros.W_V =
+      IntMatrix(spec.d_model, std::vector<std::int64_t>(spec.heads * spec.d_k));
+  const Lesson lesson = parse_lesson(exercise_lesson_toml(zero_spec, probe, zeros, 1), "probe");
+  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  return run_pipeline(lesson, *backend);
+}
+
+// The ids of the steps `asked` names (short names mean head 0; none asked:
+// scores, scaled, weights and context), each one of `valid`, the steps of
+// `trace` students can compute, and a masked step only where something is
+// masked.
+std::vector<std::string> asked_step_ids(const std::vector<std::string>& asked,
+                                        const std::vector<std::string>& valid, const Trace& trace) {
+  const std::vector<std::string> names =
+      asked.empty() ? std::vector<std::string>{"head0.scores", "head0.scaled", "head0.weights",
+                                               "head0.context"}
+                    : asked;
+  std::vector<std::string> ids;
+  for (const std::string& name : names) {
+    const std::string id = step_for_short_name(name, valid);
+    if (id.empty())
+      throw InputError(fmt::format(
+          "--ask {}: not a step students can compute in this exercise; choose from {} (or "
+          "scores, scaled, masked, exp, row_sum, weights, context for head 0)",
+          name, fmt::join(valid, ", ")));
+    if (trace.at(id).kind == StepKind::masked && !arma::any(arma::vectorise(trace.mask)))
+      throw InputError(fmt::format(
+          "--ask {}: nothing is masked in this exercise, so {} would just repeat the scaled "
+          "scores; add --causal or --key-padding, or ask another step",
+          name, id));
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 }  // namespace
 
 std::uint64_t mix64(std::uint64_t z) {
@@ -295,73 +377,13 @@ std::string exercise_lesson_toml(const ExerciseSpec& spec, const Student& studen
 }
 
 void normalise_spec(ExerciseSpec& spec) {
-  auto limit = [](std::size_t value, std::size_t low, std::size_t high, const char* option) {
-    if (value < low || value > high)
-      throw InputError(fmt::format("{} {}: choose {} to {} (exercises are computed by hand)",
-                                   option, value, low, high));
-  };
-  limit(spec.tokens, 1, kMaxExerciseTokens, "--tokens");
-  limit(spec.d_model, 1, kMaxExerciseWidth, "--d-model");
-  limit(spec.d_k, 1, kMaxExerciseWidth, "--d-k");
-  limit(spec.heads, 1, kMaxExerciseHeads, "--heads");
-  if (spec.heads * spec.d_k > kMaxExerciseWidth)
-    throw InputError(
-        fmt::format("--heads {} × --d-k {} = {} projection columns; keep heads × d_k "
-                    "at most {} so the sheet fits a page",
-                    spec.heads, spec.d_k, spec.heads * spec.d_k, kMaxExerciseWidth));
-  if (spec.memory_tokens > 0) limit(spec.memory_tokens, 1, kMaxExerciseTokens, "--cross");
-  const std::size_t keys = spec.memory_tokens > 0 ? spec.memory_tokens : spec.tokens;
-  if (spec.key_padding && keys < 2)
-    throw InputError(
-        fmt::format("--key-padding pads the last of {} key(s), leaving none to attend "
-                    "to; use at least 2 {}",
-                    keys, spec.memory_tokens > 0 ? "memory tokens (--cross)" : "tokens"));
-  if (spec.decimals < 0 || spec.decimals > kMaxExerciseDecimals)
-    throw InputError(
-        fmt::format("--decimals {}: choose 0 to {} (inputs on a grid a person can "
-                    "multiply by hand)",
-                    spec.decimals, kMaxExerciseDecimals));
-  const int min_answer = std::max(2, spec.decimals);
-  if (spec.answer_decimals < min_answer || spec.answer_decimals > kMaxAnswerDecimals)
-    throw InputError(
-        fmt::format("--answer-decimals {}: choose {} to {} (at least --decimals, and "
-                    "at least 2 so that weights can be told apart)",
-                    spec.answer_decimals, min_answer, kMaxAnswerDecimals));
-
-  // The valid steps: those of a lesson of this shape (all zeros), minus the inputs.
-  const Student probe{"probe", "probe"};
-  ExerciseSpec zero_spec = spec;
-  zero_spec.ask.clear();
-  ExerciseDraw zeros;
-  zeros.X = IntMatrix(spec.tokens, std::vector<std::int64_t>(spec.d_model));
-  if (spec.memory_tokens > 0)
-    zeros.memory = IntMatrix(spec.memory_tokens, std::vector<std::int64_t>(spec.d_model));
-  zeros.W_Q = zeros.W_K = zeros.W_V =
-      IntMatrix(spec.d_model, std::vector<std::int64_t>(spec.heads * spec.d_k));
-  const Lesson lesson = parse_lesson(exercise_lesson_toml(zero_spec, probe, zeros, 1), "probe");
-  const std::unique_ptr<Backend> backend = make_backend("cpu");
-  const Trace trace = run_pipeline(lesson, *backend);
+  check_spec_limits(spec);
+  // The valid steps: those of a lesson of this shape, minus the inputs.
+  const Trace trace = shape_trace(spec);
   std::vector<std::string> valid;
   for (const Step& step : trace.steps)
     if (step.kind != StepKind::input) valid.push_back(step.id);
-
-  std::vector<std::string> asked = spec.ask;
-  if (asked.empty()) asked = {"head0.scores", "head0.scaled", "head0.weights", "head0.context"};
-  std::vector<std::string> ids;
-  for (const std::string& name : asked) {
-    const std::string id = step_for_short_name(name, valid);
-    if (id.empty())
-      throw InputError(fmt::format(
-          "--ask {}: not a step students can compute in this exercise; choose from {} (or "
-          "scores, scaled, masked, exp, row_sum, weights, context for head 0)",
-          name, fmt::join(valid, ", ")));
-    if (trace.at(id).kind == StepKind::masked && !arma::any(arma::vectorise(trace.mask)))
-      throw InputError(fmt::format(
-          "--ask {}: nothing is masked in this exercise, so {} would just repeat the scaled "
-          "scores; add --causal or --key-padding, or ask another step",
-          name, id));
-    ids.push_back(id);
-  }
+  const std::vector<std::string> ids = asked_step_ids(spec.ask, valid, trace);
   spec.ask.clear();
   for (const std::string& id : valid)  // trace order, each once
     if (std::find(ids.begin(), ids.end(), id) != ids.end()) spec.ask.push_back(id);

@@ -229,6 +229,94 @@ std::vector<std::pair<std::string, double>> class_steps(const std::vector<Studen
   return steps;
 }
 
+// "# Class summary", then how many students, how many marked, and their mean.
+std::string class_counts(const std::vector<StudentMark>& marks) {
+  std::size_t marked = 0;
+  double total = 0, out_of = 0;
+  for (const StudentMark& m : marks)
+    if (m.problem.empty()) {
+      ++marked;
+      total += m.total;
+      out_of = std::max(out_of, m.out_of);
+    }
+  std::string out = fmt::format("# Class summary\n\n{} student{} · {} marked", marks.size(),
+                                marks.size() == 1 ? "" : "s", marked);
+  if (marked < marks.size()) out += fmt::format(" · {} not marked (below)", marks.size() - marked);
+  if (marked)
+    out += fmt::format(" · mean {} of {} points", points_text(total / static_cast<double>(marked)),
+                       points_text(out_of));
+  return out + "\n";
+}
+
+// Every mistake, with the students who made it anywhere: what to re-teach.
+std::string reteach_section(const std::vector<StudentMark>& marks) {
+  std::map<std::string, std::vector<std::string>> by_mistake;
+  for (const StudentMark& m : marks)
+    for (const std::string& label : m.mistakes) by_mistake[label].push_back(m.name);
+  std::vector<std::pair<std::string, std::vector<std::string>>> ranked(by_mistake.begin(),
+                                                                       by_mistake.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
+    if (x.first == kUnexplained || y.first == kUnexplained) return y.first == kUnexplained;
+    return x.second.size() > y.second.size();
+  });
+  std::string out =
+      "\n## What to re-teach\n\nEach mistake behind a wrong (or rounded) value, and who "
+      "made it.\n\n";
+  if (ranked.empty()) return out + "No wrong value in the answers given.\n";
+  out += "| Mistake | Students | Who | See lesson |\n|---|---:|---|---|\n";
+  for (const auto& [label, names] : ranked) {
+    Diagnosis d;
+    d.label = label;
+    explain(d);
+    out += fmt::format("| {} | {} | {} | {} |\n", label, names.size(),
+                       md_text(fmt::format("{}", fmt::join(names, ", "))), d.lesson);
+  }
+  return out;
+}
+
+// One row of the steps table: `step` across the students marked.
+std::string step_row(const std::vector<StudentMark>& marks, const std::string& step) {
+  double sum = 0, of = 0;
+  std::size_t n = 0, full = 0, wrong = 0, blank = 0;
+  for (const StudentMark& m : marks) {
+    if (!m.problem.empty()) continue;
+    for (const StepMark& s : m.steps) {
+      if (s.step != step) continue;
+      ++n;
+      sum += s.points;
+      of = s.out_of;
+      full += s.points >= s.out_of;
+      wrong += s.wrong > 0;
+      blank += s.blank > 0;
+    }
+  }
+  return fmt::format("| {} | {} of {} | {} | {} | {} |\n", step,
+                     n ? points_text(sum / static_cast<double>(n)) : "-", points_text(of), full,
+                     wrong, blank);
+}
+
+// Each step across the class.
+std::string steps_section(const std::vector<StudentMark>& marks) {
+  std::string out =
+      "\n## Steps\n\n| Step | Mean points | Full marks | Some wrong | Some blank |\n"
+      "|---|---:|---:|---:|---:|\n";
+  for (const auto& [step, points] : class_steps(marks)) out += step_row(marks, step);
+  return out;
+}
+
+// The students who could not be marked, and why; nothing when every one was.
+std::string not_marked_section(const std::vector<StudentMark>& marks) {
+  if (std::all_of(marks.begin(), marks.end(),
+                  [](const StudentMark& m) { return m.problem.empty(); }))
+    return "";
+  std::string out = "\n## Not marked\n\n| Student | Folder | Problem |\n|---|---|---|\n";
+  for (const StudentMark& m : marks)
+    if (!m.problem.empty())
+      out +=
+          fmt::format("| {} | {} | {} |\n", md_text(m.name), md_text(m.folder), md_text(m.problem));
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
@@ -487,79 +575,10 @@ std::string marks_json(const std::vector<StudentMark>& marks) {
 }
 
 std::string class_summary(const std::vector<StudentMark>& marks) {
-  std::size_t marked = 0;
-  double total = 0, out_of = 0;
-  for (const StudentMark& m : marks)
-    if (m.problem.empty()) {
-      ++marked;
-      total += m.total;
-      out_of = std::max(out_of, m.out_of);
-    }
-  std::string out = fmt::format("# Class summary\n\n{} student{} · {} marked", marks.size(),
-                                marks.size() == 1 ? "" : "s", marked);
-  if (marked < marks.size()) out += fmt::format(" · {} not marked (below)", marks.size() - marked);
-  if (marked)
-    out += fmt::format(" · mean {} of {} points", points_text(total / static_cast<double>(marked)),
-                       points_text(out_of));
-  out += "\n";
-
-  // Every mistake, with the students who made it anywhere: what to re-teach.
-  std::map<std::string, std::vector<std::string>> by_mistake;
-  for (const StudentMark& m : marks)
-    for (const std::string& label : m.mistakes) by_mistake[label].push_back(m.name);
-  std::vector<std::pair<std::string, std::vector<std::string>>> ranked(by_mistake.begin(),
-                                                                       by_mistake.end());
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
-    if (x.first == kUnexplained || y.first == kUnexplained) return y.first == kUnexplained;
-    return x.second.size() > y.second.size();
-  });
-  out +=
-      "\n## What to re-teach\n\nEach mistake behind a wrong (or rounded) value, and who "
-      "made it.\n\n";
-  if (ranked.empty()) {
-    out += "No wrong value in the answers given.\n";
-  } else {
-    out += "| Mistake | Students | Who | See lesson |\n|---|---:|---|---|\n";
-    for (const auto& [label, names] : ranked) {
-      Diagnosis d;
-      d.label = label;
-      explain(d);
-      out += fmt::format("| {} | {} | {} | {} |\n", label, names.size(),
-                         md_text(fmt::format("{}", fmt::join(names, ", "))), d.lesson);
-    }
-  }
-
-  // Each step across the class.
-  out +=
-      "\n## Steps\n\n| Step | Mean points | Full marks | Some wrong | Some blank |\n"
-      "|---|---:|---:|---:|---:|\n";
-  for (const auto& [step, points] : class_steps(marks)) {
-    double sum = 0, of = 0;
-    std::size_t n = 0, full = 0, wrong = 0, blank = 0;
-    for (const StudentMark& m : marks) {
-      if (!m.problem.empty()) continue;
-      for (const StepMark& s : m.steps) {
-        if (s.step != step) continue;
-        ++n;
-        sum += s.points;
-        of = s.out_of;
-        full += s.points >= s.out_of;
-        wrong += s.wrong > 0;
-        blank += s.blank > 0;
-      }
-    }
-    out += fmt::format("| {} | {} of {} | {} | {} | {} |\n", step,
-                       n ? points_text(sum / static_cast<double>(n)) : "-", points_text(of), full,
-                       wrong, blank);
-  }
-
-  if (marked < marks.size()) {
-    out += "\n## Not marked\n\n| Student | Folder | Problem |\n|---|---|---|\n";
-    for (const StudentMark& m : marks)
-      if (!m.problem.empty())
-        out += fmt::format("| {} | {} | {} |\n", md_text(m.name), md_text(m.folder),
-                           md_text(m.problem));
-  }
+  std::string out = class_counts(marks);
+  out += reteach_section(marks);
+  out += steps_section(marks);
+  out += not_marked_section(marks);
   return out;
 }
 

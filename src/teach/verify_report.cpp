@@ -236,6 +236,62 @@ std::string summary_line(const VerifyReport& r) {
                    counted(r.answers.size(), N_("{} answer"), N_("{} answers")), counts);
 }
 
+// An answer's heading: its number, title and verdict, how many of its values
+// are not ok (of an answer of several), and its line in the answers file.
+std::string answer_heading(const Trace& truth, const AnswerVerdict& a, std::size_t number) {
+  std::size_t not_ok = 0, carried = 0, blank = 0;
+  for (const AnswerCell& c : a.cells) {
+    not_ok += c.verdict != Verdict::ok && !c.given.blank;
+    carried += c.verdict == Verdict::carried && !c.given.blank;
+    blank += c.given.blank;
+  }
+  const std::size_t answered = a.cells.size() - blank;
+  std::string out = fmt::format("\n{}. {} — {}", number, answer_title(truth, a.answer),
+                                shown_name(verdict_name(a.verdict)));
+  // Carried values are not ok against the true ones, but right on the
+  // learner's own: counted apart, so "carried" never reads as "all wrong".
+  if (a.cells.size() != 1)
+    out += !not_ok             ? tr_format(N_(" (all {} values)"), answered)
+           : carried == not_ok ? tr_format(N_(" ({} of {} values carried)"), carried, answered)
+           : carried ? tr_format(N_(" ({} of {} values not ok, {} of them carried)"), not_ok,
+                                 answered, carried)
+                     : tr_format(N_(" ({} of {} values not ok)"), not_ok, answered);
+  return out + tr_format(N_("   [line {}]"), a.answer.line) + "\n";
+}
+
+// One answer: its heading, what holds for the whole answer (carried values,
+// blank cells, an early rounding, the mistake), then each cell worth showing.
+void write_answer(std::string& out, const Lesson& lesson, const Trace& truth,
+                  const AnswerVerdict& a, std::size_t number, Writing& once) {
+  const bool single = a.cells.size() == 1;
+  out += answer_heading(truth, a, number);
+  if (std::any_of(a.cells.begin(), a.cells.end(),
+                  [](const AnswerCell& c) { return c.verdict == Verdict::carried; }))
+    out += "   " + carried_sentence(a.carried_from) + "\n";
+  std::vector<std::string> blank;
+  for (const AnswerCell& c : a.cells)
+    if (c.given.blank) blank.push_back(fmt::format("[{},{}]", c.row, c.col));
+  if (!blank.empty())
+    out += tr_format(N_("   left blank ({} of {}): {}"), blank.size(), a.cells.size(),
+                     fmt::join(blank, " ")) +
+           "\n";
+  if (a.verdict == Verdict::rounded)
+    out += shown_name(
+               N_("   right except that an earlier value was rounded too early: partial credit")) +
+           "\n";
+  if (a.diagnosis) {
+    out += mistake("   ", *a.diagnosis);
+    if (!a.also_fits.empty()) {
+      std::vector<std::string> names;
+      for (const std::string& label : a.also_fits) names.push_back(shown_name(label));
+      out += tr_format(N_("   also fits: {}"), fmt::join(names, ", ")) + "\n";
+    }
+  }
+  for (const AnswerCell& c : a.cells)
+    if (!c.given.blank && (single || c.verdict != Verdict::ok || !c.note.empty()))
+      write_cell(out, lesson, truth, a, c, single, once);
+}
+
 }  // namespace
 
 std::string verify_report_text(const Lesson& lesson, const Trace& truth, const VerifyReport& r,
@@ -252,51 +308,8 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
            "\n";
   Writing once;
   once.width = width;
-  for (std::size_t i = 0; i < r.answers.size(); ++i) {
-    const AnswerVerdict& a = r.answers[i];
-    const bool single = a.cells.size() == 1;
-    std::size_t not_ok = 0, carried = 0;
-    std::vector<std::string> blank;
-    for (const AnswerCell& c : a.cells) {
-      not_ok += c.verdict != Verdict::ok && !c.given.blank;
-      carried += c.verdict == Verdict::carried && !c.given.blank;
-      if (c.given.blank) blank.push_back(fmt::format("[{},{}]", c.row, c.col));
-    }
-    const std::size_t answered = a.cells.size() - blank.size();
-    out += fmt::format("\n{}. {} — {}", i + 1, answer_title(truth, a.answer),
-                       shown_name(verdict_name(a.verdict)));
-    // Carried values are not ok against the true ones, but right on the
-    // learner's own: counted apart, so "carried" never reads as "all wrong".
-    if (!single)
-      out += !not_ok             ? tr_format(N_(" (all {} values)"), answered)
-             : carried == not_ok ? tr_format(N_(" ({} of {} values carried)"), carried, answered)
-             : carried ? tr_format(N_(" ({} of {} values not ok, {} of them carried)"), not_ok,
-                                   answered, carried)
-                       : tr_format(N_(" ({} of {} values not ok)"), not_ok, answered);
-    out += tr_format(N_("   [line {}]"), a.answer.line) + "\n";
-    if (std::any_of(a.cells.begin(), a.cells.end(),
-                    [](const AnswerCell& c) { return c.verdict == Verdict::carried; }))
-      out += "   " + carried_sentence(a.carried_from) + "\n";
-    if (!blank.empty())
-      out += tr_format(N_("   left blank ({} of {}): {}"), blank.size(), a.cells.size(),
-                       fmt::join(blank, " ")) +
-             "\n";
-    if (a.verdict == Verdict::rounded)
-      out += shown_name(N_(
-                 "   right except that an earlier value was rounded too early: partial credit")) +
-             "\n";
-    if (a.diagnosis) {
-      out += mistake("   ", *a.diagnosis);
-      if (!a.also_fits.empty()) {
-        std::vector<std::string> names;
-        for (const std::string& label : a.also_fits) names.push_back(shown_name(label));
-        out += tr_format(N_("   also fits: {}"), fmt::join(names, ", ")) + "\n";
-      }
-    }
-    for (const AnswerCell& c : a.cells)
-      if (!c.given.blank && (single || c.verdict != Verdict::ok || !c.note.empty()))
-        write_cell(out, lesson, truth, a, c, single, once);
-  }
+  for (std::size_t i = 0; i < r.answers.size(); ++i)
+    write_answer(out, lesson, truth, r.answers[i], i + 1, once);
   return wrapped(out, width);
 }
 
