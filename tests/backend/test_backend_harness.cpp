@@ -1,20 +1,22 @@
 // One harness for every backend (in the manner of ggml's test-backend-ops): the
-// same cases run on the backend named on the command line. Every step the
-// backend computes (products, and attention's scores, scaled, masked, exp,
-// row sums, weights and contexts) is recomputed by the CPU's arithmetic from
-// the backend's own values of the steps it reads, so that each operation is
-// compared alone, and each cell must lie within what floating point allows
-// two correct results of that operation in any summation order
-// (support/fp_bounds.hpp: cuBLAS, the host-kernels' loops and every OpenBLAS
-// kernel add in different orders); a NaN must meet a NaN, an infinity the
-// same infinity. The steps the pipeline composes on the host for every
-// backend (slices, LayerNorm, ...) must equal, bit for bit, the CPU's
-// pipeline run from the backend's values. The cases: every lesson of
-// lessons/, 200 seeded random lessons, edge cases of attention (fully masked
-// rows under each policy and fill, n = 1, d_k = 1, m != n, causal, key
-// padding, sizes past one block of threads), odd products, and the forward
-// plan when the backend has one (its output against the formula's within
-// twice the error a forward pass can make).
+// same cases run on the backend named on the command line, the CPU backend
+// included. Every step the backend computes (products, and attention's scores,
+// scaled, masked, exp, row sums, weights and contexts) is recomputed by the
+// independent plain-loop reference (support/plain_reference.hpp, not the
+// CPU's arithmetic) from the backend's own values of the steps it reads, so
+// that each operation is compared alone, and each cell must lie within what
+// floating point allows two correct results of that operation in any
+// summation order (support/fp_bounds.hpp: cuBLAS, the host-kernels' loops,
+// every OpenBLAS kernel and the reference's loops add in different orders); a
+// NaN must meet a NaN, an infinity the same infinity. A test case feeds the
+// comparison perturbed results to show it fails. The steps the pipeline
+// composes on the host for every backend (slices, LayerNorm, ...) must equal,
+// bit for bit, the CPU's pipeline run from the backend's values. The cases:
+// every lesson of lessons/, 200 seeded random lessons, edge cases of attention
+// (fully masked rows under each policy and fill, n = 1, d_k = 1, m != n,
+// causal, key padding, sizes past one block of threads), odd products, and the
+// forward plan when the backend has one (its output against the plain loops'
+// within twice the error a forward pass can make).
 //
 // Usage: backend_harness --backend cpu|cuda [doctest options]
 // The CUDA backend is the plugin that ATTN_CUDA_PLUGIN names, else the one
@@ -43,6 +45,7 @@
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "support/fp_bounds.hpp"
+#include "support/plain_reference.hpp"
 #include "support/random_lesson.hpp"
 
 namespace {
@@ -51,28 +54,30 @@ using attn::HeadStep;
 
 using attn::testing::beyond_bound;
 using attn::testing::Bound;
+using attn::testing::Excess;
+namespace plain = attn::testing::plain;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The backend under test, made in main.
 attn::Backend* tested = nullptr;
 
-
 // Cells compared so far, to show that the cases really ran, and the largest
 // difference as a fraction of its bound.
 std::size_t compared_cells = 0;
 double worst_fraction = 0.0;
 
+// `got` against `want` within `bound`, counted; `reference` names want's side.
 void check_within(const std::string& what, const arma::mat& got, const arma::mat& want,
-                  const Bound& bound) {
-  const attn::testing::Excess excess = beyond_bound(got, want, bound, "the CPU's");
+                  const Bound& bound, const std::string& reference = "the reference's") {
+  const Excess excess = beyond_bound(got, want, bound, reference);
   CHECK_MESSAGE(excess.cells == 0, what << ": " << excess.first);
   worst_fraction = std::max(worst_fraction, excess.worst);
   compared_cells += want.n_elem;
 }
 
-// One operation a backend computes, and what it reads: the CPU recomputes it
-// from exactly these inputs.
+// One operation a backend computes, and what it reads: the plain-loop
+// reference recomputes it from exactly these inputs.
 struct BackendOp {
   attn::Op op;
   std::vector<const arma::mat*> in;  // the operation's inputs, in Step::made order
@@ -82,65 +87,73 @@ struct BackendOp {
   attn::MaskedRowPolicy policy = attn::MaskedRowPolicy::nan;  // softmax
 };
 
-// Whether the backend computes steps made by `op` (the rest the pipeline
-// composes on the host, the same code for every backend).
-bool computed_by_backend(attn::Op op) {
-  switch (op) {
-    case attn::Op::matmul:
-    case attn::Op::matmul_t:
-    case attn::Op::divide:
-    case attn::Op::mask:
-    case attn::Op::exp:
-    case attn::Op::row_sum:
-    case attn::Op::softmax:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// `got`, the backend's result of `o`, against the CPU's arithmetic on the same inputs.
-void check_operation(const std::string& what, const arma::mat& got, const BackendOp& o) {
-  const attn::Arithmetic& cpu = attn::f64_arithmetic();
-  const arma::mat& a = *o.in.at(0);
+// The plain-loop reference's result of `o` and the bound of two correct
+// results of it; nullopt for an operation no backend computes (the pipeline
+// composes those on the host, the same code for every backend).
+std::optional<std::pair<arma::mat, Bound>> reference_operation(const BackendOp& o) {
+  using namespace attn::testing;
+  static const arma::mat no_input;
+  const arma::mat& a = o.in.empty() ? no_input : *o.in[0];
   switch (o.op) {
     case attn::Op::matmul: {
       const arma::mat& B = *o.in.at(1);
-      arma::mat want = cpu.matmul(a, B);
       std::optional<arma::rowvec> bias;
-      if (o.in.size() > 2) {
-        bias = arma::rowvec(*o.in[2]);
-        want.each_row() += *bias;
-      }
-      return check_within(what, got, want,
-                          attn::testing::product_bound(a, B, bias ? &*bias : nullptr));
+      if (o.in.size() > 2) bias = arma::rowvec(*o.in[2]);
+      const arma::rowvec* b = bias ? &*bias : nullptr;
+      return std::pair{plain::matmul(a, B, b), product_bound(a, B, b)};
     }
     case attn::Op::matmul_t:
-      return check_within(what, got, cpu.matmul_transposed(a, *o.in.at(1)),
-                          attn::testing::product_bound(a, o.in[1]->t()));
+      return std::pair{plain::matmul_transposed(a, *o.in.at(1)), product_bound(a, o.in[1]->t())};
     case attn::Op::divide:  // a division, or a product by a rounded 1/divisor
-      return check_within(what, got, attn::scale_scores(a, o.divisor),
-                          attn::testing::elementwise_bound(a.n_rows, a.n_cols, 2));
+      return std::pair{plain::divide(a, o.divisor), elementwise_bound(a.n_rows, a.n_cols, 2)};
     case attn::Op::mask:
-      return check_within(what, got, attn::apply_mask(a, *o.mask, o.fill),
-                          attn::testing::exact_bound(a.n_rows, a.n_cols));
+      return std::pair{plain::mask(a, *o.mask, o.fill), exact_bound(a.n_rows, a.n_cols)};
     case attn::Op::exp:
-      return check_within(what, got, arma::exp(a),
-                          attn::testing::library_bound(a.n_rows, a.n_cols));
+      return std::pair{plain::exp_cells(a), library_bound(a.n_rows, a.n_cols)};
     case attn::Op::row_sum:
-      return check_within(what, got, cpu.row_sum(a), attn::testing::row_sum_bound(a));
+      return std::pair{plain::row_sum(a), row_sum_bound(a)};
     case attn::Op::softmax:  // rows without a key: NaN, 0 or 1/m exactly
-      return check_within(what, got, attn::attention_weights(cpu, a, o.policy),
-                          attn::testing::softmax_bound(a));
-    default:
-      FAIL_CHECK(what << ": not an operation of a backend");
+      return std::pair{plain::row_softmax(a, o.policy), softmax_bound(a)};
+    case attn::Op::given:
+    case attn::Op::positional:
+    case attn::Op::add_positions:
+    case attn::Op::slice:
+    case attn::Op::rows:
+    case attn::Op::mean:
+    case attn::Op::max:
+    case attn::Op::concat:
+    case attn::Op::add:
+    case attn::Op::row_mean:
+    case attn::Op::row_var:
+    case attn::Op::normalise:
+    case attn::Op::scale_shift:
+    case attn::Op::relu:
+    case attn::Op::gelu:
+    case attn::Op::identity:
+    case attn::Op::max_abs_diff:
+      return std::nullopt;
   }
+  return std::nullopt;
+}
+
+// `got`, a backend's result of `o`, against the plain-loop reference on the same inputs.
+Excess compare_operation(const arma::mat& got, const BackendOp& o) {
+  const std::optional<std::pair<arma::mat, Bound>> want = reference_operation(o);
+  if (!want) return {1, "not an operation of a backend", 0.0};
+  return beyond_bound(got, want->first, want->second);
+}
+
+void check_operation(const std::string& what, const arma::mat& got, const BackendOp& o) {
+  const Excess excess = compare_operation(got, o);
+  CHECK_MESSAGE(excess.cells == 0, what << ": " << excess.first);
+  worst_fraction = std::max(worst_fraction, excess.worst);
+  compared_cells += got.n_elem;
 }
 
 // Every step of the backend's trace: the same ids in the same order and the
-// same warnings as the CPU's; each step the backend computed, against the CPU's
-// arithmetic on the backend's inputs; each step composed on the host, bit for
-// bit, against the CPU's pipeline given the backend's values.
+// same warnings as the CPU's; each step the backend computed, against the
+// plain-loop reference on the backend's inputs; each step composed on the
+// host, bit for bit, against the CPU's pipeline given the backend's values.
 void check_trace(const attn::Lesson& lesson, const attn::Trace& got, const attn::Trace& want) {
   CHECK(got.backend == tested->name());
   CHECK(got.warnings == want.warnings);
@@ -149,7 +162,6 @@ void check_trace(const attn::Lesson& lesson, const attn::Trace& got, const attn:
   for (std::size_t s = 0; s < want.steps.size(); ++s) {
     const attn::Step& step = got.steps[s];
     REQUIRE(step.id == want.steps[s].id);
-    if (!computed_by_backend(step.made.op)) continue;
     BackendOp o{step.made.op, {}};
     for (const std::string& id : step.made.inputs) o.in.push_back(&got.at(id).value);
     if (step.made.op == attn::Op::softmax) o.in.resize(1);  // the weights from `masked` alone
@@ -157,17 +169,19 @@ void check_trace(const attn::Lesson& lesson, const attn::Trace& got, const attn:
     o.fill = step.made.fill;
     o.mask = &got.mask;
     o.policy = lesson.masked_row;
-    check_operation(got.lesson_id + " " + step.id, step.value, o);
+    const std::optional<std::pair<arma::mat, Bound>> reference = reference_operation(o);
+    if (!reference) continue;  // composed on the host
+    check_within(got.lesson_id + " " + step.id, step.value, reference->first, reference->second);
     backend_values[step.id] = {step.value, arma::umat(arma::size(step.value), arma::fill::ones)};
   }
   attn::CpuBackend cpu;
   const attn::Trace host = attn::run_pipeline(lesson, cpu, backend_values);
   for (std::size_t s = 0; s < got.steps.size(); ++s)
-    if (!computed_by_backend(got.steps[s].made.op))
-      check_within(
-          got.lesson_id + " " + got.steps[s].id + " (composed on the host)", got.steps[s].value,
-          host.steps.at(s).value,
-          attn::testing::exact_bound(got.steps[s].value.n_rows, got.steps[s].value.n_cols));
+    if (!backend_values.contains(got.steps[s].id))
+      check_within(got.lesson_id + " " + got.steps[s].id + " (composed on the host)",
+                   got.steps[s].value, host.steps.at(s).value,
+                   attn::testing::exact_bound(got.steps[s].value.n_rows, got.steps[s].value.n_cols),
+                   "the CPU's");
 }
 
 // Both backends' trace of one lesson, in f64 (a narrower format is emulated on
@@ -194,8 +208,8 @@ struct AttendCase {
   std::uint64_t seed = 1;
 };
 
-// The backend's steps of every head, each against the CPU's arithmetic on the
-// backend's values of its inputs.
+// The backend's steps of every head, each against the plain-loop reference on
+// the backend's values of its inputs.
 void check_attend(const AttendCase& c) {
   std::mt19937_64 rng(c.seed);
   const arma::mat Q = random_matrix(rng, c.n, c.heads * c.d_k, c.score_scale);
@@ -217,11 +231,11 @@ void check_attend(const AttendCase& c) {
     const auto exact = [](const arma::mat& M) {
       return attn::testing::exact_bound(M.n_rows, M.n_cols);
     };
-    check_within(name(HeadStep::Q), a[HeadStep::Q], attn::split_head(Q, h, c.d_k),
+    check_within(name(HeadStep::Q), a[HeadStep::Q], plain::columns(Q, h * c.d_k, c.d_k),
                  exact(a[HeadStep::Q]));
-    check_within(name(HeadStep::K), a[HeadStep::K], attn::split_head(K, h, c.d_k),
+    check_within(name(HeadStep::K), a[HeadStep::K], plain::columns(K, h * c.d_k, c.d_k),
                  exact(a[HeadStep::K]));
-    check_within(name(HeadStep::V), a[HeadStep::V], attn::split_head(V, h, c.d_v),
+    check_within(name(HeadStep::V), a[HeadStep::V], plain::columns(V, h * c.d_v, c.d_v),
                  exact(a[HeadStep::V]));
     const auto step = [&](HeadStep s, attn::Op op, std::vector<HeadStep> inputs) {
       BackendOp o{op, {}};
@@ -248,23 +262,6 @@ arma::umat causal_mask(std::size_t n, std::size_t m) {
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = i + 1; j < m; ++j) mask(i, j) = attn::mask_causal;
   return mask;
-}
-
-// The forward pass by its formula in Armadillo: [Q|K|V] = X·W_QKV, head h =
-// softmax(Q_h·K_hᵀ/√(d/h))·V_h, output = [heads]·W_O. X:(n,d) -> (n,d)
-arma::mat forward_formula(const arma::mat& X, const arma::mat& W_QKV, const arma::mat& W_O,
-                          std::size_t heads) {
-  const std::size_t d = X.n_cols, w = d / heads;
-  const arma::mat QKV = X * W_QKV;
-  arma::mat concat(X.n_rows, d);
-  for (std::size_t h = 0; h < heads; ++h) {
-    const arma::mat Q = QKV.cols(h * w, (h + 1) * w - 1);
-    const arma::mat K = QKV.cols(d + h * w, d + (h + 1) * w - 1);
-    const arma::mat V = QKV.cols(2 * d + h * w, 2 * d + (h + 1) * w - 1);
-    const arma::mat scaled = Q * K.t() / std::sqrt(static_cast<double>(w));
-    concat.cols(h * w, (h + 1) * w - 1) = attn::f64_arithmetic().row_softmax(scaled) * V;
-  }
-  return concat * W_O;
 }
 
 // upload, compute, download
@@ -370,7 +367,85 @@ TEST_CASE("backend harness: the comparison notices a difference") {
   CHECK(beyond_bound(arma::mat(2, 3), special, loose).first == "shape 2x3, the reference's 1x3");
 }
 
-TEST_CASE("backend harness: every lesson of lessons/ equals the CPU's trace, step by step") {
+// The tested backend's own results of every operation, each moved: a finite
+// cell by 1.5 times its bound, a NaN to 0, a -inf to the largest negative
+// number, an exp's +inf to the largest number. The comparison the harness runs
+// must report exactly the moved cell, and nothing before it was moved.
+TEST_CASE("backend harness: a perturbed result of every operation is caught") {
+  AttendCase c;
+  c.n = 3;
+  c.m = 4;
+  c.fill = -kInf;
+  c.mask = arma::umat(3, 4, arma::fill::zeros);
+  c.mask.row(1).fill(attn::mask_padding);  // a row without a key: NaN weights
+  c.mask(0, 3) = attn::mask_causal;        // a -inf among finite scores
+  c.score_scale = 300.0;                   // exp overflows to +inf in some cells
+  c.divisor = 1.0;
+  std::mt19937_64 rng(c.seed);
+  const arma::mat Q = random_matrix(rng, c.n, c.d_k, c.score_scale);
+  const arma::mat K = random_matrix(rng, c.m, c.d_k, c.score_scale);
+  const arma::mat V = random_matrix(rng, c.m, c.d_v, 1.0);
+  attn::AttentionInput in{Q, K, V, c.mask};
+  in.d_k = c.d_k;
+  in.d_v = c.d_v;
+  in.divisor = c.divisor;
+  in.fill = c.fill;
+  in.policy = c.policy;
+  const attn::HeadAttention a = tested->attend(in).at(0);
+  const auto op = [&](attn::Op kind, std::vector<HeadStep> inputs) {
+    BackendOp o{kind, {}};
+    for (const HeadStep i : inputs) o.in.push_back(&a[i]);
+    o.divisor = c.divisor;
+    o.fill = c.fill;
+    o.mask = &c.mask;
+    o.policy = c.policy;
+    return o;
+  };
+  const std::vector<std::pair<HeadStep, BackendOp>> ops = {
+      {HeadStep::scores, op(attn::Op::matmul_t, {HeadStep::Q, HeadStep::K})},
+      {HeadStep::scaled, op(attn::Op::divide, {HeadStep::scores})},
+      {HeadStep::masked, op(attn::Op::mask, {HeadStep::scaled})},
+      {HeadStep::exp, op(attn::Op::exp, {HeadStep::masked})},
+      {HeadStep::row_sum, op(attn::Op::row_sum, {HeadStep::exp})},
+      {HeadStep::weights, op(attn::Op::softmax, {HeadStep::masked})},
+      {HeadStep::context, op(attn::Op::matmul, {HeadStep::weights, HeadStep::V})}};
+  std::size_t moved_nan = 0, moved_inf = 0, moved_finite = 0;
+  for (const auto& [step, o] : ops) {
+    CAPTURE(attn::head_step_id(0, step));
+    const arma::mat& got = a[step];
+    REQUIRE(compare_operation(got, o).cells == 0);
+    const std::optional<std::pair<arma::mat, Bound>> want = reference_operation(o);
+    REQUIRE(want);
+    for (std::size_t k = 0; k < got.n_elem; ++k) {
+      const double v = got(k);
+      const std::size_t r = k % got.n_rows, col = k / got.n_rows;
+      arma::mat moved = got;
+      if (std::isnan(v)) {
+        moved(k) = 0.0;
+        ++moved_nan;
+      } else if (std::isinf(v)) {
+        moved(k) = std::copysign(std::numeric_limits<double>::max(), v);
+        ++moved_inf;
+      } else {
+        const double limit = want->second.limit(r, col, v, want->first(r, col));
+        moved(k) = want->first(r, col) + 1.5 * limit + 1e-300 + 4 * std::abs(v) * 0x1p-53;
+        ++moved_finite;
+      }
+      const Excess caught = compare_operation(moved, o);
+      CAPTURE(k);
+      CHECK(caught.cells == 1);
+      CHECK(caught.first.rfind("cell (" + std::to_string(r) + "," + std::to_string(col) + ")", 0) ==
+            0);
+    }
+  }
+  // Every kind of cell was moved: NaN (the keyless row), ±inf (the mask, exp's
+  // overflow) and finite ones.
+  CHECK(moved_nan > 0);
+  CHECK(moved_inf > 0);
+  CHECK(moved_finite > 20);
+}
+
+TEST_CASE("backend harness: every lesson of lessons/, step by step, equals the plain loops'") {
   const std::size_t before = compared_cells;
   const std::vector<attn::Lesson> lessons = attn::all_embedded_lessons();
   CHECK(lessons.size() >= 30);
@@ -387,32 +462,31 @@ TEST_CASE("backend harness: a narrower format runs on the CPU only") {
     CHECK_THROWS_AS(attn::run_pipeline(lesson, *tested), attn::BackendUnavailable);
 }
 
-TEST_CASE("backend harness: 200 seeded random lessons equal the CPU's traces") {
+TEST_CASE("backend harness: 200 seeded random lessons, step by step, equal the plain loops'") {
   const std::size_t before = compared_cells;
   for (std::uint64_t seed = 1; seed <= 200; ++seed)
     check_lesson(attn::testing::random_lesson(seed));
   CHECK(compared_cells - before > 20000);
 }
 
-TEST_CASE("backend harness: attention's edge cases equal the CPU's steps") {
+TEST_CASE("backend harness: attention's edge cases equal the plain loops' steps") {
   for (const auto& [name, c] : edge_cases()) {
     CAPTURE(name);
     check_attend(c);
   }
 }
 
-TEST_CASE("backend harness: products of odd shapes equal the CPU's") {
-  attn::CpuBackend cpu;
+TEST_CASE("backend harness: products of odd shapes equal the plain loops'") {
   std::mt19937_64 rng(42);
   for (const auto& [n, k, p] : std::vector<std::array<std::size_t, 3>>{
            {1, 1, 1}, {5, 1, 7}, {1, 9, 1}, {3, 8, 2}, {64, 33, 17}, {130, 70, 3}}) {
     const arma::mat A = random_matrix(rng, n, k, 1.0), B = random_matrix(rng, k, p, 1.0);
     check_within("matmul " + std::to_string(n) + "x" + std::to_string(k) + "x" + std::to_string(p),
-                 tested->matmul(A, B), cpu.matmul(A, B), attn::testing::product_bound(A, B));
+                 tested->matmul(A, B), plain::matmul(A, B), attn::testing::product_bound(A, B));
   }
 }
 
-TEST_CASE("backend harness: the forward plan equals its formula and the CPU's plan") {
+TEST_CASE("backend harness: the forward plan equals the plain loops' and the CPU's plan") {
   attn::CpuBackend cpu;
   std::mt19937_64 rng(7);
   for (const attn::ForwardShape shape :
@@ -439,16 +513,17 @@ TEST_CASE("backend harness: the forward plan equals its formula and the CPU's pl
       return Bound{2.0 * error, arma::zeros(arma::size(error))};
     };
     const arma::mat output = run_plan(*plan, X);
-    check_within("plan output against the formula", output,
-                 forward_formula(X, W_QKV, W_O, shape.heads), forward_bound(X));
+    check_within("plan output against the plain loops", output,
+                 plain::forward(X, W_QKV, W_O, shape.heads), forward_bound(X));
     // A second run of the same plan on new input.
     const arma::mat X2 = random_matrix(rng, shape.n, d, 1.0);
     check_within("plan output, run again", run_plan(*plan, X2),
-                 forward_formula(X2, W_QKV, W_O, shape.heads), forward_bound(X2));
+                 plain::forward(X2, W_QKV, W_O, shape.heads), forward_bound(X2));
+    if (tested->name() == "cpu") continue;  // not the CPU's plan with itself
     try {
       std::unique_ptr<attn::ForwardPlan> cpu_plan = cpu.plan_forward(shape, W_QKV, W_O);
       check_within("plan output against the CPU's plan", output, run_plan(*cpu_plan, X),
-                   forward_bound(X));
+                   forward_bound(X), "the CPU's");
     } catch (const attn::BackendUnavailable& e) {
       MESSAGE("skipped the comparison with the CPU's plan: " << std::string(e.what()));
     }
@@ -465,8 +540,7 @@ int main(int argc, char** argv) {
       rest.push_back(argv[i]);
   }
   if (name.empty()) {
-    std::fprintf(stderr,
-                 "usage: backend_harness --backend cpu|cuda [doctest options]\n");
+    std::fprintf(stderr, "usage: backend_harness --backend cpu|cuda [doctest options]\n");
     return 2;
   }
   std::unique_ptr<attn::Backend> backend;
@@ -477,12 +551,12 @@ int main(int argc, char** argv) {
     return 77;  // CTest's SKIP_RETURN_CODE: skipped, not passed
   }
   tested = backend.get();
-  std::printf("backend harness: %s against cpu\n", name.c_str());
+  std::printf("backend harness: %s against the plain-loop reference\n", name.c_str());
   doctest::Context context;
   context.applyCommandLine(static_cast<int>(rest.size()), rest.data());
   const int status = context.run();
   std::printf(
-      "backend harness: %zu cells compared with the CPU's; largest difference %.3g of "
+      "backend harness: %zu cells compared with the reference; largest difference %.3g of "
       "its bound\n",
       compared_cells, worst_fraction);
   return status;

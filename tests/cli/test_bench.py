@@ -9,21 +9,14 @@ Usage: test_bench.py PATH/TO/attn-trace
 """
 import json
 import statistics
-import subprocess
 import sys
 
+from clitest import check, failures, runner
+
 BIN = sys.argv[1]
-failures = []
 
 
-def run(*args):
-    return subprocess.run([BIN, "bench", *args], capture_output=True, text=True)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+run = runner(BIN, "bench")
 
 
 def close(a, b, rel=1e-12):

@@ -15,25 +15,19 @@ import json
 import os
 import pathlib
 import re
-import subprocess
 import sys
+
+from clitest import check, failures, run_program
 
 BIN = sys.argv[1]
 SRC = pathlib.Path(__file__).resolve().parent.parent.parent
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args, env_extra=None, stdin=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "GOTO_", "OMP_"))}
     env["OPENBLAS_VERBOSE"] = "2"
     env.update(env_extra or {})
-    result = subprocess.run([BIN, *args], capture_output=True, text=True, env=env, input=stdin)
+    result = run_program(BIN, *args, env=env, stdin=stdin)
     cores = re.findall(r"^Core: (\S+)", result.stderr, re.M)
     return result, cores
 

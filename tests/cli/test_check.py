@@ -16,20 +16,14 @@ import subprocess
 import sys
 import tempfile
 
+from clitest import check, failures, runner
+
 BIN = sys.argv[1]
 SRC = pathlib.Path(__file__).resolve().parent.parent.parent
 GOLDEN = SRC / "golden"
-failures = []
 
 
-def run(*args, cwd=None):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=cwd)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+run = runner(BIN)
 
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")

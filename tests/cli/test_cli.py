@@ -16,25 +16,16 @@ import sys
 import tempfile
 import tomllib
 
+from clitest import check, environment, failures, run_program
+
 BIN = sys.argv[1]
 MODE = sys.argv[2] if len(sys.argv) > 2 else "main"
 SKIP = 77  # CTest's SKIP_RETURN_CODE for these tests
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-failures = []
 
 
 def run(*args, env=None, cwd=None):
-    e = dict(os.environ)
-    e.pop("NO_COLOR", None)
-    if env:
-        e.update(env)
-    return subprocess.run([BIN, *args], capture_output=True, text=True, env=e, cwd=cwd)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+    return run_program(BIN, *args, cwd=cwd, env=environment(env, drop=("NO_COLOR",)))
 
 
 # A lesson whose title and tokens hold Unicode symbols, CJK and LaTeX specials.

@@ -21,17 +21,12 @@ import subprocess
 import sys
 import tempfile
 
+from clitest import check, failures
+
 BIN = os.path.abspath(sys.argv[1])
 UPDATE = "--update" in sys.argv[2:]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = os.path.join(ROOT, "docs")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)

@@ -16,25 +16,18 @@ import math
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import tomllib
 
+from clitest import check, failures, runner
+
 BIN = os.path.abspath(sys.argv[1])
 MODE = sys.argv[2] if len(sys.argv) > 2 else "main"
 SKIP = 77
-failures = []
 
 
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print(f"FAIL: {what}")
-
-
-def run(*args, cwd=None, env=None):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=cwd, env=env)
+run = runner(BIN)
 
 
 def generate(out, *args, env=None):

@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+from clitest import check, failures
+
 BIN = os.path.abspath(sys.argv[1])
 SKIP = 77
 NAMES = ["张伟", "José Núñez", "Łukasz Dvořák", "Алексей Смирнов", "O'Brien",
@@ -35,13 +37,6 @@ SIZES = {
     "default": ([], 1, 2),  # extra arguments, sheet pages at most, key pages per head at most
     "larger": (["--tokens", "4", "--d-model", "4", "--d-k", "2", "--heads", "2", "--causal"], 2, 2),
 }
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print(f"FAIL: {what}")
 
 
 def lualatex(folder, name):

@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 
+from clitest import check, failures, runner
+
 BIN = sys.argv[1]
 ONLY = sys.argv[3].split(",") if sys.argv[2:3] == ["--only"] else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -38,20 +40,12 @@ except ModuleNotFoundError:
     print(f"SKIPPED: {sys.executable} has no torch (apt-get install python3-torch)")
     sys.exit(77)  # CTest's SKIP_RETURN_CODE
 
-failures = []
 # The "ok" lines a script may print besides one per step.
 EXTRA_OK = ("nn.MultiheadAttention:", "nn.TransformerEncoderLayer:", "float32:", "float16:",
             "bfloat16:")
 
 
-def run(*args, cwd=None):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=cwd)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+run = runner(BIN)
 
 
 def run_script(path):

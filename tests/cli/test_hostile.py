@@ -22,10 +22,11 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+from clitest import check, failures, runner
+
 BIN = sys.argv[1]
 MODE = sys.argv[2] if len(sys.argv) > 2 else "main"
 SKIP = 77
-failures = []
 
 # Also read by the unit tests (tests/support/hostile_lesson.hpp).
 LESSON = (pathlib.Path(__file__).resolve().parent.parent / "support" / "hostile.toml").read_text(
@@ -35,14 +36,7 @@ TOKENS = ["new\nline", "blank\n\nline", "tab\t|#", "\x01\\{$", "%&_^~\x7f`"]
 NAMES = ["Ann | #1 \\ {x} $5", "Bo % & _ ^ ~ `y` *z* <w>"]
 
 
-def run(*args, cwd=None):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=cwd)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+run = runner(BIN)
 
 
 def raw_controls(text):

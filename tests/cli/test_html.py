@@ -32,6 +32,7 @@ import time
 import tomllib
 import zlib
 
+from clitest import check, failures, runner
 from reference import hex_colour as colour, mask_of, number, rgb
 
 BIN = os.path.abspath(sys.argv[1])
@@ -39,25 +40,9 @@ BROWSER = "--browser" in sys.argv
 KEEP = sys.argv[sys.argv.index("--keep") + 1] if "--keep" in sys.argv else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SUMMARY_THRESHOLD = 16  # render.hpp kSummaryThreshold
-failures = []
 
 
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-
-
-
-
-
-
+run = runner(BIN)
 
 
 def shown(v, precision=4):

@@ -13,14 +13,9 @@ import subprocess
 import sys
 import tempfile
 
+from clitest import check, failures
+
 BUILD, SOURCE, WITH_CUDA = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3] == "ON"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 with tempfile.TemporaryDirectory() as tmp:

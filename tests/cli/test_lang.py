@@ -10,22 +10,15 @@ import subprocess
 import sys
 import tempfile
 
+from clitest import check, environment, failures, run_program
+
 BIN = os.path.abspath(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 ANSWERS = os.path.join(HERE, "verify", "document-000.toml")
-failures = []
 
 
 def run(*args, env=None):
-    clean = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG")}
-    clean.update(env or {})
-    return subprocess.run([BIN, *args], capture_output=True, text=True, env=clean)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+    return run_program(BIN, *args, env=environment(env, drop=("LC_ALL", "LC_MESSAGES", "LANG")))
 
 
 def flat(text):

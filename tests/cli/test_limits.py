@@ -10,25 +10,19 @@ Usage: test_limits.py PATH/TO/attn-trace
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 
+from clitest import check, failures, run_program
+
 BIN = sys.argv[1]
-failures = []
 
 
 def run(*args, limit_as=None):
     def preexec():
         if limit_as:
             resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
-    return subprocess.run([BIN, *args], capture_output=True, text=True, preexec_fn=preexec)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+    return run_program(BIN, *args, preexec_fn=preexec)
 
 
 # --limit before or after the command, the same effect.

@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 
+from clitest import check, failures
+
 BIN = os.path.abspath(sys.argv[1])
 HERE = pathlib.Path(__file__).resolve().parent
 ANSWERS = str(HERE / "verify" / "document-000.toml")
@@ -46,14 +48,6 @@ ROSTER = "Alice\n张伟\nZoë Müller\nБорис Петров\n"
 LESSONS = ("river-bank", "two-heads", "causal-decoder", "fill-zero-fails")
 NOTE_EN = "the tool computes it stably"
 NOTE_ZH = "工具以数值稳定的方式计算"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def environment(locale_name, locpath):

@@ -19,10 +19,11 @@ import io
 import math
 import pathlib
 import shutil
-import subprocess
 import sys
 import tempfile
 import tomllib
+
+from clitest import check, failures, runner
 
 try:
     import numpy as np
@@ -31,19 +32,11 @@ except ModuleNotFoundError:
     sys.exit(77)
 
 BIN = sys.argv[1]
-failures = []
 KEEP, WRITE = 5, 3  # decimals kept while working, decimals written
 TOL = 0.5 * 10**-WRITE + 0.5 * 10**-(WRITE + 2)  # docs/answers-format.md
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
+run = runner(BIN)
 
 
 def softmax(M, axis):

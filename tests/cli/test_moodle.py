@@ -27,11 +27,12 @@ import tomllib
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 
+from clitest import check, failures
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import crosscheck  # noqa: E402  (exits 77 when numpy is missing)
 
 BIN = os.path.abspath(sys.argv[1])
-failures = []
 
 # Moodle's own Cloze parser (question/type/multianswer/questiontype.php,
 # qtype_multianswer_extract_question), its regexes in Python's syntax: the
@@ -65,12 +66,6 @@ def cloze_subquestions(text):
         found.append((m.group(1), kind, alternatives))
         text = text[:m.start()] + f"{{#{len(found)}}}" + text[m.end():]
     return found
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print(f"FAIL: {what}")
 
 
 def generate(out, *args):

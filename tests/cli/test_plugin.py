@@ -19,6 +19,8 @@ import sys
 import tempfile
 import tomllib
 
+from clitest import check, environment, failures, run_program
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 try:
     import crosscheck  # noqa: E402  (numpy's recomputation of every step)
@@ -30,21 +32,11 @@ BIN = sys.argv[1]
 HOST_PLUGIN = sys.argv[2]
 CUDA_PLUGIN = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None
 CUDA_LIBRARIES = ("libcuda.", "libcudart", "libcublas", "libnvrtc", "libcusparse", "libnvjitlink")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args, plugin=None):
-    env = dict(os.environ)
-    env.pop("ATTN_CUDA_PLUGIN", None)
-    if plugin is not None:
-        env["ATTN_CUDA_PLUGIN"] = plugin
-    return subprocess.run([BIN, *args], capture_output=True, text=True, env=env)
+    changes = {"ATTN_CUDA_PLUGIN": plugin} if plugin is not None else {}
+    return run_program(BIN, *args, env=environment(changes, drop=("ATTN_CUDA_PLUGIN",)))
 
 
 def needed(path):

@@ -9,22 +9,15 @@ Usage: test_quantity_claims.py PATH/TO/attn-trace
 import json
 import pathlib
 import re
-import subprocess
 import sys
 import tempfile
 
+from clitest import check, failures, runner
+
 BIN = sys.argv[1]
-failures = []
 
 
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+run = runner(BIN)
 
 
 def by_says(report, words):

@@ -8,22 +8,15 @@ Usage: test_stats.py PATH/TO/attn-trace
 """
 import json
 import math
-import subprocess
 import sys
 
+from clitest import check, failures, runner
+
 BIN = sys.argv[1]
-failures = []
 MASK = (1 << 64) - 1
 
 
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+run = runner(BIN)
 
 
 class SplitMix64:

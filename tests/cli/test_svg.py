@@ -13,33 +13,19 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+from clitest import check, failures, runner
 from reference import hex_colour as colour, mask_of, number
 
 BIN = sys.argv[1]
 UPDATE = "--update" in sys.argv
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NS = {"s": "http://www.w3.org/2000/svg"}
-failures = []
 
 
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-
-
-
-
+run = runner(BIN)
 
 
 lessons = sorted(f[:-5] for f in os.listdir(os.path.join(ROOT, "lessons")) if f.endswith(".toml"))

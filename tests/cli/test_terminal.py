@@ -11,40 +11,28 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import unicodedata
 
+from clitest import check, environment, failures, run_program
 from reference import number, ramp
 
 BIN = sys.argv[1]
 SNAPSHOTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "snapshots")
-failures = 0
 
 MASKED = (58, 58, 58)
 LEAKED = (255, 95, 95)
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}")
-
-
 def run(*args, env=None):
-    full_env = dict(os.environ, **(env or {}))
-    full_env.pop("NO_COLOR", None)
-    return subprocess.run([BIN, *args], capture_output=True, text=True, env=full_env)
+    return run_program(BIN, *args, env=environment(env, drop=("NO_COLOR",)))
 
 
 def columns(line):
     plain = SGR.sub("", line)
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in plain)
-
-
 
 
 def palette(rgb):
@@ -68,8 +56,6 @@ def lessons():
     return [m.group(1) for m in re.finditer(r"^ ?\d+  (\S+) ", r.stdout, re.M)] + \
         [i.rstrip(",") for line in r.stdout.splitlines() if "variants:" in line
          for i in line.split("variants:")[1].split()]
-
-
 
 
 # --- every line within the width ---------------------------------------------
@@ -297,5 +283,5 @@ check(r.returncode == 2 and "--view" in r.stderr, f"--view pictures: exit 2 ({r.
 r = run("run", "sinusoidal-pe", "--view", "heatmap")
 check(r.returncode == 0 or "no attention weights" in r.stdout, "heatmap of a lesson without weights")
 
-print(f"{failures} failure(s)")
+print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -8,25 +8,18 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+from clitest import check, failures, runner
 
 BIN = os.path.abspath(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "verify")
 SRC = os.path.dirname(os.path.dirname(HERE))
-failures = []
 
 
-def run(*args, cwd=None):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=cwd)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+run = runner(BIN)
 
 
 def fixture(name):

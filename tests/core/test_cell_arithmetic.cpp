@@ -2,13 +2,11 @@
 // trace's dataflow), on the river-bank lesson (document 000, section 3).
 #include <doctest/doctest.h>
 
-#include <memory>
-
-#include "backend/backend.hpp"
 #include "core/cell_arithmetic.hpp"
 #include "core/error.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
+#include "support/host_backend.hpp"
 
 namespace attn {
 
@@ -16,8 +14,8 @@ namespace {
 
 struct RiverBank {
   Lesson lesson = find_lesson("river-bank");
-  std::unique_ptr<Backend> backend = make_backend("cpu");
-  Trace trace = run_pipeline(lesson, *backend);
+  testing::HostBackend backend;
+  Trace trace = run_pipeline(lesson, backend);
 };
 
 double total(const CellSum& sum) {

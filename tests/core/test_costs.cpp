@@ -1,10 +1,10 @@
 // Shapes, FLOPs and bytes of a trace's steps (core/costs), counted by hand.
 #include <doctest/doctest.h>
 
-#include "backend/cpu_backend.hpp"
 #include "core/costs.hpp"
 #include "core/lesson.hpp"
 #include "core/pipeline.hpp"
+#include "support/host_backend.hpp"
 
 namespace {
 
@@ -23,7 +23,7 @@ W_V = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
 b_Q = [0.5, 0.5]
 )",
                                                  "test.toml");
-  attn::CpuBackend cpu;
+  attn::testing::HostBackend cpu;
   return attn::run_pipeline(lesson, cpu);
 }
 
@@ -90,7 +90,7 @@ W_V = "identity"
 kv_cache = true
 )",
                                                  "test.toml");
-  attn::CpuBackend cpu;
+  attn::testing::HostBackend cpu;
   const attn::Trace t = attn::run_pipeline(lesson, cpu);
   // Step t = 2 attends over 3 keys: 3 exponentials, 2 additions, 3 divisions.
   const attn::Step& weights = t.at("decode.t2.head0.weights");
@@ -112,7 +112,7 @@ TEST_CASE("forward_flops (bench's count) is pass_flops of the same self-attentio
   lesson.d_k = lesson.d_v = 3;
   lesson.W_Q = lesson.W_K = lesson.W_V = arma::mat(6, 6, arma::fill::eye);
   lesson.W_O = arma::mat(6, 6, arma::fill::eye);
-  attn::CpuBackend cpu;
+  attn::testing::HostBackend cpu;
   const attn::Trace t = attn::run_pipeline(lesson, cpu);
   CHECK(attn::forward_flops(3, 6, 2).total() == attn::pass_flops(t));
   for (std::size_t n : {1, 2, 128, 4096}) {

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <limits>
 
-#include "backend/cpu_backend.hpp"
 #include "core/error.hpp"
 #include "core/golden.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
+#include "support/host_backend.hpp"
 
 namespace {
 
@@ -28,7 +28,7 @@ attn::Trace awkward_trace() {
 }
 
 attn::Trace river_bank() {
-  attn::CpuBackend cpu;
+  attn::testing::HostBackend cpu;
   return attn::run_pipeline(attn::find_lesson("river-bank"), cpu);
 }
 

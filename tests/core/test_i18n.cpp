@@ -3,9 +3,9 @@
 
 #include <doctest/doctest.h>
 
-#include "backend/cpu_backend.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
+#include "support/host_backend.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -115,7 +115,7 @@ TEST_CASE("language_named accepts en and zh only") {
 
 TEST_CASE("step names and warnings shown in the terminal's language, English kept for JSON") {
   const Lesson lesson = find_lesson("fill-zero-fails");
-  CpuBackend cpu;
+  testing::HostBackend cpu;
   const Trace trace = run_pipeline(lesson, cpu);
   REQUIRE_FALSE(trace.warnings.empty());
   const Step& weights = trace.at("head0.weights");

@@ -7,11 +7,11 @@
 #include <cmath>
 #include <string>
 
-#include "backend/cpu_backend.hpp"
 #include "core/error.hpp"
 #include "core/golden.hpp"
 #include "core/lesson.hpp"
 #include "core/pipeline.hpp"
+#include "support/host_backend.hpp"
 
 namespace {
 
@@ -429,7 +429,7 @@ std::string toml_row(const arma::rowvec& v) {
 
 // Every step of the lesson's trace, 17 digits, as its golden file writes it.
 std::string trace_text(const std::string& lesson_text) {
-  attn::CpuBackend cpu;
+  attn::testing::HostBackend cpu;
   return attn::golden_toml(attn::run_pipeline(attn::parse_lesson(lesson_text, "same.toml"), cpu));
 }
 

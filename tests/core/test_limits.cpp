@@ -2,12 +2,12 @@
 // trace-size estimate they rest on, against real traces.
 #include <doctest/doctest.h>
 
-#include "backend/cpu_backend.hpp"
 #include "core/error.hpp"
 #include "core/lesson.hpp"
 #include "core/lesson_library.hpp"
 #include "core/limits.hpp"
 #include "core/pipeline.hpp"
+#include "support/host_backend.hpp"
 
 namespace {
 
@@ -59,7 +59,7 @@ TEST_CASE("a lesson above a limit is refused when it is read, naming the limit t
 }
 
 TEST_CASE("the trace-size estimate is within 15% of every embedded lesson's real trace") {
-  attn::CpuBackend cpu;
+  attn::testing::HostBackend cpu;
   for (const attn::Lesson& lesson : attn::all_embedded_lessons()) {
     CAPTURE(lesson.id);
     const attn::Trace trace = attn::run_pipeline(lesson, cpu);

@@ -4,14 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <memory>
 #include <set>
 #include <vector>
 
-#include "backend/backend.hpp"
 #include "core/lesson_library.hpp"
 #include "core/ops/op.hpp"
 #include "core/pipeline.hpp"
+#include "support/host_backend.hpp"
 
 namespace attn {
 
@@ -61,12 +60,12 @@ TEST_CASE("ops: every Op has its facets, under its own name") {
 }
 
 TEST_CASE("ops: each op's cell arithmetic gives every cell of every lesson in f64") {
-  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  testing::HostBackend backend;
   std::set<Op> seen;
   std::size_t cells = 0;
   for (const Lesson& lesson : all_embedded_lessons()) {
     if (lesson.queries() * lesson.keys() > 4096) continue;  // the big ones repeat the small ones
-    const Trace trace = run_pipeline(lesson, *backend);
+    const Trace trace = run_pipeline(lesson, backend);
     if (trace.dtype != Dtype::f64) continue;  // emulated formats round every step
     for (const Step& step : trace.steps) {
       std::vector<const arma::mat*> inputs;
@@ -100,9 +99,9 @@ TEST_CASE("ops: each op's cell arithmetic gives every cell of every lesson in f6
 }
 
 TEST_CASE("ops: a cell is computed from the numbers read for its inputs, not the trace's") {
-  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  testing::HostBackend backend;
   const Lesson lesson = find_lesson("river-bank");
-  const Trace trace = run_pipeline(lesson, *backend);
+  const Trace trace = run_pipeline(lesson, backend);
   const ReadInput twos = [](std::size_t, std::size_t, std::size_t) { return 2.0; };
   auto cell = [&](const char* id, std::size_t r, std::size_t c) {
     const Step& step = trace.at(id);

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu_backend.hpp"
 #include "core/lesson.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
+#include "support/host_backend.hpp"
 
 namespace {
 
@@ -21,7 +21,7 @@ attn::Lesson lesson(const std::string& body) {
 }
 
 attn::Trace trace_of(const attn::Lesson& L) {
-  attn::CpuBackend cpu;
+  attn::testing::HostBackend cpu;
   return attn::run_pipeline(L, cpu);
 }
 
@@ -592,7 +592,7 @@ TEST_CASE("kv-cache: the check step warns when a decoding step differs from the 
   bad.value(2, 1) = 5.0;
   bad.given(2, 1) = 1;
   o.emplace("head0.context", bad);
-  attn::CpuBackend cpu;
+  attn::testing::HostBackend cpu;
   const attn::Trace t = attn::run_pipeline(L, cpu, o);
   CHECK(step(t, "decode.head0.check")(2, 0) > 1.0);
   CHECK(step(t, "decode.head0.check")(1, 0) <= kTol);

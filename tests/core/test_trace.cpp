@@ -3,14 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <memory>
 #include <set>
 
-#include "backend/backend.hpp"
-#include "backend/cpu_backend.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "core/trace.hpp"
+#include "support/host_backend.hpp"
 
 namespace {
 
@@ -32,8 +30,8 @@ TEST_CASE("head_step_id spells the per-head ids") {
 }
 
 TEST_CASE("id_of: an id as it is, a head-0 step by its short name, anything else unchanged") {
-  const std::unique_ptr<attn::Backend> cpu = attn::make_backend("cpu");
-  const attn::Trace two = attn::run_pipeline(attn::find_lesson("two-heads"), *cpu);
+  attn::testing::HostBackend cpu;
+  const attn::Trace two = attn::run_pipeline(attn::find_lesson("two-heads"), cpu);
   CHECK(two.id_of("weights") == "head0.weights");
   CHECK(two.id_of("row_sum") == "head0.row_sum");
   CHECK(two.id_of("Q") == "Q");  // the projection, not head0.Q
@@ -44,7 +42,7 @@ TEST_CASE("id_of: an id as it is, a head-0 step by its short name, anything else
 }
 
 TEST_CASE("every step reads only earlier steps, and its operation fits its inputs") {
-  attn::CpuBackend cpu;
+  attn::testing::HostBackend cpu;
   for (const attn::Lesson& lesson : attn::all_embedded_lessons()) {
     CAPTURE(lesson.id);
     const attn::Trace trace = attn::run_pipeline(lesson, cpu);

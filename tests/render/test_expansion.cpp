@@ -1,6 +1,7 @@
 // Printing one cell's arithmetic: the sum of products written from the
 // lesson's numbers, negative factors in parentheses, the softmax line against
-// a plain loop, LaTeX for a masked cell, JSON that parses, numbers by hand.
+// a plain loop, LaTeX for a masked cell, JSON that parses, numbers by hand;
+// and each kind of cell expanded (core/expand) and printed, on the lessons.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@ struct Traced {
     attn::CpuBackend cpu;
     trace = attn::run_pipeline(lesson, cpu);
   }
+  explicit Traced(const char* id) : Traced(attn::find_lesson(id)) {}
   attn::CellExpansion operator()(const char* step, std::size_t r, std::size_t c) const {
     return attn::expand_cell(lesson, trace, step, r, c);
   }
@@ -194,3 +196,133 @@ TEST_CASE("format_by_hand: a huge number keeps its exponent") {
     CHECK(std::strtod(attn::format_by_hand(v, 4).c_str(), nullptr) == v);
   }
 }
+
+// Cells of the lessons, expanded and printed.
+namespace attn {
+
+TEST_CASE(
+    "expand: the score as the dot product of the query and key rows, as the documents write it") {
+  Traced rb("river-bank");
+  const CellExpansion e = expand_cell(rb.lesson, rb.trace, "head0.scores", 0, 1);
+  CHECK(e.kind == ExpansionKind::product);
+  CHECK(e.row_label == "river");
+  CHECK(e.col_label == "bank");
+  REQUIRE(e.sum);
+  CHECK(e.value == doctest::Approx(1.6755).epsilon(1e-12));
+  const std::string text = expansion_text(e, 4);
+  CHECK(text.find("0.69×0.66 + 0.50×0.54 + 0.86×0.66 + 0.85×0.45 = 1.6755") != std::string::npos);
+  CHECK(expansion_latex(e, 4).find("0.69 \\times 0.66") != std::string::npos);
+  CHECK(expansion_markdown(e, 4).starts_with("`head0.scores[river,bank] = "));
+  const std::string json = expansion_json(e, 4);
+  CHECK(json.find("\"kind\": \"product\"") != std::string::npos);
+  CHECK(json.find("\"right_label\": \"head0.K[bank,d3]\"") != std::string::npos);
+}
+
+TEST_CASE("expand: scale, mask decision, exp, row sum and softmax, checked by plain loops") {
+  Traced rb("river-bank");
+  const arma::mat& masked = rb.trace.at("head0.masked").value;
+
+  const CellExpansion scaled = expand_cell(rb.lesson, rb.trace, "head0.scaled", 0, 1);
+  CHECK(scaled.kind == ExpansionKind::divide);
+  CHECK(scaled.source_values.at(0) == doctest::Approx(1.6755));
+  CHECK(scaled.divisor == doctest::Approx(2.0));
+  CHECK(scaled.value == doctest::Approx(1.6755 / 2).epsilon(1e-12));
+  CHECK(expansion_text(scaled, 4).find("/ √4 = 1.6755 / 2.00 = 0.8378") != std::string::npos);
+
+  const CellExpansion kept = expand_cell(rb.lesson, rb.trace, "head0.masked", 0, 1);
+  CHECK(kept.kind == ExpansionKind::mask);
+  CHECK(kept.mask_reasons == 0u);
+  CHECK(expansion_text(kept, 4).find("kept: no mask covers key bank for query river") !=
+        std::string::npos);
+
+  const CellExpansion row_sum = expand_cell(rb.lesson, rb.trace, "head0.row_sum", 2, 3);
+  CHECK(row_sum.col == 0);  // a one-column step is expanded at column 0
+  double loop_sum = 0;
+  for (std::size_t j = 0; j < masked.n_cols; ++j) loop_sum += std::exp(masked(2, j));
+  CHECK(row_sum.value == doctest::Approx(loop_sum).epsilon(1e-12));
+  REQUIRE(row_sum.row_values.size() == 4);
+
+  const CellExpansion w = expand_cell(rb.lesson, rb.trace, "head0.weights", 1, 2);
+  CHECK(w.kind == ExpansionKind::softmax);
+  // As on paper: E[bank,walk] / Σ[bank], with no shift (nothing overflows here).
+  double row_max = masked(1, 0), denominator = 0;
+  for (std::size_t j = 0; j < masked.n_cols; ++j) row_max = std::max(row_max, masked(1, j));
+  for (std::size_t j = 0; j < masked.n_cols; ++j) denominator += std::exp(masked(1, j));
+  CHECK_FALSE(w.shifted);
+  CHECK(w.row_max == doctest::Approx(row_max).epsilon(1e-12));
+  CHECK(w.denominator == doctest::Approx(denominator).epsilon(1e-12));
+  CHECK(w.exps.at(2) == doctest::Approx(std::exp(masked(1, 2))).epsilon(1e-12));
+  CHECK(w.exps.at(2) / w.denominator == doctest::Approx(w.value).epsilon(1e-12));
+  CHECK(w.value == doctest::Approx(std::exp(masked(1, 2)) / denominator).epsilon(1e-12));
+  CHECK(w.note.find("cancels") != std::string::npos);
+  CHECK(expansion_text(w, 4).find("exp(0.9002) / (exp(") != std::string::npos);
+
+  const CellExpansion ctx = expand_cell(rb.lesson, rb.trace, "head0.context", 1, 2);
+  REQUIRE(ctx.sum);
+  CHECK(ctx.sum->terms.at(3).left_ref.label == "head0.weights[bank,by]");
+  CHECK(ctx.sum->terms.at(3).right_ref.label == "head0.V[by,d2]");
+}
+
+TEST_CASE("expand: the causal mask decision names its reason — a masked-out row is not a softmax") {
+  Traced cd("causal-decoder");
+  const CellExpansion masked = expand_cell(cd.lesson, cd.trace, "head0.masked", 0, 2);
+  CHECK(masked.mask_reasons == static_cast<unsigned>(mask_causal));
+  CHECK(std::isinf(masked.value));
+  CHECK(expansion_text(masked, 4).find("causal: key animal comes after query <s>") !=
+        std::string::npos);
+  CHECK(expansion_json(masked, 4).find("\"reasons\": [\"causal\"]") != std::string::npos);
+
+  Traced mp("mask-polarity");
+  const CellExpansion dead = expand_cell(mp.lesson, mp.trace, "head0.weights", 2, 0);
+  CHECK(dead.exps.empty());
+  CHECK(dead.note.find("masked_row") != std::string::npos);
+}
+
+TEST_CASE("expand: the encoder layer's cells, from the graph, checked by plain loops") {
+  const Traced post("encoder-layer-post-ln");
+  const Lesson& L = post.lesson;
+  const Trace& t = post.trace;
+  const arma::mat& r1 = t.at("layer.residual1").value;
+  const CellExpansion sum = expand_cell(L, t, "layer.residual1", 2, 3);
+  CHECK(sum.kind == ExpansionKind::add);
+  CHECK(sum.sources.at(0).label == "X[sat,d3]");
+  CHECK(sum.sources.at(1).label == "output[sat,d3]");
+  CHECK(sum.source_values[0] + sum.source_values[1] == doctest::Approx(sum.value).epsilon(1e-12));
+  const CellExpansion mean = expand_cell(L, t, "layer.ln1.mean", 2, 5);  // one column: col 0
+  CHECK(mean.kind == ExpansionKind::row_mean);
+  CHECK(mean.col == 0);
+  double total = 0;
+  for (double v : mean.row_values) total += v;
+  CHECK(mean.row_values.size() == 8);
+  CHECK(total / 8 == doctest::Approx(mean.value).epsilon(1e-12));
+  CHECK(mean.row_values[3] == r1(2, 3));
+  const CellExpansion var = expand_cell(L, t, "layer.ln1.var", 2, 0);
+  CHECK(var.kind == ExpansionKind::row_var);
+  double squares = 0;
+  for (double v : var.row_values) squares += (v - var.mean) * (v - var.mean);
+  CHECK(squares / 8 == doctest::Approx(var.value).epsilon(1e-12));
+  const CellExpansion x_hat = expand_cell(L, t, "layer.ln1.normalised", 2, 3);
+  CHECK(x_hat.kind == ExpansionKind::normalise);
+  CHECK(x_hat.eps == 1e-5);
+  CHECK((x_hat.source_values[0] - x_hat.source_values[1]) /
+            std::sqrt(x_hat.source_values[2] + x_hat.eps) ==
+        doctest::Approx(x_hat.value).epsilon(1e-12));
+  const CellExpansion affine = expand_cell(L, t, "layer.ln1", 2, 3);
+  CHECK(affine.kind == ExpansionKind::scale_shift);
+  CHECK(affine.sources.at(1).label == "ln1_gamma[d3]");
+  CHECK(affine.source_values[1] * affine.source_values[0] + affine.source_values[2] ==
+        doctest::Approx(affine.value).epsilon(1e-12));
+  const CellExpansion relu = expand_cell(L, t, "layer.ffn.activation", 0, 0);
+  CHECK(relu.kind == ExpansionKind::activation);
+  CHECK(!relu.gelu);
+  CHECK(relu.value == std::max(0.0, relu.source_values[0]));
+  const CellExpansion hidden = expand_cell(L, t, "layer.ffn.hidden", 1, 4);
+  REQUIRE(hidden.sum);
+  CHECK(hidden.sum->terms.size() == 8);
+  CHECK(hidden.sum->bias_ref.label == "b_1[d4]");
+  CHECK(expand_cell(L, t, "layer.output", 3, 7).kind == ExpansionKind::copy);
+  CHECK(expansion_text(affine, 4).starts_with("layer.ln1[sat,d3] = ln1_gamma[d3]×"));
+  CHECK(expansion_text(sum, 4).ends_with("(dropout is the identity at inference)"));
+}
+
+}  // namespace attn
