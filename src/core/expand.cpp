@@ -72,6 +72,7 @@ CellExpansion expand_cell(const Lesson& lesson, const Trace& trace, std::string_
   require_cell(step, row, col);
   CellExpansion e;
   e.step = step.id;
+  e.step_id = step.step_id;
   e.row = row;
   e.col = col;
   e.row_label = step.rows.at(row);

@@ -76,6 +76,7 @@ std::string_view expansion_kind_name(ExpansionKind kind);
 struct CellExpansion {
   ExpansionKind kind = ExpansionKind::input;
   std::string step;
+  StepId step_id;  // the same step, as a type
   std::size_t row = 0;
   std::size_t col = 0;
   std::string row_label;  // token of the row

@@ -47,6 +47,13 @@ std::optional<DecodeStep> decode_step_of(HeadStep part) {
   return std::nullopt;
 }
 
+// The ids of `steps`, as Operation::inputs names them.
+std::vector<std::string> ids_of(std::initializer_list<StepId> steps) {
+  std::vector<std::string> out;
+  for (const StepId& step : steps) out.push_back(step.str());
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> feature_labels(std::size_t count) {
@@ -84,46 +91,57 @@ class Forward {
 
   Trace finish() { return std::move(trace_); }
 
-  // X:(n,d), and with positions PE:(n,d), X+PE:(n,d). -> the id queries come from.
-  std::string queries_input() {
-    record("X", N_("Input embeddings"), StepKind::input, {}, lesson_.X, lesson_.tokens);
-    if (!positions()) return "X";
-    record("PE", N_("Positional encoding"), StepKind::positional, {Op::positional, {}},
+  // X:(n,d), and with positions PE:(n,d), X+PE:(n,d). -> the step queries come from.
+  StepId queries_input() {
+    const StepId X = StepId::given(Given::X), PE = StepId::positional(Positional::PE);
+    record(X, N_("Input embeddings"), StepKind::input, {}, lesson_.X, lesson_.tokens);
+    if (!positions()) return X;
+    record(PE, N_("Positional encoding"), StepKind::positional, {Op::positional, {}},
            positional_encoding(lesson_.X.n_rows, lesson_.X.n_cols), lesson_.tokens);
-    record("X+PE", N_("Input plus positions"), StepKind::positional,
-           {Op::add_positions, {"X", "PE"}}, value("X") + value("PE"), lesson_.tokens);
-    return "X+PE";
+    const StepId sum = StepId::positional(Positional::X_PE);
+    record(sum, N_("Input plus positions"), StepKind::positional,
+           {Op::add_positions, ids_of({X, PE})}, value(X) + value(PE), lesson_.tokens);
+    return sum;
   }
 
   // memory:(m,d_mem), and with positions memory+PE:(m,d_mem); without memory
-  // (self-attention) `queries`. -> the id keys and values come from.
-  std::string keys_input(const std::string& queries) {
+  // (self-attention) `queries`. -> the step keys and values come from.
+  StepId keys_input(const StepId& queries) {
     if (!lesson_.memory) return queries;
     const arma::mat& M = *lesson_.memory;
-    record("memory", N_("Memory (encoder output)"), StepKind::input, {}, M, lesson_.key_tokens());
-    if (!positions()) return "memory";
-    record("memory+PE", N_("Memory plus positions"), StepKind::positional,
-           {Op::add_positions, {"memory"}}, M + positional_encoding(M.n_rows, M.n_cols),
+    const StepId memory = StepId::given(Given::memory);
+    record(memory, N_("Memory (encoder output)"), StepKind::input, {}, M, lesson_.key_tokens());
+    if (!positions()) return memory;
+    const StepId sum = StepId::positional(Positional::memory_PE);
+    record(sum, N_("Memory plus positions"), StepKind::positional,
+           {Op::add_positions, ids_of({memory})}, M + positional_encoding(M.n_rows, M.n_cols),
            lesson_.key_tokens());
-    return "memory+PE";
+    return sum;
   }
 
+  // The weight and bias steps of a product, and what the lesson gives for them.
+  struct Parameters {
+    Given weight, bias;
+    const arma::mat& W;                    // (d,p)
+    const std::optional<arma::rowvec>& b;  // (p)
+  };
+
   // W:(d,p), b:(p) as the lesson gives them, then id:(rows,p) = in·W (+ b).
-  void projection(const std::string& id, Message name, StepKind kind, const std::string& in,
-                  const std::string& w_id, const arma::mat& W, const std::optional<arma::rowvec>& b,
-                  const std::vector<std::string>& rows) {
-    record(w_id, Message(N_("Weights {}"), {w_id}), StepKind::input, {}, W,
-           feature_labels(W.n_rows));
-    Operation made{Op::matmul, {in, w_id}};
-    if (b) {
-      const std::string b_id = "b_" + w_id.substr(2);
-      record(b_id, Message(N_("Bias {}"), {b_id}), StepKind::input, {}, arma::mat(*b), {b_id});
-      made.inputs.push_back(b_id);
-    }
+  void projection(const StepId& id, Message name, StepKind kind, const StepId& in,
+                  const Parameters& p, const std::vector<std::string>& rows) {
+    const StepId weight = StepId::given(p.weight);
+    record(weight, Message(N_("Weights {}"), {weight.str()}), StepKind::input, {}, p.W,
+           feature_labels(p.W.n_rows));
+    Operation made{Op::matmul, ids_of({in, weight})};
     // The product reads the weights as recorded (rounded to the format).
     std::optional<arma::rowvec> bias;
-    if (b) bias = arma::rowvec(value(made.inputs.back()));
-    record(id, std::move(name), kind, made, project(value(in), value(w_id), bias), rows);
+    if (p.b) {
+      const StepId b = StepId::given(p.bias);
+      record(b, Message(N_("Bias {}"), {b.str()}), StepKind::input, {}, arma::mat(*p.b), {b.str()});
+      made.inputs.push_back(b.str());
+      bias = arma::rowvec(value(b));
+    }
+    record(id, std::move(name), kind, made, project(value(in), value(weight), bias), rows);
   }
 
   // 3. Attention of every head: head{h}.Q, .K, .V (slices), .scores, .scaled,
@@ -132,28 +150,29 @@ class Forward {
   // replaces cells of a head's step or a narrower format is emulated (each
   // step then feeds the next as recorded). Recorded in head order.
   void attention() {
+    const StepId Q = StepId::projection(Projection::Q), K = StepId::projection(Projection::K),
+                 V = StepId::projection(Projection::V);
     const AttentionInput in =
-        attention_input(value("Q"), value("K"), value("V"), trace_.mask, lesson_.heads);
+        attention_input(value(Q), value(K), value(V), trace_.mask, lesson_.heads);
     std::vector<HeadAttention> heads =
-        attend(in, [](std::size_t h, HeadStep part) { return head_step_id(h, part); });
+        attend(in, [](std::size_t h, HeadStep part) { return StepId::head_step(h, part); });
     for (std::size_t h = 0; h < heads.size(); ++h) {
       const auto step = [&](HeadStep part, Message name, StepKind kind, Operation made,
                             const std::vector<std::string>& rows,
                             const std::vector<std::string>& cols = {}) {
-        record(head_step_id(h, part), std::move(name), kind, std::move(made),
+        record(StepId::head_step(h, part), std::move(name), kind, std::move(made),
                std::move(heads[h][part]), rows, cols);
-        trace_.steps.back().head = static_cast<int>(h);
       };
       const auto id = [h](HeadStep part) { return head_step_id(h, part); };
       const std::vector<std::string>& queries = lesson_.tokens;
       const std::vector<std::string>& keys = lesson_.key_tokens();
       const std::string head = std::to_string(h);
       step(HeadStep::Q, Message(N_("Head {} Q"), {head}), StepKind::head_slice,
-           {Op::slice, {"Q"}, h * lesson_.d_k}, queries);
+           {Op::slice, ids_of({Q}), h * lesson_.d_k}, queries);
       step(HeadStep::K, Message(N_("Head {} K"), {head}), StepKind::head_slice,
-           {Op::slice, {"K"}, h * lesson_.d_k}, keys);
+           {Op::slice, ids_of({K}), h * lesson_.d_k}, keys);
       step(HeadStep::V, Message(N_("Head {} V"), {head}), StepKind::head_slice,
-           {Op::slice, {"V"}, h * lesson_.d_v}, keys);
+           {Op::slice, ids_of({V}), h * lesson_.d_v}, keys);
       step(HeadStep::scores, N_("Scores"), StepKind::scores,
            {Op::matmul_t, {id(HeadStep::Q), id(HeadStep::K)}}, queries, keys);
       Operation divide{Op::divide, {id(HeadStep::scores)}};
@@ -171,7 +190,8 @@ class Forward {
            keys);
       step(HeadStep::context, N_("Context"), StepKind::context,
            {Op::matmul, {id(HeadStep::weights), id(HeadStep::V)}}, queries);
-      warn_about_rows(h, value(id(HeadStep::masked)), value(id(HeadStep::weights)));
+      warn_about_rows(h, value(StepId::head_step(h, HeadStep::masked)),
+                      value(StepId::head_step(h, HeadStep::weights)));
     }
   }
 
@@ -180,13 +200,16 @@ class Forward {
     std::vector<std::string> ids;
     MatrixRefs weights;
     for (std::size_t h = 0; h < lesson_.heads; ++h) {
-      ids.push_back(head_step_id(h, HeadStep::weights));
-      weights.push_back(std::cref(value(ids.back())));
+      const StepId head = StepId::head_step(h, HeadStep::weights);
+      ids.push_back(head.str());
+      weights.push_back(std::cref(value(head)));
     }
-    record("heads.mean", N_("Mean of the weights over heads"), StepKind::head_summary,
-           {Op::mean, ids}, mean_over_heads(weights), lesson_.tokens, lesson_.key_tokens());
-    record("heads.max", N_("Max of the weights over heads"), StepKind::head_summary, {Op::max, ids},
-           max_over_heads(weights), lesson_.tokens, lesson_.key_tokens());
+    record(StepId::heads(HeadSummary::mean), N_("Mean of the weights over heads"),
+           StepKind::head_summary, {Op::mean, ids}, mean_over_heads(weights), lesson_.tokens,
+           lesson_.key_tokens());
+    record(StepId::heads(HeadSummary::max), N_("Max of the weights over heads"),
+           StepKind::head_summary, {Op::max, ids}, max_over_heads(weights), lesson_.tokens,
+           lesson_.key_tokens());
   }
 
   // concat:(n,h·d_v) = [C_0 | C_1 | ...]
@@ -194,10 +217,11 @@ class Forward {
     std::vector<std::string> ids;
     std::vector<arma::mat> contexts;
     for (std::size_t h = 0; h < lesson_.heads; ++h) {
-      ids.push_back(head_step_id(h, HeadStep::context));
-      contexts.push_back(value(ids.back()));
+      const StepId head = StepId::head_step(h, HeadStep::context);
+      ids.push_back(head.str());
+      contexts.push_back(value(head));
     }
-    record("concat", N_("Concatenated heads"), StepKind::concat, {Op::concat, ids},
+    record(StepId::concat(), N_("Concatenated heads"), StepKind::concat, {Op::concat, ids},
            concat_heads(contexts), lesson_.tokens);
   }
 
@@ -205,71 +229,72 @@ class Forward {
   // layer_step_id. Dropout is the identity at inference: no step for it.
 
   // layer.residual1 / layer.residual2:(n,d) = input + sub-layer output. -> its id
-  std::string residual(LayerStep which, const std::string& input, const std::string& sublayer) {
-    const std::string id = layer_step_id(which);
+  StepId residual(LayerStep which, const StepId& input, const StepId& sublayer) {
+    const StepId id = StepId::layer(which);
     record(id,
            which == LayerStep::residual1 ? N_("Residual sum around attention")
                                          : N_("Residual sum around the feed-forward network"),
-           StepKind::residual, {Op::add, {input, sublayer}}, value(input) + value(sublayer),
+           StepKind::residual, {Op::add, ids_of({input, sublayer})}, value(input) + value(sublayer),
            lesson_.tokens);
     return id;
   }
 
   // LayerNorm number `which` (1 or 2) of x:(n,d): layer.ln{k}.mean:(n,1),
   // .var:(n,1), .normalised:(n,d), then its γ and β (given) and
-  // layer.ln{k}:(n,d) = γ ⊙ normalised + β. -> "layer.ln{k}"
-  std::string layer_norm(int which, const std::string& x) {
+  // layer.ln{k}:(n,d) = γ ⊙ normalised + β. -> layer.ln{k}
+  StepId layer_norm(int which, const StepId& x) {
     const EncoderLayer& layer = *lesson_.layer;
     const bool first = which == 1;
-    const std::string mean = layer_step_id(first ? LayerStep::ln1_mean : LayerStep::ln2_mean);
-    const std::string var = layer_step_id(first ? LayerStep::ln1_var : LayerStep::ln2_var);
-    const std::string normalised =
-        layer_step_id(first ? LayerStep::ln1_normalised : LayerStep::ln2_normalised);
-    const std::string out = layer_step_id(first ? LayerStep::ln1 : LayerStep::ln2);
-    record(mean, Message(N_("LayerNorm {}: row means"), {std::to_string(which)}), StepKind::norm,
-           {Op::row_mean, {x}}, row_mean(value(x)), lesson_.tokens, {"mean"});
-    record(var, Message(N_("LayerNorm {}: row variances"), {std::to_string(which)}), StepKind::norm,
-           {Op::row_var, {x, mean}}, row_variance(value(x), value(mean)), lesson_.tokens, {"var"});
-    Operation made{Op::normalise, {x, mean, var}};
+    const StepId mean = StepId::layer(first ? LayerStep::ln1_mean : LayerStep::ln2_mean);
+    const StepId var = StepId::layer(first ? LayerStep::ln1_var : LayerStep::ln2_var);
+    const StepId normalised =
+        StepId::layer(first ? LayerStep::ln1_normalised : LayerStep::ln2_normalised);
+    const StepId out = StepId::layer(first ? LayerStep::ln1 : LayerStep::ln2);
+    const std::string k = std::to_string(which);
+    record(mean, Message(N_("LayerNorm {}: row means"), {k}), StepKind::norm,
+           {Op::row_mean, ids_of({x})}, row_mean(value(x)), lesson_.tokens, {"mean"});
+    record(var, Message(N_("LayerNorm {}: row variances"), {k}), StepKind::norm,
+           {Op::row_var, ids_of({x, mean})}, row_variance(value(x), value(mean)), lesson_.tokens,
+           {"var"});
+    Operation made{Op::normalise, ids_of({x, mean, var})};
     made.eps = layer.eps;
-    record(normalised, Message(N_("LayerNorm {}: normalised rows"), {std::to_string(which)}),
-           StepKind::norm, made, normalise_rows(value(x), value(mean), value(var), layer.eps),
-           lesson_.tokens);
-    const std::string gamma = first ? "ln1_gamma" : "ln2_gamma";
-    const std::string beta = first ? "ln1_beta" : "ln2_beta";
-    record(gamma, Message(N_("LayerNorm {} scale γ"), {std::to_string(which)}), StepKind::input, {},
-           arma::mat(first ? layer.ln1_gamma : layer.ln2_gamma), {gamma});
-    record(beta, Message(N_("LayerNorm {} shift β"), {std::to_string(which)}), StepKind::input, {},
-           arma::mat(first ? layer.ln1_beta : layer.ln2_beta), {beta});
-    record(out, Message(N_("LayerNorm {}"), {std::to_string(which)}), StepKind::norm,
-           {Op::scale_shift, {normalised, gamma, beta}},
+    record(normalised, Message(N_("LayerNorm {}: normalised rows"), {k}), StepKind::norm, made,
+           normalise_rows(value(x), value(mean), value(var), layer.eps), lesson_.tokens);
+    const StepId gamma = StepId::given(first ? Given::ln1_gamma : Given::ln2_gamma);
+    const StepId beta = StepId::given(first ? Given::ln1_beta : Given::ln2_beta);
+    record(gamma, Message(N_("LayerNorm {} scale γ"), {k}), StepKind::input, {},
+           arma::mat(first ? layer.ln1_gamma : layer.ln2_gamma), {gamma.str()});
+    record(beta, Message(N_("LayerNorm {} shift β"), {k}), StepKind::input, {},
+           arma::mat(first ? layer.ln1_beta : layer.ln2_beta), {beta.str()});
+    record(out, Message(N_("LayerNorm {}"), {k}), StepKind::norm,
+           {Op::scale_shift, ids_of({normalised, gamma, beta})},
            scale_shift(value(normalised), value(gamma).row(0), value(beta).row(0)), lesson_.tokens);
     return out;
   }
 
   // The position-wise feed-forward network on x:(n,d): layer.ffn.hidden:(n,d_ff)
   // = x·W_1 + b_1, layer.ffn.activation:(n,d_ff) = act(hidden),
-  // layer.ffn.out:(n,d) = activation·W_2 + b_2. -> "layer.ffn.out"
-  std::string feed_forward(const std::string& x) {
+  // layer.ffn.out:(n,d) = activation·W_2 + b_2. -> layer.ffn.out
+  StepId feed_forward(const StepId& x) {
     const EncoderLayer& layer = *lesson_.layer;
-    const std::string hidden = layer_step_id(LayerStep::ffn_hidden);
-    const std::string activation = layer_step_id(LayerStep::ffn_activation);
-    const std::string out = layer_step_id(LayerStep::ffn_out);
-    projection(hidden, N_("Feed-forward hidden layer"), StepKind::ffn, x, "W_1", layer.W_1,
-               layer.b_1, lesson_.tokens);
+    const StepId hidden = StepId::layer(LayerStep::ffn_hidden);
+    const StepId activation = StepId::layer(LayerStep::ffn_activation);
+    const StepId out = StepId::layer(LayerStep::ffn_out);
+    projection(hidden, N_("Feed-forward hidden layer"), StepKind::ffn, x,
+               {Given::W_1, Given::b_1, layer.W_1, layer.b_1}, lesson_.tokens);
     const bool gelu_on = layer.activation == Activation::gelu;
     record(activation, gelu_on ? "GELU" : "ReLU", StepKind::ffn,
-           {gelu_on ? Op::gelu : Op::relu, {hidden}},
+           {gelu_on ? Op::gelu : Op::relu, ids_of({hidden})},
            gelu_on ? gelu(value(hidden)) : relu(value(hidden)), lesson_.tokens);
-    projection(out, N_("Feed-forward output"), StepKind::ffn, activation, "W_2", layer.W_2,
-               layer.b_2, lesson_.tokens);
+    projection(out, N_("Feed-forward output"), StepKind::ffn, activation,
+               {Given::W_2, Given::b_2, layer.W_2, layer.b_2}, lesson_.tokens);
     return out;
   }
 
   // layer.output:(n,d): the layer's result, the input of a next layer.
-  void layer_output(const std::string& result) {
-    record(layer_step_id(LayerStep::output), N_("Encoder layer output"), StepKind::layer_output,
-           {Op::identity, {result}}, value(result), lesson_.tokens);
+  void layer_output(const StepId& result) {
+    record(StepId::layer(LayerStep::output), N_("Encoder layer output"), StepKind::layer_output,
+           {Op::identity, ids_of({result})}, value(result), lesson_.tokens);
   }
 
   // The fill as the lesson asks for it, and what the format makes of it: a
@@ -278,22 +303,24 @@ class Forward {
     const double asked = lesson_.mask_fill;
     const std::string asked_text = fmt::format("{:g}", asked);
     if (asked >= 0)
-      warn({N_("mask_fill = {0} does not mask: a masked score becomes {0}, and exp({0} − row max) "
+      warn(std::nullopt,
+           {N_("mask_fill = {0} does not mask: a masked score becomes {0}, and exp({0} − row max) "
                "is not 0, so masked keys keep real weight (a fill of 0 fails, as 002 section 3.1 "
                "says); use -inf or a large negative number"),
             {asked_text}});
     if (fill() == asked) return;
     const std::string format(dtype_name(trace_.dtype));
     if (std::isinf(fill()))
-      warn({N_("mask_fill = {} is not a number of {}: it rounds to {} (the largest finite {} "
+      warn(std::nullopt,
+           {N_("mask_fill = {} is not a number of {}: it rounds to {} (the largest finite {} "
                "number is {}), so masked scores are -inf and a row with every key masked is 0/0 = "
                "NaN unless masked_row says otherwise; -{} stays finite"),
             {asked_text, format, fmt::format("{}", fill()), format,
              fmt::format("{:g}", dtype_max(trace_.dtype)),
              fmt::format("{:g}", dtype_max(trace_.dtype))}});
     else
-      warn({N_("mask_fill = {} is not a number of {}: it rounds to {}"),
-            {asked_text, format, fmt::format("{}", fill())}});
+      warn(std::nullopt, {N_("mask_fill = {} is not a number of {}: it rounds to {}"),
+                          {asked_text, format, fmt::format("{}", fill())}});
   }
 
   // Decoding token t with a KV cache (lesson [decode]), head h: the query of
@@ -302,8 +329,8 @@ class Forward {
   // is what step t would compute and append, the earlier rows are cached.
   void decode_step(std::size_t t, std::size_t h) {
     const auto id = [&](DecodeStep part) { return decode_step_id(t, h, part); };
-    const std::string Q = head_step_id(h, HeadStep::Q), K = head_step_id(h, HeadStep::K),
-                      V = head_step_id(h, HeadStep::V);
+    const StepId Q = StepId::head_step(h, HeadStep::Q), K = StepId::head_step(h, HeadStep::K),
+                 V = StepId::head_step(h, HeadStep::V);
     const std::vector<std::string> token{lesson_.tokens.at(t)};
     const std::vector<std::string> cached(lesson_.tokens.begin(),
                                           lesson_.tokens.begin() + static_cast<long>(t) + 1);
@@ -313,25 +340,24 @@ class Forward {
                     V_cache = value(V).rows(0, t);
     const arma::umat open(1, t + 1, arma::fill::zeros);
     const AttentionInput in = attention_input(q, K_cache, V_cache, open, 1);
-    const HeadAttention a = attend(in, [&](std::size_t, HeadStep part) {
+    const HeadAttention a = attend(in, [&](std::size_t, HeadStep part) -> std::optional<StepId> {
       const std::optional<DecodeStep> d = decode_step_of(part);
-      return d ? id(*d) : std::string();
+      if (d) return StepId::decode(t, h, *d);
+      return std::nullopt;
     })[0];
     // Records decoding step `part` of head h, labelled by `cols` (features when empty).
     const auto step = [&](DecodeStep part, const char* name, StepKind kind, Operation made,
                           HeadStep computed, std::vector<std::string> rows,
                           std::vector<std::string> cols = {}) {
-      record(id(part), Message(name, {std::to_string(t), token[0]}), kind, std::move(made),
-             a[computed], std::move(rows), std::move(cols));
-      trace_.steps.back().head = static_cast<int>(h);
-      trace_.steps.back().decoding = static_cast<int>(t);
+      record(StepId::decode(t, h, part), Message(name, {std::to_string(t), token[0]}), kind,
+             std::move(made), a[computed], std::move(rows), std::move(cols));
     };
-    step(DecodeStep::q, N_("Decoding t{}: query of {}"), StepKind::decode_query, {Op::rows, {Q}, t},
-         HeadStep::Q, token);
+    step(DecodeStep::q, N_("Decoding t{}: query of {}"), StepKind::decode_query,
+         {Op::rows, ids_of({Q}), t}, HeadStep::Q, token);
     step(DecodeStep::K_cache, N_("Decoding t{}: key cache"), StepKind::decode_cache,
-         {Op::rows, {K}, 0}, HeadStep::K, cached);
+         {Op::rows, ids_of({K}), 0}, HeadStep::K, cached);
     step(DecodeStep::V_cache, N_("Decoding t{}: value cache"), StepKind::decode_cache,
-         {Op::rows, {V}, 0}, HeadStep::V, cached);
+         {Op::rows, ids_of({V}), 0}, HeadStep::V, cached);
     // scores:(1,t+1) = q·K_cacheᵀ, scaled:(1,t+1) = scores / s
     step(DecodeStep::scores, N_("Decoding t{}: scores"), StepKind::decode_scores,
          {Op::matmul_t, {id(DecodeStep::q), id(DecodeStep::K_cache)}}, HeadStep::scores, token,
@@ -352,25 +378,25 @@ class Forward {
   // − head{h}.context[t, j]|, the proof that the cache changes nothing; a row
   // above kDecodeTolerance is a warning.
   void decode_check(std::size_t h) {
-    const std::string full = head_step_id(h, HeadStep::context);
-    Operation made{Op::max_abs_diff, {full}};
+    const StepId full = StepId::head_step(h, HeadStep::context);
+    Operation made{Op::max_abs_diff, ids_of({full})};
     std::vector<arma::mat> rows;
     for (std::size_t t = 0; t < lesson_.queries(); ++t) {
-      made.inputs.push_back(decode_step_id(t, h, DecodeStep::context));
-      rows.push_back(value(made.inputs.back()));
+      const StepId decoded = StepId::decode(t, h, DecodeStep::context);
+      made.inputs.push_back(decoded.str());
+      rows.push_back(value(decoded));
     }
-    const std::string id = decode_check_id(h);
+    const StepId id = StepId::decode_check(h);
     const arma::mat& check =
         record(id, N_("KV cache check: each decoding step vs the full computation"),
                StepKind::decode_check, made, max_abs_row_difference(value(full), rows),
                lesson_.tokens, {"max |diff|"});
-    trace_.steps.back().head = static_cast<int>(h);
     for (std::size_t t = 0; t < check.n_rows; ++t)
       if (!(check(t, 0) <= kDecodeTolerance))
-        warn({N_("{0} row {1} ({2}): decoding step {1} with the KV cache differs from row {1} of "
-                 "{3} by {4}, more than {5}"),
-              {id, std::to_string(t), lesson_.tokens.at(t), full, fmt::format("{:g}", check(t, 0)),
-               fmt::format("{:g}", kDecodeTolerance)}});
+        warn(id, {N_("{0} row {1} ({2}): decoding step {1} with the KV cache differs from row {1} "
+                     "of {3} by {4}, more than {5}"),
+                  {id.str(), std::to_string(t), lesson_.tokens.at(t), full.str(),
+                   fmt::format("{:g}", check(t, 0)), fmt::format("{:g}", kDecodeTolerance)}});
   }
 
  private:
@@ -391,23 +417,26 @@ class Forward {
 
   // Attention of every head of `in`: by the backend, in f64 with nothing
   // replaced; otherwise composed on the host in the lesson's format, each
-  // step finished as record() finishes it (`id_of` names a head's step; an
-  // empty name is a step that is not recorded) before the next reads it.
+  // step finished as record() finishes it (`id_of` names a head's step; none
+  // for a step that is not recorded) before the next reads it.
   std::vector<HeadAttention> attend(
-      const AttentionInput& in, const std::function<std::string(std::size_t, HeadStep)>& id_of) {
+      const AttentionInput& in,
+      const std::function<std::optional<StepId>(std::size_t, HeadStep)>& id_of) {
+    const auto overridden = [&](std::size_t h, HeadStep part) {
+      const std::optional<StepId> id = id_of(h, part);
+      return id && overrides_.contains(id->str());
+    };
     bool replaced = false;
     for (std::size_t h = 0; h < in.heads && !replaced; ++h)
       for (std::size_t s = 0; s < kHeadSteps && !replaced; ++s)
-        replaced = overrides_.contains(id_of(h, static_cast<HeadStep>(s)));
+        replaced = overridden(h, static_cast<HeadStep>(s));
     if (!format_ && !replaced) return backend_.attend(in);
     StepHook hook;
     hook.computed = [&](std::size_t h, HeadStep part, arma::mat& v) {
-      const std::string id = id_of(h, part);
-      if (!id.empty()) v = finished(id, Op::slice, std::move(v));
+      if (const std::optional<StepId> id = id_of(h, part))
+        v = finished(id->str(), Op::slice, std::move(v));
     };
-    hook.replaced = [&](std::size_t h, HeadStep part) {
-      return overrides_.contains(id_of(h, part));
-    };
+    hook.replaced = overridden;
     return attend_steps(in, arithmetic(), &hook);
   }
 
@@ -430,22 +459,24 @@ class Forward {
   // The fill as the format holds it: -1e9 is -inf in f16.
   double fill() const { return round_to(trace_.dtype, lesson_.mask_fill); }
 
-  const arma::mat& value(const std::string& id) const { return trace_.at(id).value; }
+  const arma::mat& value(const StepId& id) const { return trace_.at(id.str()).value; }
 
-  // A warning, kept in English (JSON) and as a message to show in either language.
-  void warn(Message message) {
-    trace_.warnings.push_back(message.in(Language::en));
-    trace_.warning_messages.push_back(std::move(message));
+  // A warning about step `step` (none: about the whole lesson).
+  void warn(std::optional<StepId> step, Message message) {
+    trace_.warnings.push_back({std::move(step), std::move(message)});
   }
 
   // Records step `id`, finished: a computed step's cells replaced where the
   // caller overrides them, and rounded to the format.
-  const arma::mat& record(std::string id, Message name, StepKind kind, Operation made,
+  const arma::mat& record(const StepId& id, Message name, StepKind kind, Operation made,
                           arma::mat value, std::vector<std::string> rows,
                           std::vector<std::string> cols = {}) {
-    value = finished(id, made.op, std::move(value));
     Step step;
-    step.id = std::move(id);
+    step.step_id = id;
+    step.id = id.str();
+    step.head = id.head();
+    step.decoding = id.decoding();
+    value = finished(step.id, made.op, std::move(value));
     step.name = name.in(Language::en);
     step.title = std::move(name);
     step.kind = kind;
@@ -481,83 +512,106 @@ class Forward {
     return computed;
   }
 
-  // Rows of head h's weights that are not what they seem: NaN from an
-  // overflowing score, or uniform because a finite fill masked every key.
+  // Rows of head h's weights that are not what they seem: every key masked,
+  // NaN from an overflowing score, or the work of a finite fill.
   void warn_about_rows(std::size_t h, const arma::mat& masked, const arma::mat& weights) {
-    const std::vector<std::string>& tokens = lesson_.tokens;
+    const StepId step = StepId::head_step(h, HeadStep::weights);
     const arma::vec masked_max = arma::max(masked, 1);  // by columns: contiguous in memory
-    for (std::size_t i = 0; i < masked.n_rows; ++i) {
+    warn_about_masked_rows(step, masked_max);
+    if (!weights.is_finite()) warn_about_non_finite_rows(step, masked_max, weights);
+    if (std::isfinite(fill())) warn_about_finite_fill(step, weights);
+  }
+
+  // "h", "i", "token i": where a row warning about head h's step is.
+  std::vector<std::string> row_of(const StepId& step, std::size_t i) const {
+    return {std::to_string(step.head()), std::to_string(i), lesson_.tokens.at(i)};
+  }
+
+  // masked_max:(n,1): a row whose every key is masked (its max is -inf), and
+  // what masked_row made of it.
+  void warn_about_masked_rows(const StepId& step, const arma::vec& masked_max) {
+    for (std::size_t i = 0; i < masked_max.n_rows; ++i) {
       if (masked_max(i) != -arma::datum::inf) continue;  // at least one key is open
-      const std::vector<std::string> where{std::to_string(h), std::to_string(i), tokens.at(i)};
       switch (lesson_.masked_row) {
         case MaskedRowPolicy::nan:
-          warn({N_("head{}.weights row {} ({}): every key is masked, softmax is 0/0 = NaN "
-                   "(masked_row = \"nan\", as PyTorch's plain softmax)"),
-                where});
+          warn(step, {N_("head{}.weights row {} ({}): every key is masked, softmax is 0/0 = NaN "
+                         "(masked_row = \"nan\", as PyTorch's plain softmax)"),
+                      row_of(step, i)});
           break;
         case MaskedRowPolicy::zero:
-          warn({N_("head{}.weights row {} ({}): every key is masked; the row is set to 0 "
-                   "(masked_row = \"zero\")"),
-                where});
+          warn(step, {N_("head{}.weights row {} ({}): every key is masked; the row is set to 0 "
+                         "(masked_row = \"zero\")"),
+                      row_of(step, i)});
           break;
         case MaskedRowPolicy::uniform:
-          warn({N_("head{}.weights row {} ({}): every key is masked; the row is set to 1/m "
-                   "(masked_row = \"uniform\")"),
-                where});
+          warn(step, {N_("head{}.weights row {} ({}): every key is masked; the row is set to 1/m "
+                         "(masked_row = \"uniform\")"),
+                      row_of(step, i)});
           break;
       }
     }
-    if (!weights.is_finite()) {
-      const arma::vec row_max = arma::max(masked, 1);
-      const arma::uvec bad = arma::find_nonfinite(weights);
-      std::vector<bool> reported(weights.n_rows, false);
-      for (const arma::uword cell : bad) {
-        const std::size_t i = cell % weights.n_rows;
-        if (reported[i] || row_max(i) == -arma::datum::inf) continue;
-        reported[i] = true;
-      }
-      for (std::size_t i = 0; i < weights.n_rows; ++i)
-        if (reported[i])
-          warn({format_ ? N_("head{0}.weights row {1} ({2}): not a number — a score of this row "
-                             "is infinite or NaN (head{0}.scores overflowed {3}); use smaller "
-                             "inputs")
-                        : N_("head{0}.weights row {1} ({2}): not a number — a score of this row "
-                             "is infinite or NaN (head{0}.scores overflowed double precision); "
-                             "use smaller inputs"),
-                {std::to_string(h), std::to_string(i), tokens.at(i),
-                 std::string(dtype_name(trace_.dtype))}});
+  }
+
+  // weights:(n,m) with a NaN or infinite cell in a row that has an open key:
+  // a score overflowed the format.
+  void warn_about_non_finite_rows(const StepId& step, const arma::vec& masked_max,
+                                  const arma::mat& weights) {
+    std::vector<bool> reported(weights.n_rows, false);
+    const arma::uvec bad = arma::find_nonfinite(weights);
+    for (const arma::uword cell : bad) {
+      const std::size_t i = cell % weights.n_rows;
+      if (masked_max(i) != -arma::datum::inf) reported[i] = true;
     }
-    if (!std::isfinite(fill())) return;
+    for (std::size_t i = 0; i < weights.n_rows; ++i) {
+      if (!reported[i]) continue;
+      std::vector<std::string> args = row_of(step, i);
+      args.emplace_back(dtype_name(trace_.dtype));
+      warn(step, {format_ ? N_("head{0}.weights row {1} ({2}): not a number — a score of this row "
+                               "is infinite or NaN (head{0}.scores overflowed {3}); use smaller "
+                               "inputs")
+                          : N_("head{0}.weights row {1} ({2}): not a number — a score of this row "
+                               "is infinite or NaN (head{0}.scores overflowed double precision); "
+                               "use smaller inputs"),
+                  std::move(args)});
+    }
+  }
+
+  // A finite fill: a row with every key masked comes out uniform, and masked
+  // keys may keep weight when the fill is not far enough below the scores.
+  void warn_about_finite_fill(const StepId& step, const arma::mat& weights) {
     const std::string fill_text = fmt::format("{:g}", fill());
     const arma::uvec open_keys = arma::sum(arma::umat(trace_.mask == 0u), 1);
     for (std::size_t i = 0; i < trace_.mask.n_rows; ++i) {
+      std::vector<std::string> args = row_of(step, i);
       if (open_keys(i) == 0) {
-        const std::vector<std::string> args{std::to_string(h), std::to_string(i), tokens.at(i),
-                                            fill_text};
+        args.push_back(fill_text);
         if (store_in(trace_.dtype, std::exp(fill())) != 0.0)
-          warn(
-              {N_("head{}.weights row {} ({}): every key is masked, but the fill {} is finite, so "
-                  "the softmax is defined and the row comes out uniform (masked_row is not used)."),
-               args});
+          warn(step, {N_("head{}.weights row {} ({}): every key is masked, but the fill {} is "
+                         "finite, so the softmax is defined and the row comes out uniform "
+                         "(masked_row is not used)."),
+                      std::move(args)});
         else
           warn(
+              step,
               {N_("head{0}.weights row {1} ({2}): every key is masked, but the fill {3} is finite, "
                   "so the softmax is defined and the row comes out uniform (masked_row is not "
                   "used). On paper exp({3}) underflows to 0, so head{0}.exp and head{0}.row_sum "
                   "show 0 and E/Σ would be 0/0; only the row-max shift, exp(fill − fill) = 1 per "
                   "key, gives 1/m"),
-               args});
+               std::move(args)});
         continue;
       }
       double leaked = 0.0;  // the weight the masked keys of this row kept
       for (std::size_t j = 0; j < trace_.mask.n_cols; ++j)
         if (trace_.mask(i, j) != 0) leaked += weights(i, j);
-      if (leaked > 0.0)
-        warn({N_("head{}.weights row {} ({}): the masked keys keep {} of the weight: the fill {} "
-                 "is not far enough below the row's scores for exp(fill − row max) to vanish; use "
-                 "-inf, or a large negative number the format can hold (-65504 in f16)"),
-              {std::to_string(h), std::to_string(i), tokens.at(i), fmt::format("{:.4g}", leaked),
-               fill_text}});
+      if (!(leaked > 0.0)) continue;  // NaN too: no warning
+      args.push_back(fmt::format("{:.4g}", leaked));
+      args.push_back(fill_text);
+      warn(step, {N_("head{}.weights row {} ({}): the masked keys keep {} of the weight: the fill "
+                     "{} is not far enough below the row's scores for exp(fill − row max) to "
+                     "vanish; use -inf, or a large negative number the format can hold (-65504 in "
+                     "f16)"),
+                  std::move(args)});
     }
   }
 
@@ -578,19 +632,19 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
 
   // 1. Inputs: X:(n,d) (+ PE), and memory:(m,d_mem) (+ PE) for cross-attention.
   pass.warn_about_fill();
-  const std::string x = pass.queries_input();
+  const StepId x = pass.queries_input();
   // An encoder layer placed Pre-LN normalises X before attention: layer.ln1:(n,d).
   const bool pre_ln = lesson.layer && lesson.layer->norm == NormPlacement::pre;
-  const std::string attended = pre_ln ? pass.layer_norm(1, x) : x;
-  const std::string source = pass.keys_input(attended);
+  const StepId attended = pre_ln ? pass.layer_norm(1, x) : x;
+  const StepId source = pass.keys_input(attended);
 
   // 2. Projections: Q:(n,h·d_k) from the queries, K:(m,h·d_k) and V:(m,h·d_v) from the source.
-  pass.projection("Q", N_("Queries"), StepKind::projection, attended, "W_Q", lesson.W_Q, lesson.b_Q,
-                  queries);
-  pass.projection("K", N_("Keys"), StepKind::projection, source, "W_K", lesson.W_K, lesson.b_K,
-                  keys);
-  pass.projection("V", N_("Values"), StepKind::projection, source, "W_V", lesson.W_V, lesson.b_V,
-                  keys);
+  pass.projection(StepId::projection(Projection::Q), N_("Queries"), StepKind::projection, attended,
+                  {Given::W_Q, Given::b_Q, lesson.W_Q, lesson.b_Q}, queries);
+  pass.projection(StepId::projection(Projection::K), N_("Keys"), StepKind::projection, source,
+                  {Given::W_K, Given::b_K, lesson.W_K, lesson.b_K}, keys);
+  pass.projection(StepId::projection(Projection::V), N_("Values"), StepKind::projection, source,
+                  {Given::W_V, Given::b_V, lesson.W_V, lesson.b_V}, keys);
 
   // 3. Attention, head by head (the heads are independent: computed side by side).
   //    head{h}.Q:(n,d_k) K:(m,d_k) V:(m,d_v) sliced; scores:(n,m) = Q_h·K_hᵀ;
@@ -603,18 +657,19 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
 
   // 5. Heads side by side, concat:(n,h·d_v), then output:(n,d_out) = concat·W_O (+ b_O).
   pass.concat();
+  const StepId output = StepId::projection(Projection::output);
   if (lesson.W_O)
-    pass.projection("output", N_("Output projection"), StepKind::output, "concat", "W_O",
-                    *lesson.W_O, lesson.b_O, queries);
+    pass.projection(output, N_("Output projection"), StepKind::output, StepId::concat(),
+                    {Given::W_O, Given::b_O, *lesson.W_O, lesson.b_O}, queries);
 
   // 6. Encoder layer (003 section 5): residual sums, LayerNorms and the FFN.
   //    Post-LN: h = LN1(x + output), y = LN2(h + FFN(h)).
   //    Pre-LN:  h = x + output (output from LN1(x) above), y = h + FFN(LN2(h)).
   if (lesson.layer) {
-    const std::string h = pass.residual(LayerStep::residual1, x, "output");  // (n,d)
-    const std::string ffn_in = pre_ln ? pass.layer_norm(2, h) : pass.layer_norm(1, h);
-    const std::string ffn_out = pass.feed_forward(ffn_in);  // (n,d)
-    const std::string y = pass.residual(LayerStep::residual2, pre_ln ? h : ffn_in, ffn_out);
+    const StepId h = pass.residual(LayerStep::residual1, x, output);  // (n,d)
+    const StepId ffn_in = pre_ln ? pass.layer_norm(2, h) : pass.layer_norm(1, h);
+    const StepId ffn_out = pass.feed_forward(ffn_in);  // (n,d)
+    const StepId y = pass.residual(LayerStep::residual2, pre_ln ? h : ffn_in, ffn_out);
     pass.layer_output(pre_ln ? y : pass.layer_norm(2, y));  // (n,d)
   }
 

@@ -3,46 +3,12 @@
 
 #include <fmt/format.h>
 
-#include <iterator>
-
 #include "core/error.hpp"
 
 namespace attn {
 
-namespace {
-
-constexpr const char* kHeadStepNames[] = {"Q",      "K",   "V",       "scores",  "scaled",
-                                          "masked", "exp", "row_sum", "weights", "context"};
-
-constexpr const char* kLayerStepIds[] = {
-    "layer.residual1", "layer.ln1.mean",   "layer.ln1.var",        "layer.ln1.normalised",
-    "layer.ln1",       "layer.ffn.hidden", "layer.ffn.activation", "layer.ffn.out",
-    "layer.residual2", "layer.ln2.mean",   "layer.ln2.var",        "layer.ln2.normalised",
-    "layer.ln2",       "layer.output"};
-
-constexpr const char* kDecodeStepNames[] = {"q",      "K_cache", "V_cache", "scores",
-                                            "scaled", "weights", "context"};
-
-}  // namespace
-
-std::string decode_step_id(std::size_t t, std::size_t head, DecodeStep step) {
-  return fmt::format("decode.t{}.head{}.{}", t, head, kDecodeStepNames[static_cast<int>(step)]);
-}
-
-std::string decode_check_id(std::size_t head) {
-  return fmt::format("decode.head{}.check", head);
-}
-
-std::string layer_step_id(LayerStep step) {
-  return kLayerStepIds[static_cast<int>(step)];
-}
-
 bool is_row_parameter(const Step& step) {
   return step.made.op == Op::given && step.rows.size() == 1 && step.rows[0] == step.id;
-}
-
-std::string head_step_id(std::size_t head, HeadStep step) {
-  return fmt::format("head{}.{}", head, kHeadStepNames[static_cast<int>(step)]);
 }
 
 const Step* Trace::find(std::string_view id) const {
@@ -51,13 +17,16 @@ const Step* Trace::find(std::string_view id) const {
   return nullptr;
 }
 
+const Step* Trace::find(const StepId& id) const {
+  for (const Step& step : steps)
+    if (step.step_id == id) return &step;
+  return nullptr;
+}
+
 std::string Trace::id_of(std::string_view name) const {
-  if (find(name)) return std::string(name);
-  for (int k = 0; k < static_cast<int>(std::size(kHeadStepNames)); ++k)
-    if (name == kHeadStepNames[k]) {
-      const std::string id = head_step_id(0, static_cast<HeadStep>(k));
-      if (find(id)) return id;
-    }
+  if (const std::optional<StepId> id = parse_step_id(name); id && find(*id)) return id->str();
+  if (const std::optional<HeadStep> part = parse_head_step(name))
+    if (const Step* step = find(StepId::head_step(0, *part))) return step->id;
   return std::string(name);
 }
 
@@ -77,10 +46,19 @@ std::string step_display_name(const Step& step) {
   return step.title.format.empty() ? std::string(tr(step.name)) : step.title.shown();
 }
 
+bool operator==(const Warning& a, const Warning& b) {
+  return a.step == b.step && a.text.format == b.text.format && a.text.args == b.text.args;
+}
+
 std::vector<std::string> shown_warnings(const Trace& trace) {
-  if (trace.warning_messages.size() != trace.warnings.size()) return trace.warnings;
   std::vector<std::string> out;
-  for (const Message& m : trace.warning_messages) out.push_back(m.shown());
+  for (const Warning& w : trace.warnings) out.push_back(w.text.shown());
+  return out;
+}
+
+std::vector<std::string> english_warnings(const Trace& trace) {
+  std::vector<std::string> out;
+  for (const Warning& w : trace.warnings) out.push_back(w.text.in(Language::en));
   return out;
 }
 

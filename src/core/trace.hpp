@@ -3,12 +3,14 @@
 #pragma once
 
 #include <armadillo>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/dtype.hpp"
 #include "core/i18n.hpp"
+#include "core/step_id.hpp"
 
 namespace attn {
 
@@ -40,44 +42,6 @@ enum class StepKind {
   decode_context,  // decode.t{t}.head{h}.context: weights·V_cache
   decode_check,    // decode.head{h}.check: per step, max |decode context − head{h}.context row t|
 };
-
-// The per-head steps, in pipeline order. head_step_id is the one place their
-// ids are spelled: head_step_id(0, HeadStep::scores) == "head0.scores".
-enum class HeadStep { Q, K, V, scores, scaled, masked, exp, row_sum, weights, context };
-
-std::string head_step_id(std::size_t head, HeadStep step);
-
-// The encoder layer's own steps (lesson [layer]), in Post-LN order. Pre-LN
-// records the same ids in another order (docs/steps.md). layer_step_id is the
-// one place their ids are spelled: layer_step_id(LayerStep::ln1_mean) ==
-// "layer.ln1.mean".
-enum class LayerStep {
-  residual1,
-  ln1_mean,
-  ln1_var,
-  ln1_normalised,
-  ln1,
-  ffn_hidden,
-  ffn_activation,
-  ffn_out,
-  residual2,
-  ln2_mean,
-  ln2_var,
-  ln2_normalised,
-  ln2,
-  output,
-};
-
-std::string layer_step_id(LayerStep step);
-
-// The steps of decoding token t with a KV cache (lesson [decode]), per head,
-// in the order each decoding step records them. decode_step_id is the one
-// place their ids are spelled: decode_step_id(2, 0, DecodeStep::K_cache) ==
-// "decode.t2.head0.K_cache"; decode_check_id(0) == "decode.head0.check".
-enum class DecodeStep { q, K_cache, V_cache, scores, scaled, weights, context };
-
-std::string decode_step_id(std::size_t t, std::size_t head, DecodeStep step);
-std::string decode_check_id(std::size_t head);
 
 // What made a step, so that whatever explains a cell (--expand, errata,
 // diagnoses) reads the dataflow instead of knowing it by heart. `inputs` are
@@ -122,12 +86,13 @@ struct Operation {
 };
 
 struct Step {
-  std::string id;    // stable: "head0.scores"
+  StepId step_id;    // which step: family, head, decoding step, part
+  std::string id;    // step_id printed, stable: "head0.scores" (JSON, lookups)
   std::string name;  // for people, in English (JSON): "Scores"
   Message title;     // the same, to show in either language (step_display_name)
   StepKind kind = StepKind::input;
-  int head = -1;      // -1 for steps that are not per head
-  int decoding = -1;  // a KV-cache decoding step's token t ([decode]); -1 for the others
+  int head = -1;      // step_id.head(): -1 for steps that are not per head
+  int decoding = -1;  // step_id.decoding(): a KV-cache decoding step's token t; -1 for the others
   Operation made;     // how it was computed, from which steps
   arma::mat value;
   std::vector<std::string> rows;  // one label per row (tokens)
@@ -148,20 +113,30 @@ enum MaskReason : unsigned {
   mask_keep = 4u,     // the keep matrix has 0 there
 };
 
+// Something about a trace a person should know: a fully masked row, a fill
+// that does not mask. Shown in either language (text.shown()); JSON and the
+// documents write it in English (text.in(Language::en)).
+struct Warning {
+  std::optional<StepId> step;  // the step it is about; none for the whole lesson
+  Message text;
+};
+
+bool operator==(const Warning& a, const Warning& b);
+
 struct Trace {
   std::string lesson_id;
   std::string backend;
   std::vector<Step> steps;
-  std::vector<std::string> warnings;      // e.g. a fully masked row, in English (JSON)
-  std::vector<Message> warning_messages;  // the same, to show in either language
-  arma::umat mask;                        // (n, m) MaskReason bits; 0 = may attend
-  double scale = 1.0;                     // the divisor of head{h}.scaled
-  Dtype dtype = Dtype::f64;               // the number format it ran in (docs/numerics.md)
+  std::vector<Warning> warnings;
+  arma::umat mask;           // (n, m) MaskReason bits; 0 = may attend
+  double scale = 1.0;        // the divisor of head{h}.scaled
+  Dtype dtype = Dtype::f64;  // the number format it ran in (docs/numerics.md)
 
   const Step* find(std::string_view id) const;
-  // The step id a person means by `name`: an id as it is, or a per-head
-  // step's short name for head 0 ("weights" -> "head0.weights", as exercise
-  // sheets write them). `name` itself when no step has it.
+  const Step* find(const StepId& id) const;
+  // The step id a person means by `name` (parse_step_id): an id as it is, or
+  // a per-head step's short name for head 0 ("weights" -> "head0.weights", as
+  // exercise sheets write them). `name` itself when no step has it.
   std::string id_of(std::string_view name) const;
   // The step `step` read as its input number `i` (Operation::inputs).
   const Step& input(const Step& step, std::size_t i) const { return at(step.made.inputs.at(i)); }
@@ -172,5 +147,7 @@ struct Trace {
 
 // The trace's warnings in the process-wide language, in the order of `warnings`.
 std::vector<std::string> shown_warnings(const Trace& trace);
+// The same in English: what JSON and the documents write.
+std::vector<std::string> english_warnings(const Trace& trace);
 
 }  // namespace attn

@@ -115,9 +115,9 @@ std::string remark(const CellExpansion& e, int precision) {
     case ExpansionKind::mask:
       return mask_decision(e, precision);
     case ExpansionKind::slice:
-      return fmt::format("head {}'s block of columns", e.step.substr(4, e.step.find('.') - 4));
+      return fmt::format("head {}'s block of columns", e.step_id.head());
     case ExpansionKind::add:
-      return e.step.starts_with("layer.") ? "dropout is the identity at inference" : "";
+      return e.step_id.family() == StepFamily::layer ? "dropout is the identity at inference" : "";
     case ExpansionKind::row_var:
       return "biased: divided by d, as PyTorch";
     case ExpansionKind::positional:

@@ -54,8 +54,8 @@ std::string tex_id(const std::string& id) {
 }
 
 // A projection's operand or result in LaTeX: a layer step id upright, X, W_Q as they are.
-std::string tex_operand(const std::string& id) {
-  return id.starts_with("layer.") ? tex_id(id) : operand_name(id);
+std::string tex_operand(const Step& step) {
+  return step.step_id.family() == StepFamily::layer ? tex_id(step.id) : operand_name(step.id);
 }
 
 StepFormula given(const Step& step, Language lang) {
@@ -65,14 +65,15 @@ StepFormula given(const Step& step, Language lang) {
     return {std::string(
                 translate(lang, "memory: one row per source token; keys and values come from it")),
             "M", shape};
-  if (step.id.starts_with("b_"))
+  if (is_bias(step.step_id))
     return {
         fmt::format(fmt::runtime(translate(lang, "{}: given in the lesson, added to every row")),
                     step.id),
         step.id, shape};
-  if (step.id.starts_with("ln")) {  // ln1_gamma, ln2_beta: LayerNorm's per-feature parameters
-    const bool gamma = step.id.ends_with("gamma");
-    const std::string k = step.id.substr(2, 1);
+  // ln1_gamma, ln2_beta: LayerNorm's per-feature parameters
+  if (const std::optional<int> norm = layer_norm_number(step.step_id)) {
+    const bool gamma = is_layer_norm_scale(step.step_id);
+    const std::string k = std::to_string(*norm);
     return {
         fmt::format(
             fmt::runtime(translate(lang, "{}: given in the lesson, {} of LayerNorm {}")), step.id,
@@ -102,7 +103,7 @@ StepFormula projection(const Trace& trace, const Step& step) {
                         bias ? " + " + in[2] : ""),
             shapes};
   return {text,
-          fmt::format("{} = {} {}{}", tex_operand(step.id), tex_operand(in[0]), in[1],
+          fmt::format("{} = {} {}{}", tex_operand(step), tex_operand(trace.input(step, 0)), in[1],
                       bias ? " + " + in[2] : ""),
           shapes};
 }
@@ -173,7 +174,8 @@ struct Context {
 
 // The LayerNorm number of layer.ln{k}...: "1" or "2".
 std::string norm_number(const Step& step) {
-  return step.id.size() > 8 ? step.id.substr(8, 1) : "";
+  const std::optional<int> k = layer_norm_number(step.step_id);
+  return k ? std::to_string(*k) : "";
 }
 
 // --- the encoder layer's own steps (lesson [layer]); its FFN's products are projections

@@ -432,7 +432,7 @@ std::string page_header(const Lesson& lesson, const Trace& trace, const RenderOp
         fmt::format("<blockquote class=\"story\">{}</blockquote>\n", paragraphs_html(lesson.story));
   if (!trace.warnings.empty()) {
     out += "<ul class=\"warnings\">";
-    for (const std::string& w : trace.warnings)
+    for (const std::string& w : english_warnings(trace))
       out += fmt::format("<li>Warning: {}</li>", xml_text(w));
     out += "</ul>\n";
   }
@@ -497,9 +497,10 @@ std::string step_section(const Lesson& lesson, const Trace& trace, const Step& s
   out += "<div class=\"table-wrap\">" +
          values_table(trace, step, options, is_any_weights(step) ? "values heat" : "values") +
          "</div>\n";
-  for (const std::string& w : trace.warnings)
-    if (w.starts_with(step.id + " "))
-      out += fmt::format("<p class=\"warning\">Warning: {}</p>\n", xml_text(w));
+  for (const Warning& w : trace.warnings)
+    if (w.step == step.step_id)
+      out +=
+          fmt::format("<p class=\"warning\">Warning: {}</p>\n", xml_text(w.text.in(Language::en)));
   if (const CellExpansion* e = expansion_for(options, step.id))
     out += fmt::format("<p class=\"expanded\">{}</p>\n",
                        lines_html(expansion_text(*e, options.precision)));

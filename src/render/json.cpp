@@ -38,7 +38,7 @@ std::string render_json(const Lesson& lesson, const Trace& trace, const RenderOp
                          expansion_json(options.expansions[k], options.precision));
     out += "\n ],";
   }
-  out += fmt::format("\n \"warnings\": {}}}\n", json_strings(trace.warnings));
+  out += fmt::format("\n \"warnings\": {}}}\n", json_strings(english_warnings(trace)));
   return out;
 }
 

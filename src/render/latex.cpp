@@ -101,8 +101,9 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
       if (e->kind == ExpansionKind::softmax && !e->note.empty())
         out += fmt::format("\\noindent{{\\small {}}}\\par\n", tex_text(e->note));
     }
-    for (const std::string& w : trace.warnings)
-      if (w.starts_with(step->id + " ")) out += "\\textbf{Warning:} " + tex_text(w) + "\n\n";
+    for (const Warning& w : trace.warnings)
+      if (w.step == step->step_id)
+        out += "\\textbf{Warning:} " + tex_text(w.text.in(Language::en)) + "\n\n";
   }
   return out;
 }

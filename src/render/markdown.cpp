@@ -55,8 +55,9 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
     out += "\n";
     if (const CellExpansion* e = expansion_for(options, step->id))
       out += expansion_markdown(*e, options.precision) + "\n\n";
-    for (const std::string& w : trace.warnings)
-      if (w.starts_with(step->id + " ")) out += fmt::format("> **Warning:** {}\n\n", md_text(w));
+    for (const Warning& w : trace.warnings)
+      if (w.step == step->step_id)
+        out += fmt::format("> **Warning:** {}\n\n", md_text(w.text.in(Language::en)));
   }
   return out;
 }

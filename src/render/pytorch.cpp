@@ -71,6 +71,35 @@ std::string py_name(std::string_view id) {
   return out;
 }
 
+// The section of the script a matrix of the lesson is given in.
+const char* given_section(Given given) {
+  switch (given) {
+    case Given::X:
+    case Given::memory:
+      return "Inputs";
+    case Given::W_Q:
+    case Given::b_Q:
+    case Given::W_K:
+    case Given::b_K:
+    case Given::W_V:
+    case Given::b_V:
+      return "Projections";
+    case Given::W_O:
+    case Given::b_O:
+      return "Heads side by side, output projection";
+    case Given::ln1_gamma:
+    case Given::ln1_beta:
+    case Given::ln2_gamma:
+    case Given::ln2_beta:
+    case Given::W_1:
+    case Given::b_1:
+    case Given::W_2:
+    case Given::b_2:
+      return "Encoder layer";
+  }
+  return "Encoder layer";
+}
+
 std::string py_row(const arma::rowvec& row) {
   std::string out = "[";
   for (arma::uword j = 0; j < row.n_elem; ++j) out += (j ? ", " : "") + py_number(row(j));
@@ -514,7 +543,7 @@ class ScriptWriter {
         0);
     if (!trace_.warnings.empty()) {
       out_ += "#\n# The tool's warnings about this trace:\n";
-      for (const std::string& w : trace_.warnings) comment("- " + w, 0);
+      for (const std::string& w : english_warnings(trace_)) comment("- " + w, 0);
     }
     if (lesson_.dtype != Dtype::f64) {
       out_ += "#\n";
@@ -587,15 +616,7 @@ class ScriptWriter {
       return fmt::format("Head {}", step.head);
     switch (step.kind) {
       case StepKind::input:
-        if (step.id == "X" || step.id == "memory") return "Inputs";
-        if (step.id == "W_O" || step.id == "b_O") return "Heads side by side, output projection";
-        if (step.id.rfind("W_", 0) == 0 && step.id.size() == 3 &&
-            std::string_view("QKV").find(step.id[2]) != std::string_view::npos)
-          return "Projections";
-        if (step.id.rfind("b_", 0) == 0 && step.id.size() == 3 &&
-            std::string_view("QKV").find(step.id[2]) != std::string_view::npos)
-          return "Projections";
-        return "Encoder layer";
+        return given_section(step.step_id.given_part());
       case StepKind::positional:
         return "Inputs";
       case StepKind::projection:
@@ -793,15 +814,15 @@ class ScriptWriter {
     const arma::mat& M = step.value;
     const std::string name = var(step);
     if (is_row_parameter(step)) {
-      const bool bias = step.id.rfind("b_", 0) == 0;
-      const bool gamma = step.id.find("gamma") != std::string::npos;
+      const bool bias = is_bias(step.step_id);
+      const bool gamma = is_layer_norm_scale(step.step_id);
       line(fmt::format("{} = torch.tensor({})  # ({},): {}", name, py_row(M.row(0)), M.n_cols,
                        bias    ? "one number per output column, added to every row"
                        : gamma ? "LayerNorm's scale γ, one per feature"
                                : "LayerNorm's shift β, one per feature"));
       return check(step);
     }
-    if (step.id.rfind("W_", 0) == 0) weight_comment(step);
+    if (is_weight(step.step_id)) weight_comment(step);
     if (is_identity(M)) {
       line(fmt::format("{} = torch.eye({})  # the identity, {}", name, M.n_rows, py_shape(M)));
       return check(step);

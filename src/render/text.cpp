@@ -42,20 +42,12 @@ std::string fill_in_format(const Lesson& lesson, const Trace& trace) {
   return tr_format(" ({} in {})", format_fixed(held, 0), dtype_name(trace.dtype));
 }
 
-}  // namespace
-
-std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
-  const bool heatmap = options.view == TextView::heatmap;
-  std::vector<const Step*> steps = select_steps(trace, options);
-  // The heatmap view draws the attention weights unless --step names others.
-  if (heatmap && options.steps.empty())
-    std::erase_if(steps, [](const Step* step) { return !is_any_weights(*step); });
+// The heading: the lesson, its source and the documents it cites, its sizes
+// and numbers, and its story (when the whole trace is shown as numbers).
+std::string text_header(const Lesson& lesson, const Trace& trace, const RenderOptions& options,
+                        bool heatmap) {
   const std::size_t W = options.width;
   const auto para = [W](const std::string& text) { return wrap_text(text, W, "", "  "); };
-  const auto indented = [W](const std::string& text) { return wrap_text(text, W, "  ", "    "); };
-
-  // The warnings in the language asked for; trace.warnings (English) names their steps.
-  const std::vector<std::string> warnings = shown_warnings(trace);
   std::string out;
   const std::string& title = lesson.title_for(language());
   out += para(fmt::format("attn-trace · {}{}", lesson.id,
@@ -64,7 +56,8 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
   // Each document the source cites, by its own first heading.
   for (const SourceDocument& d : source_documents())
     if (lesson.source.find(d.file) != std::string::npos)
-      out += indented(fmt::format("{}: {}", std::string_view(d.file).substr(0, 3), d.heading));
+      out += wrap_text(fmt::format("{}: {}", std::string_view(d.file).substr(0, 3), d.heading), W,
+                       "  ", "    ");
   out += para(tr_format(
       "{} queries × {} keys{} · d_model {} · heads {} · d_k {} · d_v {} · scale ÷ {} · mask "
       "fill {}{} · backend {}",
@@ -80,54 +73,57 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
     for (const std::string_view line : text_lines(story))
       out += wrap_text(show_controls(line), W, "", "");
   }
-  if (heatmap && steps.empty())
-    out +=
-        "\n" +
-        para(std::string(tr("This lesson has no attention weights to draw; name the steps to draw "
-                            "with --step.")));
+  return out;
+}
 
-  // Each step's block on its own (the summaries of big matrices are most of
-  // the work), side by side, then in trace order. The first weights step says
-  // why the softmax subtracts the row max.
-  const auto first_weights = std::find_if(
-      steps.begin(), steps.end(), [](const Step* step) { return step->kind == StepKind::weights; });
-  std::vector<std::string> blocks(steps.size());
-  parallel_for(steps.size(), [&](std::size_t k) {
-    const Step* step = steps[k];
-    std::string& block = blocks[k];
-    const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
-    const std::string title =
-        tr_format("Step {} · {} · {}", number, step->id, step_display_name(*step));
-    // "── title ────": the rule fills the line to 76 columns or the width.
-    const std::size_t rule_end = std::min<std::size_t>(W, 76);
-    if (display_width(title) + 4 <= rule_end) {
-      std::string rule;
-      for (std::size_t i = display_width(title) + 4; i < rule_end; ++i) rule += "─";
-      block += fmt::format("\n── {} {}\n", title, rule);
-    } else {
-      block += "\n" + wrap_text(title, W, "── ", "   ");
-    }
-    const StepFormula f = step_formula(lesson, trace, *step, language());
-    block += indented(f.text) + indented(tr_format("shapes: {}", f.shapes));
-    if (options.summary == Summary::on)
-      block += indented(
-          tr_format("FLOPs: {} ({})", step_flops(trace, *step), flops_formula(trace, *step)));
-    if (first_weights != steps.end() && *first_weights == step && !heatmap)
-      block += indented(
-          std::string(tr("(subtracting the row max changes nothing: the factor exp(-max) cancels "
-                         "between numerator and denominator; it only keeps exp() from "
-                         "overflowing)")));
-    if (heatmap)
-      write_heatmap(block, trace, *step, options);
-    else
-      write_numbers(block, trace, *step, options);
-    if (const CellExpansion* e = expansion_for(options, step->id))
-      block += indented(expansion_text(*e, options.precision));
-    for (std::size_t k = 0; k < trace.warnings.size(); ++k)
-      if (trace.warnings[k].starts_with(step->id + " "))
-        block += indented(tr_format("warning: {}", show_controls(warnings[k])));
-  });
-  for (const std::string& block : blocks) out += block;
+// One step's block: its title rule, formula, shapes (and FLOPs), its numbers
+// or heatmap, the cell --expand asks for, and the warnings about it.
+// `why_max` adds why the softmax subtracts the row max.
+std::string step_block(const Lesson& lesson, const Trace& trace, const Step& step,
+                       const RenderOptions& options, bool why_max) {
+  const std::size_t W = options.width;
+  const auto indented = [W](const std::string& text) { return wrap_text(text, W, "  ", "    "); };
+  std::string block;
+  const std::size_t number = static_cast<std::size_t>(&step - trace.steps.data()) + 1;
+  const std::string title =
+      tr_format("Step {} · {} · {}", number, step.id, step_display_name(step));
+  // "── title ────": the rule fills the line to 76 columns or the width.
+  const std::size_t rule_end = std::min<std::size_t>(W, 76);
+  if (display_width(title) + 4 <= rule_end) {
+    std::string rule;
+    for (std::size_t i = display_width(title) + 4; i < rule_end; ++i) rule += "─";
+    block += fmt::format("\n── {} {}\n", title, rule);
+  } else {
+    block += "\n" + wrap_text(title, W, "── ", "   ");
+  }
+  const StepFormula f = step_formula(lesson, trace, step, language());
+  block += indented(f.text) + indented(tr_format("shapes: {}", f.shapes));
+  if (options.summary == Summary::on)
+    block +=
+        indented(tr_format("FLOPs: {} ({})", step_flops(trace, step), flops_formula(trace, step)));
+  if (why_max)
+    block += indented(
+        std::string(tr("(subtracting the row max changes nothing: the factor exp(-max) cancels "
+                       "between numerator and denominator; it only keeps exp() from "
+                       "overflowing)")));
+  if (options.view == TextView::heatmap)
+    write_heatmap(block, trace, step, options);
+  else
+    write_numbers(block, trace, step, options);
+  if (const CellExpansion* e = expansion_for(options, step.id))
+    block += indented(expansion_text(*e, options.precision));
+  for (const Warning& w : trace.warnings)
+    if (w.step == step.step_id)
+      block += indented(tr_format("warning: {}", show_controls(w.text.shown())));
+  return block;
+}
+
+// The end: the FLOPs of the pass and of each decoding step (with --summary),
+// then every warning.
+std::string text_footer(const Trace& trace, const RenderOptions& options) {
+  const std::size_t W = options.width;
+  const auto para = [W](const std::string& text) { return wrap_text(text, W, "", "  "); };
+  std::string out;
   if (options.summary == Summary::on)
     out += "\n" + para(tr_format(
                       "FLOPs of the whole pass: {} (the steps above added up, but for "
@@ -146,11 +142,41 @@ std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOp
         "token (x_t·W_Q, x_t·W_K, x_t·W_V) cost the same at every step and are not counted here",
         fmt::format("{}", fmt::join(per_step, ", "))));
   }
-  if (!warnings.empty()) {
+  if (!trace.warnings.empty()) {
     out += "\n" + std::string(tr("warnings:")) + "\n";
-    for (const std::string& w : warnings) out += indented(show_controls(w));
+    for (const std::string& w : shown_warnings(trace))
+      out += wrap_text(show_controls(w), W, "  ", "    ");
   }
   return out;
+}
+
+}  // namespace
+
+std::string render_text(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
+  const bool heatmap = options.view == TextView::heatmap;
+  std::vector<const Step*> steps = select_steps(trace, options);
+  // The heatmap view draws the attention weights unless --step names others.
+  if (heatmap && options.steps.empty())
+    std::erase_if(steps, [](const Step* step) { return !is_any_weights(*step); });
+
+  std::string out = text_header(lesson, trace, options, heatmap);
+  if (heatmap && steps.empty())
+    out += "\n" + wrap_text(std::string(tr("This lesson has no attention weights to draw; name "
+                                           "the steps to draw with --step.")),
+                            options.width, "", "  ");
+
+  // Each step's block on its own (the summaries of big matrices are most of
+  // the work), side by side, then in trace order. The first weights step says
+  // why the softmax subtracts the row max.
+  const auto first_weights = std::find_if(
+      steps.begin(), steps.end(), [](const Step* step) { return step->kind == StepKind::weights; });
+  std::vector<std::string> blocks(steps.size());
+  parallel_for(steps.size(), [&](std::size_t k) {
+    const bool why_max = first_weights != steps.end() && *first_weights == steps[k] && !heatmap;
+    blocks[k] = step_block(lesson, trace, *steps[k], options, why_max);
+  });
+  for (const std::string& block : blocks) out += block;
+  return out + text_footer(trace, options);
 }
 
 }  // namespace attn

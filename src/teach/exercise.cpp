@@ -118,11 +118,12 @@ double distance_to_midpoint(double value, int decimals) {
   return std::abs(scaled - std::floor(scaled) - 0.5) / units;
 }
 
-std::string step_for_short_name(const std::string& name, const std::vector<std::string>& valid) {
-  if (std::find(valid.begin(), valid.end(), name) != valid.end()) return name;
-  const std::string head0 = "head0." + name;
-  if (std::find(valid.begin(), valid.end(), head0) != valid.end()) return head0;
-  return {};
+// The step `name` means (an id, or a head-0 step's short name: Trace::id_of)
+// when students may be asked it; empty otherwise.
+std::string step_for_short_name(const Trace& trace, const std::string& name,
+                                const std::vector<std::string>& valid) {
+  const std::string id = trace.id_of(name);
+  return std::find(valid.begin(), valid.end(), id) != valid.end() ? id : std::string();
 }
 
 // A lesson id (letters, digits, '.', '_', '-' of ASCII: the loader's rule) for
@@ -201,7 +202,7 @@ std::vector<std::string> asked_step_ids(const std::vector<std::string>& asked,
                     : asked;
   std::vector<std::string> ids;
   for (const std::string& name : names) {
-    const std::string id = step_for_short_name(name, valid);
+    const std::string id = step_for_short_name(trace, name, valid);
     if (id.empty())
       throw InputError(fmt::format(
           "--ask {}: not a step students can compute in this exercise; choose from {} (or "

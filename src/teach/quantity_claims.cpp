@@ -34,10 +34,9 @@ std::vector<const Step*> claimed_steps(const Lesson& lesson, const Trace& trace,
                                        const QuantityClaim& c) {
   std::vector<const Step*> out;
   if (c.step.empty()) return out;
-  if (c.step.starts_with("head*.")) {
-    const std::string_view suffix = std::string_view(c.step).substr(5);  // ".scores"
+  if (const std::optional<HeadStep> part = parse_every_head_step(c.step)) {
     for (const Step& step : trace.steps)
-      if (step.head >= 0 && std::string_view(step.id).substr(step.id.find('.')) == suffix)
+      if (step.step_id.family() == StepFamily::head && step.step_id.head_part() == *part)
         out.push_back(&step);
   } else if (const Step* step = trace.find(c.step)) {
     out.push_back(step);
@@ -86,7 +85,7 @@ QuantityVerdict check_shape(const Trace& trace, const QuantityClaim& c,
     v.computed_shape.push_back(*c.batch);
     names.push_back("batch");
   }
-  if (c.step.starts_with("head*.")) {
+  if (parse_every_head_step(c.step)) {
     v.computed_shape.push_back(steps.size());
     names.push_back("heads");
   }

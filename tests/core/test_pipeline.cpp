@@ -199,7 +199,7 @@ W_V = [[2, 0], [0, 4]]
     const double e = std::exp(1.0 / std::sqrt(2.0));
     CHECK(step(t, "head0.weights")(1, 0) == doctest::Approx(1.0 / (1.0 + e)).epsilon(kTol));
     REQUIRE(t.warnings.size() == 1);
-    CHECK(t.warnings[0].find("head0.weights row 0 (t0)") == 0);
+    CHECK(attn::english_warnings(t)[0].find("head0.weights row 0 (t0)") == 0);
   }
   SUBCASE("zero") {
     const attn::Trace t = trace_of(lesson("[model]\nmasked_row = \"zero\"\n" + body));
@@ -218,7 +218,7 @@ W_V = [[2, 0], [0, 4]]
     CHECK(step(t, "head0.masked")(0, 0) == -1e9);
     CHECK(step(t, "head0.weights")(0, 0) == doctest::Approx(0.5).epsilon(kTol));
     REQUIRE(t.warnings.size() == 1);
-    CHECK(t.warnings[0].find("uniform") != std::string::npos);
+    CHECK(attn::english_warnings(t)[0].find("uniform") != std::string::npos);
   }
 }
 
@@ -321,7 +321,7 @@ W_V = "identity"
   CHECK(std::isnan(step(t, "head0.weights")(0, 0)));
   CHECK(step(t, "head0.weights")(1, 0) == 1.0);  // row t1: scores 1e200 and 5
   REQUIRE(t.warnings.size() == 1);
-  CHECK(t.warnings[0].find("head0.weights row 0 (t0): not a number") == 0);
+  CHECK(attn::english_warnings(t)[0].find("head0.weights row 0 (t0): not a number") == 0);
 }
 
 TEST_CASE("key-bias: b_K moves each score row by q·b_K and leaves weights and context alone") {
@@ -500,8 +500,8 @@ W_V = [[2, 0], [0, 4]]
     CHECK(step(t, "head0.weights")(1, 0) == 1.0);
     CHECK(step(t, "head0.weights")(1, 1) == 0.0);
     REQUIRE(t.warnings.size() == 2);
-    CHECK(t.warnings[0].find("rounds to -inf") != std::string::npos);
-    CHECK(t.warnings[1].find("softmax is 0/0 = NaN") != std::string::npos);
+    CHECK(attn::english_warnings(t)[0].find("rounds to -inf") != std::string::npos);
+    CHECK(attn::english_warnings(t)[1].find("softmax is 0/0 = NaN") != std::string::npos);
     for (const attn::Step& s : t.steps)
       for (double x : s.value) CHECK((std::isnan(x) || attn::round_to(attn::Dtype::f16, x) == x));
   }
@@ -513,7 +513,7 @@ W_V = [[2, 0], [0, 4]]
   SUBCASE("bf16: -1e9 stays finite") {
     const attn::Trace t = trace_of(lesson("[model]\ndtype = \"bf16\"\nmask_fill = -1e9\n" + body));
     CHECK(step(t, "head0.masked")(0, 0) == -998244352.0);
-    CHECK(t.warnings.at(0).find("rounds to -998244352") != std::string::npos);
+    CHECK(attn::english_warnings(t).at(0).find("rounds to -998244352") != std::string::npos);
   }
   SUBCASE("f64 is untouched: 0.1 stays 0.1") {
     const attn::Trace t = trace_of(lesson(body));
@@ -539,8 +539,8 @@ W_V = "identity"
   CHECK(step(t, "head0.masked")(1, 1) == 0.0);
   CHECK(step(t, "head0.weights")(1, 1) == doctest::Approx(0.5).epsilon(kTol));  // exp(0) / 2
   REQUIRE(t.warnings.size() >= 2);
-  CHECK(t.warnings[0].find("does not mask") != std::string::npos);
-  CHECK(t.warnings.back().find("masked keys keep") != std::string::npos);
+  CHECK(attn::english_warnings(t)[0].find("does not mask") != std::string::npos);
+  CHECK(attn::english_warnings(t).back().find("masked keys keep") != std::string::npos);
 }
 
 TEST_CASE("kv-cache lesson: each decoding step sees only its query and a growing cache") {
@@ -597,5 +597,5 @@ TEST_CASE("kv-cache: the check step warns when a decoding step differs from the 
   CHECK(step(t, "decode.head0.check")(2, 0) > 1.0);
   CHECK(step(t, "decode.head0.check")(1, 0) <= kTol);
   REQUIRE(t.warnings.size() == 1);
-  CHECK(t.warnings[0].starts_with("decode.head0.check row 2 (animal)"));
+  CHECK(attn::english_warnings(t)[0].starts_with("decode.head0.check row 2 (animal)"));
 }

@@ -1,0 +1,301 @@
+// Step ids: the one table of their spellings, the one printer and the one
+// parser (of ids people write).
+#include "core/step_id.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <iterator>
+#include <stdexcept>
+
+namespace attn {
+
+namespace {
+
+// What a given matrix is to the formulas and the PyTorch script.
+enum class GivenRole { input, weight, bias, scale, shift };
+
+struct GivenSpelling {
+  const char* id;
+  GivenRole role;
+  int layer_norm;  // 1 or 2 for a LayerNorm's γ and β; 0 for the others
+};
+
+// In the order of enum Given.
+constexpr GivenSpelling kGiven[] = {
+    {"X", GivenRole::input, 0},         {"memory", GivenRole::input, 0},
+    {"W_Q", GivenRole::weight, 0},      {"b_Q", GivenRole::bias, 0},
+    {"W_K", GivenRole::weight, 0},      {"b_K", GivenRole::bias, 0},
+    {"W_V", GivenRole::weight, 0},      {"b_V", GivenRole::bias, 0},
+    {"W_O", GivenRole::weight, 0},      {"b_O", GivenRole::bias, 0},
+    {"ln1_gamma", GivenRole::scale, 1}, {"ln1_beta", GivenRole::shift, 1},
+    {"ln2_gamma", GivenRole::scale, 2}, {"ln2_beta", GivenRole::shift, 2},
+    {"W_1", GivenRole::weight, 0},      {"b_1", GivenRole::bias, 0},
+    {"W_2", GivenRole::weight, 0},      {"b_2", GivenRole::bias, 0}};
+static_assert(std::size(kGiven) == static_cast<std::size_t>(Given::b_2) + 1);
+
+constexpr const char* kPositionalIds[] = {"PE", "X+PE", "memory+PE"};
+static_assert(std::size(kPositionalIds) == static_cast<std::size_t>(Positional::memory_PE) + 1);
+
+constexpr const char* kProjectionIds[] = {"Q", "K", "V", "output"};
+static_assert(std::size(kProjectionIds) == static_cast<std::size_t>(Projection::output) + 1);
+
+constexpr const char* kHeadStepNames[] = {"Q",      "K",   "V",       "scores",  "scaled",
+                                          "masked", "exp", "row_sum", "weights", "context"};
+static_assert(std::size(kHeadStepNames) == static_cast<std::size_t>(HeadStep::context) + 1);
+
+constexpr const char* kHeadSummaryIds[] = {"heads.mean", "heads.max"};
+static_assert(std::size(kHeadSummaryIds) == static_cast<std::size_t>(HeadSummary::max) + 1);
+
+struct LayerSpelling {
+  const char* id;
+  int layer_norm;  // 1 or 2 for the steps of a LayerNorm; 0 for the others
+};
+
+// In the order of enum LayerStep.
+constexpr LayerSpelling kLayer[] = {{"layer.residual1", 0},
+                                    {"layer.ln1.mean", 1},
+                                    {"layer.ln1.var", 1},
+                                    {"layer.ln1.normalised", 1},
+                                    {"layer.ln1", 1},
+                                    {"layer.ffn.hidden", 0},
+                                    {"layer.ffn.activation", 0},
+                                    {"layer.ffn.out", 0},
+                                    {"layer.residual2", 0},
+                                    {"layer.ln2.mean", 2},
+                                    {"layer.ln2.var", 2},
+                                    {"layer.ln2.normalised", 2},
+                                    {"layer.ln2", 2},
+                                    {"layer.output", 0}};
+static_assert(std::size(kLayer) == static_cast<std::size_t>(LayerStep::output) + 1);
+
+constexpr const char* kDecodeStepNames[] = {"q",      "K_cache", "V_cache", "scores",
+                                            "scaled", "weights", "context"};
+static_assert(std::size(kDecodeStepNames) == static_cast<std::size_t>(DecodeStep::context) + 1);
+
+constexpr const char* kConcatId = "concat";
+
+int number(std::size_t n) {
+  return static_cast<int>(n);
+}
+
+// The place of `text` in `names` (read by `spelling`), or nullopt.
+template <typename Table, typename Spelling>
+std::optional<int> index_in(const Table& names, std::string_view text, Spelling spelling) {
+  for (std::size_t k = 0; k < std::size(names); ++k)
+    if (text == spelling(names[k])) return number(k);
+  return std::nullopt;
+}
+
+template <std::size_t N>
+std::optional<int> index_in(const char* const (&names)[N], std::string_view text) {
+  return index_in(names, text, [](const char* name) { return name; });
+}
+
+// Removes `prefix` from the start of `text`; false (text unchanged) when it is not there.
+bool consume(std::string_view& text, std::string_view prefix) {
+  if (!text.starts_with(prefix)) return false;
+  text.remove_prefix(prefix.size());
+  return true;
+}
+
+// The decimal number at the start of `text`, removed; nullopt when there is
+// none or it does not fit an int.
+std::optional<std::size_t> consume_number(std::string_view& text) {
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || value < 0) return std::nullopt;
+  text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+  return static_cast<std::size_t>(value);
+}
+
+// "t{t}.head{h}.{part}" or "head{h}.check", after "decode.".
+std::optional<StepId> read_decode_id(std::string_view rest) {
+  if (consume(rest, "head")) {
+    const std::optional<std::size_t> head = consume_number(rest);
+    if (head && rest == ".check") return StepId::decode_check(*head);
+    return std::nullopt;
+  }
+  if (!consume(rest, "t")) return std::nullopt;
+  const std::optional<std::size_t> t = consume_number(rest);
+  if (!t || !consume(rest, ".head")) return std::nullopt;
+  const std::optional<std::size_t> head = consume_number(rest);
+  if (!head || !consume(rest, ".")) return std::nullopt;
+  if (const std::optional<int> part = index_in(kDecodeStepNames, rest))
+    return StepId::decode(*t, *head, static_cast<DecodeStep>(*part));
+  return std::nullopt;
+}
+
+// Any spelling that names a step, "head01.scores" included.
+std::optional<StepId> read_step_id(std::string_view text) {
+  if (const auto k = index_in(kGiven, text, [](const GivenSpelling& g) { return g.id; }))
+    return StepId::given(static_cast<Given>(*k));
+  if (const auto k = index_in(kPositionalIds, text))
+    return StepId::positional(static_cast<Positional>(*k));
+  if (const auto k = index_in(kProjectionIds, text))
+    return StepId::projection(static_cast<Projection>(*k));
+  if (const auto k = index_in(kHeadSummaryIds, text))
+    return StepId::heads(static_cast<HeadSummary>(*k));
+  if (const auto k = index_in(kLayer, text, [](const LayerSpelling& l) { return l.id; }))
+    return StepId::layer(static_cast<LayerStep>(*k));
+  if (text == kConcatId) return StepId::concat();
+  std::string_view rest = text;
+  if (consume(rest, "decode.")) return read_decode_id(rest);
+  if (!consume(rest, "head")) return std::nullopt;
+  const std::optional<std::size_t> head = consume_number(rest);
+  if (!head || !consume(rest, ".")) return std::nullopt;
+  if (const std::optional<HeadStep> part = parse_head_step(rest))
+    return StepId::head_step(*head, *part);
+  return std::nullopt;
+}
+
+}  // namespace
+
+StepId StepId::given(Given part) {
+  return {StepFamily::given, -1, -1, static_cast<int>(part)};
+}
+
+StepId StepId::positional(Positional part) {
+  return {StepFamily::positional, -1, -1, static_cast<int>(part)};
+}
+
+StepId StepId::projection(Projection part) {
+  return {StepFamily::projection, -1, -1, static_cast<int>(part)};
+}
+
+StepId StepId::head_step(std::size_t head, HeadStep part) {
+  return {StepFamily::head, number(head), -1, static_cast<int>(part)};
+}
+
+StepId StepId::heads(HeadSummary part) {
+  return {StepFamily::heads, -1, -1, static_cast<int>(part)};
+}
+
+StepId StepId::concat() {
+  return {StepFamily::concat, -1, -1, 0};
+}
+
+StepId StepId::layer(LayerStep part) {
+  return {StepFamily::layer, -1, -1, static_cast<int>(part)};
+}
+
+StepId StepId::decode(std::size_t t, std::size_t head, DecodeStep part) {
+  return {StepFamily::decode, number(head), number(t), static_cast<int>(part)};
+}
+
+StepId StepId::decode_check(std::size_t head) {
+  return {StepFamily::decode_check, number(head), -1, 0};
+}
+
+int StepId::part_in(StepFamily family) const {
+  if (family_ != family)
+    throw std::logic_error(fmt::format("step {}: its part is read as another family's", str()));
+  return part_;
+}
+
+Given StepId::given_part() const {
+  return static_cast<Given>(part_in(StepFamily::given));
+}
+
+Positional StepId::positional_part() const {
+  return static_cast<Positional>(part_in(StepFamily::positional));
+}
+
+Projection StepId::projection_part() const {
+  return static_cast<Projection>(part_in(StepFamily::projection));
+}
+
+HeadStep StepId::head_part() const {
+  return static_cast<HeadStep>(part_in(StepFamily::head));
+}
+
+HeadSummary StepId::heads_part() const {
+  return static_cast<HeadSummary>(part_in(StepFamily::heads));
+}
+
+LayerStep StepId::layer_part() const {
+  return static_cast<LayerStep>(part_in(StepFamily::layer));
+}
+
+DecodeStep StepId::decode_part() const {
+  return static_cast<DecodeStep>(part_in(StepFamily::decode));
+}
+
+std::string StepId::str() const {
+  switch (family_) {
+    case StepFamily::given:
+      return kGiven[part_].id;
+    case StepFamily::positional:
+      return kPositionalIds[part_];
+    case StepFamily::projection:
+      return kProjectionIds[part_];
+    case StepFamily::head:
+      return fmt::format("head{}.{}", head_, kHeadStepNames[part_]);
+    case StepFamily::heads:
+      return kHeadSummaryIds[part_];
+    case StepFamily::concat:
+      return kConcatId;
+    case StepFamily::layer:
+      return kLayer[part_].id;
+    case StepFamily::decode:
+      return fmt::format("decode.t{}.head{}.{}", decoding_, head_, kDecodeStepNames[part_]);
+    case StepFamily::decode_check:
+      return fmt::format("decode.head{}.check", head_);
+  }
+  return "";
+}
+
+std::optional<StepId> parse_step_id(std::string_view text) {
+  const std::optional<StepId> id = read_step_id(text);
+  if (id && id->str() == text) return id;  // the exact spelling only
+  return std::nullopt;
+}
+
+std::optional<HeadStep> parse_head_step(std::string_view text) {
+  if (const std::optional<int> k = index_in(kHeadStepNames, text)) return static_cast<HeadStep>(*k);
+  return std::nullopt;
+}
+
+std::optional<HeadStep> parse_every_head_step(std::string_view text) {
+  return consume(text, "head*.") ? parse_head_step(text) : std::nullopt;
+}
+
+bool is_bias(const StepId& id) {
+  return id.family() == StepFamily::given &&
+         kGiven[static_cast<int>(id.given_part())].role == GivenRole::bias;
+}
+
+bool is_weight(const StepId& id) {
+  return id.family() == StepFamily::given &&
+         kGiven[static_cast<int>(id.given_part())].role == GivenRole::weight;
+}
+
+bool is_layer_norm_scale(const StepId& id) {
+  return id.family() == StepFamily::given &&
+         kGiven[static_cast<int>(id.given_part())].role == GivenRole::scale;
+}
+
+std::optional<int> layer_norm_number(const StepId& id) {
+  int k = 0;
+  if (id.family() == StepFamily::given) k = kGiven[static_cast<int>(id.given_part())].layer_norm;
+  if (id.family() == StepFamily::layer) k = kLayer[static_cast<int>(id.layer_part())].layer_norm;
+  return k ? std::optional<int>(k) : std::nullopt;
+}
+
+std::string head_step_id(std::size_t head, HeadStep step) {
+  return StepId::head_step(head, step).str();
+}
+
+std::string layer_step_id(LayerStep step) {
+  return StepId::layer(step).str();
+}
+
+std::string decode_step_id(std::size_t t, std::size_t head, DecodeStep step) {
+  return StepId::decode(t, head, step).str();
+}
+
+std::string decode_check_id(std::size_t head) {
+  return StepId::decode_check(head).str();
+}
+
+}  // namespace attn
