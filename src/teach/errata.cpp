@@ -100,10 +100,60 @@ class OwnNumbers {
     return v;
   }
 
+  // How a step's cell is made on the document's own numbers, and written.
+  enum class Own {
+    as_computed,  // taken as the trace has it: no document states a number inside one yet
+    copied,       // a copy, a choice or a sum of two, written as its value
+    sum,          // a sum of products: each term written
+    quotient,     // input / the scale
+    exponential,  // e^input
+    row_total,    // the row's terms added
+    weight,       // E / Σ
+  };
+
+  // The rule of `step`'s operation: one row per Op, no default.
+  static Own own_rule(const Step& step) {
+    switch (step.made.op) {
+      case Op::matmul:
+      case Op::matmul_t:
+        return Own::sum;
+      case Op::divide:
+        return Own::quotient;
+      case Op::exp:
+        return Own::exponential;
+      case Op::row_sum:
+        return Own::row_total;
+      case Op::softmax:  // a decoding step's weights record no exp and row sum
+        return step.made.inputs.size() > 2 ? Own::weight : Own::as_computed;
+      case Op::slice:
+      case Op::rows:
+      case Op::mask:
+      case Op::add_positions:
+      case Op::concat:
+      case Op::mean:
+      case Op::max:
+      case Op::add:
+      case Op::identity:
+        return Own::copied;
+      case Op::row_mean:  // the rest of the encoder layer and the KV cache's check
+      case Op::row_var:
+      case Op::normalise:
+      case Op::scale_shift:
+      case Op::relu:
+      case Op::gelu:
+      case Op::max_abs_diff:
+      case Op::given:
+      case Op::positional:
+        return Own::as_computed;
+    }
+    return Own::as_computed;
+  }
+
   // step[row, col] from its inputs' own values, by the op's arithmetic
   // (core/ops); `formula`, when given, says how.
   double compute(const Step& step, std::size_t row, std::size_t col, std::string* formula) {
-    if (!recomputed(step)) {
+    const Own rule = own_rule(step);
+    if (rule == Own::as_computed) {
       if (formula) *formula = short_number(step.value(row, col));
       return step.value(row, col);
     }
@@ -112,89 +162,36 @@ class OwnNumbers {
     };
     const CellContext context{trace_, step, read};
     const double v = op_facets(step.made.op).cell(context, row, col);
-    if (formula) *formula = own_formula(step, row, col, v);
+    if (formula) *formula = own_formula(rule, step, row, col, v);
     return v;
   }
 
-  // Whether a step's cells are recomputed from their inputs' own values. The
-  // rest of the encoder layer and the KV cache's steps are taken as computed:
-  // no document states a number inside one yet.
-  static bool recomputed(const Step& step) {
-    switch (step.made.op) {
-      case Op::matmul:
-      case Op::matmul_t:
-      case Op::slice:
-      case Op::rows:
-      case Op::divide:
-      case Op::mask:
-      case Op::exp:
-      case Op::row_sum:
-      case Op::add_positions:
-      case Op::concat:
-      case Op::mean:
-      case Op::max:
-      case Op::add:
-      case Op::identity:
-        return true;
-      case Op::softmax:  // a decoding step's weights record no exp and row sum
-        return step.made.inputs.size() > 2;
-      case Op::row_mean:
-      case Op::row_var:
-      case Op::normalise:
-      case Op::scale_shift:
-      case Op::relu:
-      case Op::gelu:
-      case Op::max_abs_diff:
-      case Op::given:
-      case Op::positional:
-        return false;
-    }
-    return false;
-  }
-
   // How step[row, col] = v is formed from its inputs' own values, for people.
-  std::string own_formula(const Step& step, std::size_t row, std::size_t col, double v) {
+  std::string own_formula(Own rule, const Step& step, std::size_t row, std::size_t col, double v) {
     const auto input = [&](std::size_t i, std::size_t r, std::size_t c) {
       return short_number(value(step.made.inputs.at(i), r, c));
     };
-    switch (step.made.op) {
-      case Op::matmul:
-      case Op::matmul_t:
+    switch (rule) {
+      case Own::sum:
         return expand_sum(own_sum(step, row, col));
-      case Op::divide:
+      case Own::quotient:
         return fmt::format("{} / {} = {}", input(0, row, col), short_number(step.made.divisor),
                            short_number(v));
-      case Op::exp:
+      case Own::exponential:
         return fmt::format("e^{} = {}", input(0, row, col), short_number(v));
-      case Op::row_sum: {
+      case Own::row_total: {
         std::vector<std::string> terms;
         for (std::size_t c = 0; c < trace_.input(step, 0).value.n_cols; ++c)
           terms.push_back(input(0, row, c));
         return fmt::format("{} = {}", fmt::join(terms, " + "), short_number(v));
       }
-      case Op::softmax: {  // E / Σ, unless Σ is 0 (a fully masked row): the policy decided
+      case Own::weight: {  // E / Σ, unless Σ is 0 (a fully masked row): the policy decided
         const double sum = value(step.made.inputs.at(2), row, 0);
         if (!(sum > 0) || !std::isfinite(sum)) return "";
         return fmt::format("{} / {} = {}", input(1, row, col), short_number(sum), short_number(v));
       }
-      case Op::slice:
-      case Op::rows:
-      case Op::mask:
-      case Op::add_positions:
-      case Op::concat:
-      case Op::mean:
-      case Op::max:
-      case Op::add:
-      case Op::identity:
-      case Op::row_mean:
-      case Op::row_var:
-      case Op::normalise:
-      case Op::scale_shift:
-      case Op::relu:
-      case Op::gelu:
-      case Op::max_abs_diff:
-      case Op::given:
-      case Op::positional:
+      case Own::copied:
+      case Own::as_computed:
         return short_number(v);
     }
     return short_number(v);
