@@ -83,6 +83,12 @@ void add_learner_values(Overrides& overrides, BoundsMap& ranges, const AnswerVer
   }
 }
 
+// Whether `d` names a mistake of this kind.
+bool is_kind(const Diagnosis& d, MistakeKind kind) {
+  const CommonMistake* mistake = find_common_mistake(d.label);
+  return mistake && mistake->kind == kind;
+}
+
 // How many of the learner's cells of `step` the mistake `d` explains.
 std::size_t cells_explained(Diagnoser& diagnoser, const Diagnosis& d, const std::string& step,
                             const std::vector<WrittenCell>& given) {
@@ -93,7 +99,7 @@ std::size_t cells_explained(Diagnoser& diagnoser, const Diagnosis& d, const std:
 }
 
 // The mistake that explains the most of the learner's cells of this step
-// (ties: the more specific, in the order of diagnosis_labels), put first in
+// (ties: the more specific, in the order of common_mistakes()), put first in
 // every cell that has it; the others that explain every wrong cell too are
 // listed as also fitting. A cell whose first diagnosis is rounding is rounded.
 void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenCell>& given) {
@@ -114,10 +120,10 @@ void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenC
     });
   };
   auto rank = [&](const Diagnosis* d) {
-    const std::vector<std::string_view>& order = diagnosis_labels();
-    const auto place = std::find(order.begin(), order.end(), d->label) - order.begin();
+    const CommonMistake* mistake = find_common_mistake(d->label);
+    const auto place = mistake - common_mistakes().data();
     const std::size_t cells =
-        d->label == "arithmetic_slip" ? 0 : cells_explained(diagnoser, *d, a.answer.step, given);
+        is_kind(*d, MistakeKind::slip) ? 0 : cells_explained(diagnoser, *d, a.answer.step, given);
     return std::make_tuple(explains_every_flagged_cell(d->label), cells, -place);
   };
   std::stable_sort(candidates.begin(), candidates.end(),
@@ -131,7 +137,7 @@ void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenC
     std::stable_partition(c.diagnoses.begin(), c.diagnoses.end(),
                           [&](const Diagnosis& d) { return d.label == best.label; });
     if (c.verdict == Verdict::wrong && !c.diagnoses.empty() &&
-        c.diagnoses.front().label == "rounding")
+        is_kind(c.diagnoses.front(), MistakeKind::rounding))
       c.verdict = Verdict::rounded;
   }
 }

@@ -66,8 +66,9 @@ TEST_CASE(
   CHECK(label_of(a) == "arithmetic_slip");
   REQUIRE(a.diagnosis);
   // The third product 0.6 × 0.1 = 0.06 came out as 0.12.
-  CHECK(a.diagnosis->detail.find("should be 0.06, not 0.12") != std::string::npos);
-  CHECK(a.diagnosis->detail.find("term 3: used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1") !=
+  CHECK(a.diagnosis->detail.in(Language::en).find("should be 0.06, not 0.12") != std::string::npos);
+  CHECK(a.diagnosis->detail.in(Language::en)
+            .find("term 3: used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1") !=
         std::string::npos);
   CHECK(a.diagnosis->mistaken_value == doctest::Approx(0.51));
   for (const AnswerCell& c : a.cells)
@@ -266,6 +267,8 @@ W_V = [[-0.2, -0.3], [0.7, 0.0], [-0.6, -0.9]]
   CHECK(c.verdict == attn::Verdict::wrong);
   REQUIRE_FALSE(c.diagnoses.empty());
   CHECK(c.diagnoses.front().label == "arithmetic_slip");
-  CHECK(c.diagnoses.front().detail.find("one of two ways") != std::string::npos);
-  CHECK(c.diagnoses.front().detail.find("term 2 left out") != std::string::npos);
+  CHECK(c.diagnoses.front().detail.in(attn::Language::en).find("one of two ways") !=
+        std::string::npos);
+  CHECK(c.diagnoses.front().detail.in(attn::Language::en).find("term 2 left out") !=
+        std::string::npos);
 }
