@@ -168,7 +168,7 @@ TEST_CASE("softmax agree: the emulated formats, on the rows stored in the format
 }
 
 TEST_CASE(
-    "softmax agree: every vectorised kernel; a fully masked row is NaN, the policy not theirs") {
+    "softmax agree: every vectorised kernel, a fully masked row NaN (the policy is the caller's)") {
   const arma::mat S = sample_rows();
   const arma::mat reference =
       attn::attention_weights(attn::f64_arithmetic(), S, MaskedRowPolicy::nan);
