@@ -29,8 +29,10 @@ std::vector<SoftmaxKernel> column_softmax_kernels();
 // The fastest kernel this CPU can run.
 SoftmaxKernel column_softmax_kernel();
 
-// The kernels themselves: each of the first two needs its instruction set
-// (column_softmax_kernels() lists them only where the CPU has it).
+// The kernels themselves, one arithmetic in three instruction sets: each of
+// the first two needs its instruction set (column_softmax_kernels() lists them
+// only where the CPU has it); the portable one is their fallback, the same
+// steps with std::exp.
 void column_softmax_avx512(double* S, std::size_t m, std::size_t b, std::size_t ld);
 void column_softmax_avx2(double* S, std::size_t m, std::size_t b, std::size_t ld);
 void column_softmax_portable(double* S, std::size_t m, std::size_t b, std::size_t ld);

@@ -16,6 +16,11 @@ class Arithmetic {
   virtual arma::mat matmul_transposed(const arma::mat& A, const arma::mat& B) const = 0;
   // S:(n,m) -> softmax of each row, stably (row max subtracted). A row that
   // is entirely -inf comes out NaN (0/0); the caller applies the policy.
+  // Written once per arithmetic: F64Arithmetic (the reference), FormatArithmetic
+  // (emulated formats), backend/attention_rows.hpp (the per-row device code) and
+  // backend/column_softmax (the vectorised kernel); tests/backend/
+  // test_softmax_agree.cpp checks that they agree. Code that needs a softmax
+  // calls one of them (a column softmax is the row softmax of the transpose).
   virtual arma::mat row_softmax(const arma::mat& S) const = 0;
   // S:(n,m) -> (n,1): each row's sum.
   virtual arma::mat row_sum(const arma::mat& S) const = 0;

@@ -6,7 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
+#include <set>
+#include <stdexcept>
 
 #include "core/arithmetic.hpp"
 #include "core/bounds.hpp"
@@ -15,6 +16,179 @@
 #include "teach/slips.hpp"
 
 namespace attn {
+
+namespace {
+
+bool any_masked(const Trace& trace) {
+  return arma::any(arma::vectorise(trace.mask));
+}
+
+// The range S with the cells `cells` set to `fill`.
+Bounds filled(Bounds S, const arma::uvec& cells, double fill) {
+  S.lo.elem(cells).fill(fill);
+  S.hi.elem(cells).fill(fill);
+  return S;
+}
+
+// The mistakes, in precedence order (diagnose.hpp: how to add one). A method
+// mistake's computation reads the step's inputs from the op graph: the scores
+// are Q_h·K_hᵀ (inputs Q_h, K_h), scaled divides the scores, masked masks the
+// scaled scores, the weights are the softmax of the masked scores.
+const CommonMistake kCommonMistakes[] = {
+    {.label = N_("not_transposed"),
+     .why = N_("Each score pairs a query row with a key row, S[i,j] = q_i·k_j, and that is Q·Kᵀ: "
+               "K is transposed so that its rows become columns."),
+     .lesson = "river-bank",
+     .starts_from = StepKind::scores,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       const Bounds& Q = at.range(at.input(at.step, 0));
+       const Bounds& K = at.range(at.input(at.step, 1));
+       // Q·K needs as many keys as d_k, and scores of the same shape: K square.
+       if (K.lo.n_rows != Q.lo.n_cols || K.lo.n_cols != K.lo.n_rows) return std::nullopt;
+       return product_bounds(Q, K);
+     },
+     .detail =
+         [](const Lesson&) {
+           return Message(
+               N_("Q·K was computed instead of Q·Kᵀ (row i of Q times column j of K, not row j of "
+                  "K)"));
+         }},
+    {.label = N_("mask_ignored"),
+     .why = N_("The mask decides which keys a query may see; a masked key must end with weight 0, "
+               "so its score is replaced before the softmax."),
+     .lesson = "causal-decoder",
+     .starts_from = StepKind::masked,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       if (!any_masked(at.base)) return std::nullopt;
+       return at.range(at.input(at.step, 0));
+     },
+     .detail =
+         [](const Lesson&) {
+           return Message(
+               N_("the mask was not applied: the masked cells kept their scaled values"));
+         }},
+    {.label = N_("wrong_mask_polarity"),
+     .why = N_("In a keep-matrix 1 means may attend and 0 means masked, as masked_fill(mask == 0, "
+               "-inf) reads."),
+     .lesson = "mask-polarity",
+     .starts_from = StepKind::masked,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       if (!any_masked(at.base)) return std::nullopt;
+       return filled(at.range(at.input(at.step, 0)), arma::find(at.base.mask == 0u),
+                     at.lesson.mask_fill);
+     },
+     .detail =
+         [](const Lesson&) {
+           return Message(N_(
+               "the mask was inverted: the cells that may attend were masked and the masked ones "
+               "kept (in a keep-matrix 1 = may attend, 0 = masked)"));
+         }},
+    {.label = N_("mask_fill_zero"),
+     .why = N_("Masking sets a score to -inf (or a number as low as -1e9), not to 0: exp(-inf) = "
+               "0 removes the key, while exp(0) = 1 gives it a real weight."),
+     .lesson = "fill-values-zero",
+     .starts_from = StepKind::masked,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       if (!any_masked(at.base)) return std::nullopt;
+       return filled(at.range(at.input(at.step, 0)), arma::find(at.base.mask), 0.0);
+     },
+     .detail =
+         [](const Lesson&) {
+           return Message(
+               N_("the masked scores were set to 0 instead of -inf, so each masked key still got "
+                  "exp(0) = 1 in the softmax"));
+         }},
+    {.label = N_("mask_after_softmax"),
+     .why = N_("The mask comes before the softmax, so that the open keys share all of the weight "
+               "and each row still sums to 1."),
+     .lesson = "causal-decoder",
+     .starts_from = StepKind::weights,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       if (!any_masked(at.base)) return std::nullopt;
+       // The softmax of what the mask was applied to, then the masked weights zeroed.
+       const Step& unmasked = at.input(at.input(at.step, 0), 0);
+       const Bounds W =
+           softmax_bounds(at.range(unmasked), f64_arithmetic().row_softmax(unmasked.value));
+       return filled(W, arma::find(at.base.mask), 0.0);
+     },
+     .detail =
+         [](const Lesson&) {
+           return Message(N_(
+               "the softmax was taken before masking: the masked weights were set to 0 afterwards "
+               "and the row was not renormalised, so it no longer sums to 1"));
+         }},
+    {.label = N_("softmax_wrong_axis"),
+     .why = N_("Each query's weights are a distribution over the keys, so the softmax runs along "
+               "each row and every row sums to 1."),
+     .lesson = "river-bank",
+     .starts_from = StepKind::weights,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       // The softmax of each column: the row softmax of the transpose.
+       const Step& masked = at.input(at.step, 0);
+       const Bounds columns = softmax_bounds(transposed_bounds(at.range(masked)),
+                                             f64_arithmetic().row_softmax(masked.value.t()));
+       return transposed_bounds(columns);
+     },
+     .detail =
+         [](const Lesson&) {
+           return Message(
+               N_("the softmax was taken down each column (over the queries) instead of along each "
+                  "row (over the keys)"));
+         }},
+    {.label = N_("unscaled"),
+     .why = N_("Dividing by √d_k keeps the scores' spread near 1 whatever d_k is, so the softmax "
+               "does not saturate on the largest score."),
+     .lesson = "why-scale",
+     .starts_from = StepKind::scaled,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       if (at.step.made.divisor == 1.0) return std::nullopt;
+       return at.range(at.input(at.step, 0));
+     },
+     .detail =
+         [](const Lesson& lesson) {
+           return Message(N_("the scores were not divided by {}"),
+                          {short_number(lesson.scale_divisor())});
+         }},
+    {.label = N_("scaled_by_dk"),
+     .why = N_("A dot product of d_k terms of variance 1 has variance d_k, so its spread is √d_k: "
+               "the scale is √d_k, not d_k."),
+     .lesson = "why-scale",
+     .starts_from = StepKind::scaled,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       if (at.lesson.scale_kind != ScaleKind::sqrt_dk || at.lesson.d_k == 1) return std::nullopt;
+       const double d_k = static_cast<double>(at.lesson.d_k);
+       const Bounds& S = at.range(at.input(at.step, 0));
+       return Bounds{S.lo / d_k, S.hi / d_k};
+     },
+     .detail =
+         [](const Lesson& lesson) {
+           return Message(N_("the scores were divided by d_k = {} instead of √d_k = {}"),
+                          {std::to_string(lesson.d_k),
+                           short_number(std::sqrt(static_cast<double>(lesson.d_k)))});
+         }},
+    {.label = N_("arithmetic_slip"),
+     .kind = MistakeKind::slip,
+     .why = N_("Only one product of the sum is off; the method is right, so check that term "
+               "again."),
+     .lesson = "river-bank"},
+    {.label = N_("rounding"),
+     .kind = MistakeKind::rounding,
+     .why = N_("Rounding a value early moves everything computed from it; keep at least 5 "
+               "decimals while you work and round only what you write."),
+     .lesson = "river-bank"},
+};
+
+}  // namespace
+
+std::span<const CommonMistake> common_mistakes() {
+  return kCommonMistakes;
+}
+
+const CommonMistake* find_common_mistake(std::string_view label) {
+  for (const CommonMistake& m : kCommonMistakes)
+    if (m.label == label) return &m;
+  return nullptr;
+}
 
 namespace {
 
@@ -32,87 +206,95 @@ arma::mat round_to(const arma::mat& M, int decimals) {
   return R;
 }
 
-// `d` with its detail written from `detail`: in English, and kept as a message.
-Diagnosis described(Diagnosis d, Message detail) {
-  d.detail = detail.in(Language::en);
-  d.detail_message = std::move(detail);
-  return d;
+// The mistake of this kind (slip, rounding: one entry each).
+const CommonMistake& mistake_of_kind(MistakeKind kind) {
+  for (const CommonMistake& m : common_mistakes())
+    if (m.kind == kind) return m;
+  throw std::logic_error("no common mistake of this kind");
 }
 
-// masked:(n,m) -> softmax of each column (over the queries): (n,m).
-arma::mat column_softmax(const arma::mat& masked) {
-  arma::mat W = masked;
-  W.each_row() -= arma::max(W, 0);
-  W = arma::exp(W);
-  W.each_row() /= arma::sum(W, 0);
-  return W;
+// The diagnosis `m` with `detail`, giving `value` for the cell.
+Diagnosis diagnosed(const CommonMistake& m, Message detail, double value, int rounded_to = 0) {
+  return {std::string(m.label), std::move(detail),    value, rounded_to, "",
+          std::string(m.why),   std::string(m.lesson)};
+}
+
+// A range's midpoint, where its ends are equal the end itself (keeps ±inf exact).
+arma::mat midpoint(const Bounds& range) {
+  arma::mat mid = (range.lo + range.hi) / 2;
+  const arma::uvec same = arma::find(range.lo == range.hi);
+  mid.elem(same) = range.lo.elem(same);
+  return mid;
+}
+
+// `written` ± `tolerance` meets the range [lo, hi] of the cell (with a hair of slack).
+bool meets(const Bounds& b, std::size_t row, std::size_t col, double written, double tolerance) {
+  const double lo = b.lo(row, col), hi = b.hi(row, col);
+  if (std::isnan(lo) || std::isnan(hi) || std::isnan(written))
+    return std::isnan(lo) && std::isnan(written);
+  if (!std::isfinite(written) || !std::isfinite(lo) || !std::isfinite(hi))
+    return lo <= written && written <= hi;
+  const double slack = 1e-9 * std::max({tolerance, std::abs(lo), std::abs(hi)}) + 1e-12;
+  return written + tolerance + slack >= lo && written - tolerance - slack <= hi;
+}
+
+// The slips worth naming: a miscopied leading digit (one value in ten) and an
+// entry read from further than the next line or column fit many values by
+// chance, so they are too weak alone; and a slip must move the total by
+// several tolerances, or it cannot be told from a near miss (two neighbouring
+// weights are often almost equal).
+void drop_weak_slips(std::vector<TermSlip>& slips, double slack) {
+  std::erase_if(slips, [&](const TermSlip& s) {
+    return s.kind == SlipKind::digit_slip || (s.kind == SlipKind::wrong_entry && s.distance > 1) ||
+           std::abs(s.written_product - s.true_product) < 4 * slack;
+  });
+}
+
+// One story: every explanation is a product of the same true value written as
+// the same wrong one.
+bool one_story(const std::vector<TermSlip>& slips) {
+  return !slips.empty() && std::all_of(slips.begin(), slips.end(), [&](const TermSlip& s) {
+    return matches_written(s.true_product, slips.front().true_product, 0.0) &&
+           matches_written(s.written_product, slips.front().written_product, 0.0);
+  });
+}
+
+// What the slips say, for people: one story, or two that both give the value.
+Message slip_detail(const std::vector<TermSlip>& slips) {
+  std::vector<std::string> causes;
+  for (const TermSlip& s : slips) causes.push_back(s.cause);
+  const std::string all = fmt::format("{}", fmt::join(causes, "; or "));
+  const TermSlip& s = slips.front();
+  if (!one_story(slips))
+    return Message(N_("one product term is off, in one of two ways that both give this value: {}"),
+                   {all});
+  if (slips.size() == 1)
+    return Message(N_("one product term is off: term {} should be {}, not {} ({})"),
+                   {std::to_string(s.term + 1), short_number(s.true_product),
+                    short_number(s.written_product), all});
+  return Message(N_("one product term is off: a product should be {}, not {} ({})"),
+                 {short_number(s.true_product), short_number(s.written_product), all});
+}
+
+// Rounded too early, for people: every earlier step to `decimals`, or `named` alone.
+Message rounding_detail(int decimals, const std::string& named) {
+  const std::string places = std::to_string(decimals);
+  if (named.empty())
+    return Message(decimals == 1 ? N_("right up to rounding: with the earlier values rounded to {} "
+                                      "decimal (or to as many as you wrote them with) the answer "
+                                      "comes out as you wrote it")
+                                 : N_("right up to rounding: with the earlier values rounded to {} "
+                                      "decimals (or to as many as you wrote them with) the answer "
+                                      "comes out as you wrote it"),
+                   {places});
+  return Message(decimals == 1 ? N_("right up to rounding: with {} rounded to {} decimal the "
+                                    "answer comes out as you wrote it")
+                               : N_("right up to rounding: with {} rounded to {} decimals the "
+                                    "answer comes out as you wrote it"),
+                 {named, places});
 }
 
 }  // namespace
-
-const std::vector<std::string_view>& diagnosis_labels() {
-  static const std::vector<std::string_view> labels = {
-      N_("not_transposed"), N_("mask_ignored"),       N_("wrong_mask_polarity"),
-      N_("mask_fill_zero"), N_("mask_after_softmax"), N_("softmax_wrong_axis"),
-      N_("unscaled"),       N_("scaled_by_dk"),       N_("arithmetic_slip"),
-      N_("rounding")};
-  return labels;
-}
-
-void explain(Diagnosis& d) {
-  struct Why {
-    std::string_view label, why, lesson;
-  };
-  static constexpr Why reasons[] = {
-      {"not_transposed",
-       N_("Each score pairs a query row with a key row, S[i,j] = q_i·k_j, and that is Q·Kᵀ: "
-          "K is transposed so that its rows become columns."),
-       "river-bank"},
-      {"mask_ignored",
-       N_("The mask decides which keys a query may see; a masked key must end with weight 0, so "
-          "its "
-          "score is replaced before the softmax."),
-       "causal-decoder"},
-      {"wrong_mask_polarity",
-       N_("In a keep-matrix 1 means may attend and 0 means masked, as masked_fill(mask == 0, -inf) "
-          "reads."),
-       "mask-polarity"},
-      {"mask_fill_zero",
-       N_("Masking sets a score to -inf (or a number as low as -1e9), not to 0: exp(-inf) = 0 "
-          "removes the key, while exp(0) = 1 gives it a real weight."),
-       "fill-values-zero"},
-      {"mask_after_softmax",
-       N_("The mask comes before the softmax, so that the open keys share all of the weight and "
-          "each row still sums to 1."),
-       "causal-decoder"},
-      {"softmax_wrong_axis",
-       N_("Each query's weights are a distribution over the keys, so the softmax runs along each "
-          "row "
-          "and every row sums to 1."),
-       "river-bank"},
-      {"unscaled",
-       N_("Dividing by √d_k keeps the scores' spread near 1 whatever d_k is, so the softmax does "
-          "not "
-          "saturate on the largest score."),
-       "why-scale"},
-      {"scaled_by_dk",
-       N_("A dot product of d_k terms of variance 1 has variance d_k, so its spread is √d_k: the "
-          "scale is √d_k, not d_k."),
-       "why-scale"},
-      {"arithmetic_slip",
-       N_("Only one product of the sum is off; the method is right, so check that term again."),
-       "river-bank"},
-      {"rounding",
-       N_("Rounding a value early moves everything computed from it; keep at least 5 decimals "
-          "while you work and round only what you write."),
-       "river-bank"},
-  };
-  for (const Why& r : reasons)
-    if (r.label == d.label) {
-      d.why = r.why;
-      d.lesson = r.lesson;
-    }
-}
 
 Diagnoser::Diagnoser(const Lesson& lesson, Backend& backend, Overrides learner_values,
                      BoundsMap learner_bounds, const Trace& base, const BoundsMap& base_bounds,
@@ -125,113 +307,52 @@ Diagnoser::Diagnoser(const Lesson& lesson, Backend& backend, Overrides learner_v
       base_(base),
       base_bounds_(base_bounds) {}
 
-void Diagnoser::build_method_mistakes() {
-  method_.emplace();
-  const bool any_masked = arma::any(arma::vectorise(base_.mask));
-  // One mistaken trace: `make` gives head h's mistaken value of its step
-  // `part`, and its bounds, from the base trace and its bounds (nullopt where
-  // the mistake cannot be made).
-  auto add = [&](const char* label, Message detail, HeadStep part,
-                 const std::function<std::optional<Bounds>(std::size_t)>& make) {
-    Overrides mistaken = learner_;
-    BoundsMap given = learner_bounds_;
-    bool made = false;
-    for (std::size_t h = 0; h < lesson_.heads; ++h) {
-      const std::string id = head_step_id(h, part);
-      if (learner_.contains(id)) continue;  // the learner's own values stand
-      std::optional<Bounds> range = make(h);
-      if (!range) continue;
-      arma::mat mid = (range->lo + range->hi) / 2;
-      const arma::uvec same = arma::find(range->lo == range->hi);  // keeps ±inf exact
-      mid.elem(same) = range->lo.elem(same);
-      arma::umat all(mid.n_rows, mid.n_cols, arma::fill::ones);
-      mistaken[id] = {std::move(mid), std::move(all)};
-      given[id] = std::move(*range);
-      made = true;
-    }
-    if (!made) return;
-    Trace trace = run_pipeline(lesson_, backend_, mistaken);
-    BoundsMap bounds = trace_bounds(trace, mistaken, given);
-    method_->push_back({label, std::move(detail), std::move(trace), std::move(bounds)});
-  };
-  auto base = [&](std::size_t h, HeadStep part) -> const Bounds& {
-    return base_bounds_.at(head_step_id(h, part));
-  };
-  auto value = [&](std::size_t h, HeadStep part) -> const arma::mat& {
-    return base_.at(head_step_id(h, part)).value;
-  };
+std::optional<Diagnoser::Mistaken> Diagnoser::made_the_mistaken_way(const CommonMistake& m) const {
+  Overrides mistaken = learner_;
+  BoundsMap given = learner_bounds_;
+  bool made = false;
+  for (const Step& step : base_.steps) {
+    if (step.kind != m.starts_from || learner_.contains(step.id)) continue;  // theirs stand
+    std::optional<Bounds> range = m.mistaken({lesson_, base_, base_bounds_, step});
+    if (!range) continue;
+    arma::mat mid = midpoint(*range);
+    arma::umat all(mid.n_rows, mid.n_cols, arma::fill::ones);
+    mistaken[step.id] = {std::move(mid), std::move(all)};
+    given[step.id] = std::move(*range);
+    made = true;
+  }
+  if (!made) return std::nullopt;
+  Trace trace = run_pipeline(lesson_, backend_, mistaken);
+  BoundsMap bounds = trace_bounds(trace, mistaken, given);
+  return Mistaken{&m, m.detail(lesson_), std::move(trace), std::move(bounds)};
+}
 
-  add("not_transposed",
-      N_("Q·K was computed instead of Q·Kᵀ (row i of Q times column j of K, not row j of K)"),
-      HeadStep::scores, [&](std::size_t h) -> std::optional<Bounds> {
-        const Bounds& Q = base(h, HeadStep::Q);
-        const Bounds& K = base(h, HeadStep::K);
-        if (K.lo.n_rows != Q.lo.n_cols || K.lo.n_cols != K.lo.n_rows) return std::nullopt;
-        return product_bounds(Q, K);
-      });
-  if (any_masked) {
-    const arma::uvec masked = arma::find(base_.mask), open = arma::find(base_.mask == 0u);
-    // The scaled scores with the cells `cells` set to `fill`.
-    auto filled = [&](std::size_t h, const arma::uvec& cells, double fill) {
-      Bounds M = base(h, HeadStep::scaled);
-      M.lo.elem(cells).fill(fill);
-      M.hi.elem(cells).fill(fill);
-      return std::optional<Bounds>(std::move(M));
-    };
-    add("mask_ignored", N_("the mask was not applied: the masked cells kept their scaled values"),
-        HeadStep::masked,
-        [&](std::size_t h) { return std::optional<Bounds>(base(h, HeadStep::scaled)); });
-    add("wrong_mask_polarity",
-        N_("the mask was inverted: the cells that may attend were masked and the masked ones kept "
-           "(in a keep-matrix 1 = may attend, 0 = masked)"),
-        HeadStep::masked, [&](std::size_t h) { return filled(h, open, lesson_.mask_fill); });
-    add("mask_fill_zero",
-        N_("the masked scores were set to 0 instead of -inf, so each masked key still got exp(0) = "
-           "1 in the softmax"),
-        HeadStep::masked, [&](std::size_t h) { return filled(h, masked, 0.0); });
-    add("mask_after_softmax",
-        N_("the softmax was taken before masking: the masked weights were set to 0 afterwards and "
-           "the row was not renormalised, so it no longer sums to 1"),
-        HeadStep::weights, [&](std::size_t h) {
-          Bounds W = softmax_bounds(base(h, HeadStep::scaled),
-                                    f64_arithmetic().row_softmax(value(h, HeadStep::scaled)));
-          W.lo.elem(masked).zeros();
-          W.hi.elem(masked).zeros();
-          return std::optional<Bounds>(std::move(W));
-        });
-  }
-  add("softmax_wrong_axis",
-      N_("the softmax was taken down each column (over the queries) instead of along each row "
-         "(over the keys)"),
-      HeadStep::weights, [&](std::size_t h) {
-        const Bounds columns = softmax_bounds(transposed_bounds(base(h, HeadStep::masked)),
-                                              column_softmax(value(h, HeadStep::masked)).t());
-        return std::optional<Bounds>(transposed_bounds(columns));
-      });
-  if (lesson_.scale_divisor() != 1.0)
-    add("unscaled",
-        Message(N_("the scores were not divided by {}"), {short_number(lesson_.scale_divisor())}),
-        HeadStep::scaled,
-        [&](std::size_t h) { return std::optional<Bounds>(base(h, HeadStep::scores)); });
-  if (lesson_.scale_kind == ScaleKind::sqrt_dk && lesson_.d_k != 1) {
-    const double d_k = static_cast<double>(lesson_.d_k);
-    add("scaled_by_dk",
-        Message(N_("the scores were divided by d_k = {} instead of √d_k = {}"),
-                {std::to_string(lesson_.d_k), short_number(std::sqrt(d_k))}),
-        HeadStep::scaled, [&](std::size_t h) {
-          const Bounds& S = base(h, HeadStep::scores);
-          return std::optional<Bounds>(Bounds{S.lo / d_k, S.hi / d_k});
-        });
-  }
+const std::vector<Diagnoser::Mistaken>& Diagnoser::method_mistakes() {
+  if (method_) return *method_;
+  method_.emplace();
+  for (const CommonMistake& m : common_mistakes())
+    if (m.kind == MistakeKind::method)
+      if (std::optional<Mistaken> made = made_the_mistaken_way(m))
+        method_->push_back(std::move(*made));
+  return *method_;
 }
 
 std::vector<std::string> Diagnoser::roundable_before(const std::string& step) const {
-  std::vector<std::string> out;
-  for (const Step& s : base_.steps) {
-    if (s.id == step) break;
-    if (s.made.op != Op::given && s.made.op != Op::positional && !learner_.contains(s.id))
-      out.push_back(s.id);
+  // Every step `step` is computed from, following the op graph back.
+  std::set<std::string, std::less<>> from;
+  std::vector<std::string> pending = base_.at(step).made.inputs;
+  while (!pending.empty()) {
+    std::string id = std::move(pending.back());
+    pending.pop_back();
+    if (!from.insert(id).second) continue;
+    const std::vector<std::string>& inputs = base_.at(id).made.inputs;
+    pending.insert(pending.end(), inputs.begin(), inputs.end());
   }
+  std::vector<std::string> out;
+  for (const Step& s : base_.steps)
+    if (from.contains(s.id) && s.made.op != Op::given && s.made.op != Op::positional &&
+        !learner_.contains(s.id))
+      out.push_back(s.id);
   return out;
 }
 
@@ -254,86 +375,40 @@ const Diagnoser::Mistaken& Diagnoser::rounded_trace(const std::string& step, int
   }
   Trace trace = run_pipeline(lesson_, backend_, rounded);
   BoundsMap bounds = trace_bounds(trace, rounded, given);
-  return rounded_.emplace(key, Mistaken{"rounding", Message(), std::move(trace), std::move(bounds)})
+  return rounded_
+      .emplace(key, Mistaken{&mistake_of_kind(MistakeKind::rounding), Message(), std::move(trace),
+                             std::move(bounds)})
       .first->second;
 }
 
-namespace {
-
-// `written` ± `tolerance` meets the range [lo, hi] of the cell (with a hair of slack).
-bool meets(const Bounds& b, std::size_t row, std::size_t col, double written, double tolerance) {
-  const double lo = b.lo(row, col), hi = b.hi(row, col);
-  if (std::isnan(lo) || std::isnan(hi) || std::isnan(written))
-    return std::isnan(lo) && std::isnan(written);
-  if (!std::isfinite(written) || !std::isfinite(lo) || !std::isfinite(hi))
-    return lo <= written && written <= hi;
-  const double slack = 1e-9 * std::max({tolerance, std::abs(lo), std::abs(hi)}) + 1e-12;
-  return written + tolerance + slack >= lo && written - tolerance - slack <= hi;
+std::optional<Diagnosis> Diagnoser::slip(const std::string& step, std::size_t row, std::size_t col,
+                                         double written, double tolerance) const {
+  const std::optional<CellSum> sum = cell_sum(base_, step, row, col);
+  if (!sum) return std::nullopt;
+  // The learner's own values are known to within their range: so is the sum.
+  const Bounds& range = base_bounds_.at(step);
+  const double spread = (range.hi(row, col) - range.lo(row, col)) / 2;
+  const double slack = tolerance + (std::isfinite(spread) ? spread : 0.0);
+  std::vector<TermSlip> slips = single_term_slips(base_, *sum, written, slack);
+  drop_weak_slips(slips, slack);
+  // Two different stories that both give the value are both told (a learner
+  // can tell which one they did); more than two is too many to name.
+  if (!one_story(slips) && slips.size() != 2) return std::nullopt;
+  const TermSlip& s = slips.front();
+  return diagnosed(mistake_of_kind(MistakeKind::slip), slip_detail(slips),
+                   sum->value - s.true_product + s.written_product);
 }
 
-}  // namespace
-
-std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t row,
-                                           std::size_t col, double written, double tolerance,
-                                           int decimals, const std::vector<WrittenCell>& answer) {
-  std::vector<Diagnosis> out;
-  if (!method_) build_method_mistakes();
-  for (const Mistaken& m : *method_)
-    if (meets(m.bounds.at(step), row, col, written, tolerance))
-      out.push_back(described({m.label, "", m.trace.at(step).value(row, col), 0}, m.detail));
-
-  if (const std::optional<CellSum> sum = cell_sum(base_, step, row, col)) {
-    // The learner's own values are known to within their range: so is the sum.
-    const Bounds& range = base_bounds_.at(step);
-    const double spread = (range.hi(row, col) - range.lo(row, col)) / 2;
-    const double slack = tolerance + (std::isfinite(spread) ? spread : 0.0);
-    std::vector<TermSlip> slips = single_term_slips(base_, *sum, written, slack);
-    // Too weak alone, as they fit many values by chance: a miscopied leading
-    // digit (one value in ten), an entry read from further than the next line or column.
-    // A slip must also move the total by several tolerances, or it cannot be
-    // told from a near miss (two neighbouring weights are often almost equal).
-    std::erase_if(slips, [&](const TermSlip& s) {
-      return s.kind == SlipKind::digit_slip ||
-             (s.kind == SlipKind::wrong_entry && s.distance > 1) ||
-             std::abs(s.written_product - s.true_product) < 4 * slack;
-    });
-    // One story: every explanation is a product of the same true value written
-    // as the same wrong one. Two different stories that both give the value
-    // are both told (a learner can tell which one they did); more than two
-    // is too many to name.
-    const bool one_story =
-        !slips.empty() && std::all_of(slips.begin(), slips.end(), [&](const TermSlip& s) {
-          return matches_written(s.true_product, slips.front().true_product, 0.0) &&
-                 matches_written(s.written_product, slips.front().written_product, 0.0);
-        });
-    std::vector<std::string> causes;
-    for (const TermSlip& s : slips) causes.push_back(s.cause);
-    const TermSlip* s = slips.empty() ? nullptr : &slips.front();
-    if (one_story)
-      out.push_back(described(
-          {"arithmetic_slip", "", sum->value - s->true_product + s->written_product, 0},
-          slips.size() == 1
-              ? Message(N_("one product term is off: term {} should be {}, not {} ({})"),
-                        {std::to_string(s->term + 1), short_number(s->true_product),
-                         short_number(s->written_product),
-                         fmt::format("{}", fmt::join(causes, "; or "))})
-              : Message(N_("one product term is off: a product should be {}, not {} ({})"),
-                        {short_number(s->true_product), short_number(s->written_product),
-                         fmt::format("{}", fmt::join(causes, "; or "))})));
-    else if (slips.size() == 2)
-      out.push_back(described(
-          {"arithmetic_slip", "", sum->value - s->true_product + s->written_product, 0},
-          Message(N_("one product term is off, in one of two ways that both give this value: {}"),
-                  {fmt::format("{}", fmt::join(causes, "; or "))})));
-  }
-
-  // Rounded too early: every earlier value to d decimals (or to as many as
-  // written), or one earlier step alone, the coarsest rounding tried last. A
-  // way of rounding must give every cell of the answer.
+std::optional<Diagnosis> Diagnoser::rounding(const std::string& step, std::size_t row,
+                                             std::size_t col, double written, double tolerance,
+                                             int decimals, const std::vector<WrittenCell>& answer) {
+  // Every earlier value to d decimals (or to as many as written), or one
+  // earlier step alone, the coarsest rounding tried last. A way of rounding
+  // must give every cell of the answer.
   const std::vector<std::string> earlier = roundable_before(step);
+  std::vector<std::string> models = {""};
+  if (earlier.size() > 1) models.insert(models.end(), earlier.begin(), earlier.end());
   for (int d = std::clamp(decimals, 1, kMaxRoundingDecimals); d >= 1; --d) {
-    std::vector<std::string> models = {""};
-    if (earlier.size() > 1) models.insert(models.end(), earlier.begin(), earlier.end());
     const auto fits = std::find_if(models.begin(), models.end(), [&](const std::string& only) {
       const Bounds& rounded = rounded_trace(step, d, only).bounds.at(step);
       return meets(rounded, row, col, written, tolerance) &&
@@ -344,43 +419,40 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
     if (fits == models.end()) continue;
     // With nothing masked, `masked` is `scaled` under another name: name the
     // step the learner knows.
-    const Step& rounded_step = base_.at(fits->empty() ? step : *fits);
-    const std::string named = !fits->empty() && rounded_step.made.op == Op::mask &&
-                                      !arma::any(arma::vectorise(base_.mask))
-                                  ? rounded_step.made.inputs.at(0)
+    const Step* alone = fits->empty() ? nullptr : &base_.at(*fits);
+    const std::string named = alone && alone->made.op == Op::mask && !any_masked(base_)
+                                  ? alone->made.inputs.at(0)
                                   : *fits;
-    const std::string places = std::to_string(d);
-    Diagnosis rounding = described(
-        {"rounding", "", rounded_trace(step, d, *fits).trace.at(step).value(row, col), d},
-        fits->empty()
-            ? Message(d == 1 ? N_("right up to rounding: with the earlier values rounded to {} "
-                                  "decimal (or to as many as you wrote them with) the answer comes "
-                                  "out as you wrote it")
-                             : N_("right up to rounding: with the earlier values rounded to {} "
-                                  "decimals (or to as many as you wrote them with) the answer "
-                                  "comes out as you wrote it"),
-                      {places})
-            : Message(d == 1 ? N_("right up to rounding: with {} rounded to {} decimal the answer "
-                                  "comes out as you wrote it")
-                             : N_("right up to rounding: with {} rounded to {} decimals the answer "
-                                  "comes out as you wrote it"),
-                      {named, places}));
-    rounding.rounded_step = *fits;
-    out.push_back(std::move(rounding));
-    break;
+    Diagnosis out = diagnosed(mistake_of_kind(MistakeKind::rounding), rounding_detail(d, named),
+                              rounded_trace(step, d, *fits).trace.at(step).value(row, col), d);
+    out.rounded_step = *fits;
+    return out;
   }
-  for (Diagnosis& d : out) explain(d);
+  return std::nullopt;
+}
+
+std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t row,
+                                           std::size_t col, double written, double tolerance,
+                                           int decimals, const std::vector<WrittenCell>& answer) {
+  std::vector<Diagnosis> out;
+  for (const Mistaken& m : method_mistakes())
+    if (meets(m.bounds.at(step), row, col, written, tolerance))
+      out.push_back(diagnosed(*m.mistake, m.detail, m.trace.at(step).value(row, col)));
+  if (std::optional<Diagnosis> d = slip(step, row, col, written, tolerance))
+    out.push_back(std::move(*d));
+  if (std::optional<Diagnosis> d = rounding(step, row, col, written, tolerance, decimals, answer))
+    out.push_back(std::move(*d));
   return out;
 }
 
 std::optional<bool> Diagnoser::fits(const Diagnosis& d, const std::string& step, std::size_t row,
                                     std::size_t col, double written, double tolerance) {
-  if (d.label == "rounding")
+  const CommonMistake* mistake = find_common_mistake(d.label);
+  if (mistake && mistake->kind == MistakeKind::rounding)
     return meets(rounded_trace(step, d.rounded_to, d.rounded_step).bounds.at(step), row, col,
                  written, tolerance);
-  if (!method_) build_method_mistakes();
-  for (const Mistaken& m : *method_)
-    if (m.label == d.label) return meets(m.bounds.at(step), row, col, written, tolerance);
+  for (const Mistaken& m : method_mistakes())
+    if (m.mistake == mistake) return meets(m.bounds.at(step), row, col, written, tolerance);
   return std::nullopt;
 }
 

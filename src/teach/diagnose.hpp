@@ -1,31 +1,33 @@
 // Naming a learner's mistake: each common mistake (docs/answers-format.md) is
 // recognised by recomputing the step the mistaken way and comparing.
 //
-// Labels, from the most specific to the mildest (verify names the one that
-// explains the most of the learner's cells, ties going to the earlier label):
-//   not_transposed       scores = Q·K instead of Q·Kᵀ (needs as many keys as d_k)
-//   mask_ignored         the mask not applied: masked = scaled
-//   wrong_mask_polarity  the mask inverted: the allowed cells masked, the masked ones kept
-//   mask_fill_zero       masked scores set to 0 instead of -inf before the softmax
-//   mask_after_softmax   softmax of the unmasked scores, masked weights then zeroed,
-//                        the row not renormalised
-//   softmax_wrong_axis   softmax down each column instead of along each row
-//   unscaled             scores not divided by the scale
-//   scaled_by_dk         divided by d_k instead of √d_k
-//   arithmetic_slip      one product term of the cell's sum is off (teach/slips.hpp)
-//   rounding             right when the earlier steps are rounded to fewer decimals
-// A method mistake (the first eight) recomputes whole steps, so it is a stronger
-// explanation than a single slipped term; rounding is the mildest, so it comes last.
+// The mistakes are one table, common_mistakes() (kCommonMistakes in
+// diagnose.cpp), in precedence order: verify names the one that explains the
+// most of the learner's cells, ties going to the earlier entry. A method
+// mistake recomputes whole steps, so it is a stronger explanation than a
+// single slipped term; rounding is the mildest, so it comes last.
+//
+// To add a mistake:
+//   1. one entry in kCommonMistakes, at its place in precedence: its label,
+//      kind, why, lesson and, for a method mistake, the kind of step it starts
+//      from, its mistaken computation (the step's range, read from the inputs
+//      the trace's op graph names: MistakeSite::input) and its detail;
+//   2. its test in tests/teach/test_diagnose.cpp: an instance of it, worked by
+//      plain loops, named by verify (and a row in docs/answers-format.md's
+//      table of labels, which that file's "catalogue" test compares);
+//   3. scripts/update-po, then its strings translated in po/zh_CN.po.
+// verify, mark and the summaries read the table; nothing else lists labels.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
-#include "backend/backend.hpp"
+#include "core/backend.hpp"
 #include "core/bounds.hpp"
 #include "core/i18n.hpp"
 #include "core/lesson.hpp"
@@ -34,22 +36,55 @@
 
 namespace attn {
 
-// The labels above, in precedence order.
-const std::vector<std::string_view>& diagnosis_labels();
+// How a common mistake is recognised.
+enum class MistakeKind {
+  method,    // a step computed the mistaken way in every head; the later steps follow from it
+  slip,      // one product term of one cell's sum is off (teach/slips.hpp)
+  rounding,  // the earlier steps rounded too early, each computed from the rounded ones
+};
+
+// Where a method mistake is made: one step of the trace on the learner's own
+// values, the ranges of that trace's steps, and what the op graph says the
+// step is computed from.
+struct MistakeSite {
+  const Lesson& lesson;
+  const Trace& base;
+  const BoundsMap& bounds;  // of every step of `base`
+  const Step& step;         // the step computed the mistaken way, e.g. head0.masked
+
+  // The step `s` reads as its input i (Operation::inputs), and its range.
+  const Step& input(const Step& s, std::size_t i) const { return base.input(s, i); }
+  const Bounds& range(const Step& s) const { return bounds.at(s.id); }
+};
+
+struct CommonMistake {
+  std::string_view label;  // "not_transposed": in JSON, and as tr() names it
+  MistakeKind kind = MistakeKind::method;
+  std::string_view why;     // one or two sentences on why the right step is right
+  std::string_view lesson;  // the embedded lesson that shows it (attn-trace run LESSON)
+  // method only: each step of this kind (one per head) is computed the mistaken way
+  StepKind starts_from = StepKind::input;
+  // method only: the range of the step computed the mistaken way, from the
+  // ranges of its inputs; nullopt where the lesson does not allow the mistake
+  std::optional<Bounds> (*mistaken)(const MistakeSite&) = nullptr;
+  // method only: what was done and what it should be, for people
+  Message (*detail)(const Lesson&) = nullptr;
+};
+
+// Every common mistake, in precedence order.
+std::span<const CommonMistake> common_mistakes();
+// The mistake labelled `label`; nullptr for any other label.
+const CommonMistake* find_common_mistake(std::string_view label);
 
 struct Diagnosis {
-  std::string label;           // one of diagnosis_labels()
-  std::string detail;          // for people: what was done and what it should be
+  std::string label;           // a common_mistakes() label
+  Message detail;              // for people: what was done and what it should be
   double mistaken_value = 0;   // what the mistaken way gives for the cell
   int rounded_to = 0;          // rounding: the decimals the earlier steps were rounded to
   std::string rounded_step{};  // rounding: the one step rounded, or empty for every earlier one
-  std::string why{};           // one or two sentences on why the right step is right
+  std::string why{};           // the mistake's why (common_mistakes())
   std::string lesson{};        // the lesson that shows it
-  Message detail_message{};    // `detail` as a message, to show in either language
 };
-
-// Fills in `why` and `lesson` for d.label.
-void explain(Diagnosis& d);
 
 // One number a learner wrote for a cell of a step, ± what it stands for.
 struct WrittenCell {
@@ -88,13 +123,22 @@ class Diagnoser {
 
  private:
   struct Mistaken {
-    std::string label;
-    Message detail;  // in English: detail.in(Language::en)
+    const CommonMistake* mistake;
+    Message detail;
     Trace trace;
     BoundsMap bounds;  // of every step, from the ranges of the learner's values
   };
-  void build_method_mistakes();
-  // The computed steps before `step` that the learner did not give.
+  const std::vector<Mistaken>& method_mistakes();
+  // The trace with every step of kind m.starts_from computed the mistaken way
+  // (those the learner gave stand); nullopt when no step could be.
+  std::optional<Mistaken> made_the_mistaken_way(const CommonMistake& m) const;
+  std::optional<Diagnosis> slip(const std::string& step, std::size_t row, std::size_t col,
+                                double written, double tolerance) const;
+  std::optional<Diagnosis> rounding(const std::string& step, std::size_t row, std::size_t col,
+                                    double written, double tolerance, int decimals,
+                                    const std::vector<WrittenCell>& answer);
+  // The computed steps that `step` is computed from (through the op graph)
+  // and that the learner did not give, in trace order.
   std::vector<std::string> roundable_before(const std::string& step) const;
   // The trace with those steps (or only `only`) rounded to `decimals`, each
   // computed from the rounded ones before it.

@@ -90,7 +90,7 @@ std::string rounding_sentence(const VerifyReport& report, const Trace& truth) {
             cell_text(truth, a.answer.step, c.row, c.col),
             format_fixed(c.given.value, c.given.decimals),
             format_fixed(c.expected, std::max(c.given.decimals, 1) + 1),
-            c.diagnoses.front().detail);
+            c.diagnoses.front().detail.in(Language::en));
   return "";
 }
 
@@ -180,7 +180,7 @@ std::string feedback_markdown(const StudentMark& m, const Trace& truth, const Ve
                        format_fixed(c->given.value, c->given.decimals),
                        format_fixed(c->expected, std::max(c->given.decimals, 1) + 1));
     if (const Diagnosis* d = cell_diagnosis(*a, *c)) {
-      out += fmt::format("- **What went wrong:** {} — {}\n", d->label, d->detail);
+      out += fmt::format("- **What went wrong:** {} — {}\n", d->label, d->detail.in(Language::en));
       if (!d->why.empty())
         out += fmt::format("- **Why:** {} See lesson {} (`attn-trace run {}`).\n", d->why,
                            d->lesson, d->lesson);
@@ -248,7 +248,8 @@ std::string class_counts(const std::vector<StudentMark>& marks) {
   return out + "\n";
 }
 
-// Every mistake, with the students who made it anywhere: what to re-teach.
+// Every mistake, with the students who made it anywhere, and the lesson that
+// shows it (common_mistakes()): what to re-teach.
 std::string reteach_section(const std::vector<StudentMark>& marks) {
   std::map<std::string, std::vector<std::string>> by_mistake;
   for (const StudentMark& m : marks)
@@ -265,11 +266,10 @@ std::string reteach_section(const std::vector<StudentMark>& marks) {
   if (ranked.empty()) return out + "No wrong value in the answers given.\n";
   out += "| Mistake | Students | Who | See lesson |\n|---|---:|---|---|\n";
   for (const auto& [label, names] : ranked) {
-    Diagnosis d;
-    d.label = label;
-    explain(d);
+    const CommonMistake* mistake = find_common_mistake(label);
     out += fmt::format("| {} | {} | {} | {} |\n", label, names.size(),
-                       md_text(fmt::format("{}", fmt::join(names, ", "))), d.lesson);
+                       md_text(fmt::format("{}", fmt::join(names, ", "))),
+                       mistake ? mistake->lesson : "");
   }
   return out;
 }

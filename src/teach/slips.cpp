@@ -64,78 +64,111 @@ bool matches_written(double value, double written, double tolerance) {
   return std::abs(value - written) <= tolerance + slack;
 }
 
+namespace {
+
+// The slips of one sum that bring its total within `tolerance` of `written`.
+struct SlipSearch {
+  const CellSum& sum;
+  double written = 0.0;
+  double tolerance = 0.0;
+  std::vector<TermSlip> found;
+
+  // Term `term` written as `new_p` instead of `true_p`: kept when it gives `written`.
+  void consider(std::size_t term, double true_p, double new_p, SlipKind kind, std::string cause,
+                std::size_t distance = 0) {
+    if (!matches_written(sum.value - true_p + new_p, written, tolerance)) return;
+    found.push_back({term, true_p, new_p, kind, std::move(cause), distance});
+  }
+};
+
+// "0.6 × 0.1 = 0.06": the term as people check it.
+std::string product_text(const ProductTerm& term) {
+  return fmt::format("{} × {} = {}", short_number(term.left), short_number(term.right),
+                     short_number(term.product()));
+}
+
+// Term t with one operand (side 0: left, 1: right) replaced: by a value stated
+// for that cell, or by another entry of the operand's row or column.
+void replaced_operand_slips(SlipSearch& search, const Trace& trace, std::size_t t, int side,
+                            const std::vector<StatedValue>& stated) {
+  const ProductTerm& term = search.sum.terms[t];
+  const double p = term.product();
+  const std::size_t n = t + 1;  // terms are counted from 1 for people
+  const OperandRef& ref = side == 0 ? term.left_ref : term.right_ref;
+  const double own = side == 0 ? term.left : term.right;
+  const double other = side == 0 ? term.right : term.left;
+  auto replaced = [&](double v) {
+    return fmt::format("{} × {} = {} instead of {}", short_number(side == 0 ? v : other),
+                       short_number(side == 0 ? other : v), short_number(v * other),
+                       product_text(term));
+  };
+  for (const StatedValue& s : stated)
+    if (s.value != own && refers_to(trace, s, ref))
+      search.consider(
+          t, p, s.value * other, SlipKind::stated_value,
+          fmt::format("term {}: used {} = {} ({}) instead of {}: {}", n, ref.label,
+                      short_number(s.value), s.source, short_number(own), replaced(s.value)));
+  const Step& M = trace.at(ref.step);
+  auto try_entry = [&](std::size_t r, std::size_t c) {
+    const double v = M.value(r, c);
+    if (v == own || !std::isfinite(v)) return;
+    search.consider(
+        t, p, v * other, SlipKind::wrong_entry,
+        fmt::format("term {}: used {} = {} instead of {} = {}: {}", n, operand_ref(M, r, c).label,
+                    short_number(v), ref.label, short_number(own), replaced(v)),
+        (r > ref.row ? r - ref.row : ref.row - r) + (c > ref.col ? c - ref.col : ref.col - c));
+  };
+  for (std::size_t r = 0; r < M.value.n_rows; ++r)
+    if (r != ref.row) try_entry(r, ref.col);
+  for (std::size_t c = 0; c < M.value.n_cols; ++c)
+    if (c != ref.col) try_entry(ref.row, c);
+}
+
+// Term t's product itself miswritten: left out, its sign flipped, its decimal
+// point shifted, or (with `decimals` >= 0) a digit miscopied or two swapped.
+void miswritten_product_slips(SlipSearch& search, std::size_t t, int decimals) {
+  const ProductTerm& term = search.sum.terms[t];
+  const double p = term.product();
+  const std::size_t n = t + 1;
+  const std::string product = product_text(term);
+  const std::string labels = fmt::format("{} × {}", term.left_ref.label, term.right_ref.label);
+  search.consider(t, p, 0.0, SlipKind::dropped_term,
+                  fmt::format("term {} left out: {} = {}", n, labels, product));
+  search.consider(
+      t, p, -p, SlipKind::sign_flip,
+      fmt::format("term {}: wrote {} for {} (sign flipped)", n, short_number(-p), product));
+  for (double factor : {10.0, 0.1})
+    search.consider(t, p, p * factor, SlipKind::decimal_shift,
+                    fmt::format("term {}: wrote {} for {} (decimal point shifted)", n,
+                                short_number(p * factor), product));
+  if (decimals < 0) return;
+  for (const auto& [slip, kind] : digit_slips_of(p, decimals))
+    search.consider(
+        t, p, slip, kind,
+        fmt::format("term {}: wrote {} for {} ({})", n, short_number(slip), product,
+                    kind == SlipKind::digit_swap ? "two digits swapped" : "a digit miscopied"));
+}
+
+}  // namespace
+
 std::vector<TermSlip> single_term_slips(const Trace& trace, const CellSum& sum, double written,
                                         double tolerance, const std::vector<StatedValue>& stated) {
-  std::vector<TermSlip> out;
-  if (matches_written(sum.value, written, tolerance)) return out;
-  auto consider = [&](std::size_t term, double true_p, double new_p, SlipKind kind,
-                      std::string cause, std::size_t distance = 0) {
-    if (!matches_written(sum.value - true_p + new_p, written, tolerance)) return;
-    out.push_back({term, true_p, new_p, kind, std::move(cause), distance});
-  };
+  SlipSearch search{sum, written, tolerance, {}};
+  if (matches_written(sum.value, written, tolerance)) return {};
   const int decimals = decimals_of_tolerance(tolerance);
-
   for (std::size_t t = 0; t < sum.terms.size(); ++t) {
-    const ProductTerm& term = sum.terms[t];
-    const double p = term.product();
-    const std::size_t n = t + 1;  // terms are counted from 1 for people
-    const std::string product = fmt::format("{} × {} = {}", short_number(term.left),
-                                            short_number(term.right), short_number(p));
-    // One operand replaced: by a value stated for that cell, or by a neighbour entry.
-    for (int side = 0; side < 2; ++side) {
-      const OperandRef& ref = side == 0 ? term.left_ref : term.right_ref;
-      const double own = side == 0 ? term.left : term.right;
-      const double other = side == 0 ? term.right : term.left;
-      auto replaced = [&](double v) {
-        return fmt::format("{} × {} = {} instead of {}", short_number(side == 0 ? v : other),
-                           short_number(side == 0 ? other : v), short_number(v * other), product);
-      };
-      for (const StatedValue& s : stated)
-        if (s.value != own && refers_to(trace, s, ref))
-          consider(
-              t, p, s.value * other, SlipKind::stated_value,
-              fmt::format("term {}: used {} = {} ({}) instead of {}: {}", n, ref.label,
-                          short_number(s.value), s.source, short_number(own), replaced(s.value)));
-      const Step& M = trace.at(ref.step);
-      auto try_entry = [&](std::size_t r, std::size_t c) {
-        const double v = M.value(r, c);
-        if (v == own || !std::isfinite(v)) return;
-        consider(
-            t, p, v * other, SlipKind::wrong_entry,
-            fmt::format("term {}: used {} = {} instead of {} = {}: {}", n,
-                        operand_ref(M, r, c).label, short_number(v), ref.label, short_number(own),
-                        replaced(v)),
-            (r > ref.row ? r - ref.row : ref.row - r) + (c > ref.col ? c - ref.col : ref.col - c));
-      };
-      for (std::size_t r = 0; r < M.value.n_rows; ++r)
-        if (r != ref.row) try_entry(r, ref.col);
-      for (std::size_t c = 0; c < M.value.n_cols; ++c)
-        if (c != ref.col) try_entry(ref.row, c);
-    }
-    const std::string labels = fmt::format("{} × {}", term.left_ref.label, term.right_ref.label);
-    consider(t, p, 0.0, SlipKind::dropped_term,
-             fmt::format("term {} left out: {} = {}", n, labels, product));
-    consider(t, p, -p, SlipKind::sign_flip,
-             fmt::format("term {}: wrote {} for {} (sign flipped)", n, short_number(-p), product));
-    for (double factor : {10.0, 0.1})
-      consider(t, p, p * factor, SlipKind::decimal_shift,
-               fmt::format("term {}: wrote {} for {} (decimal point shifted)", n,
-                           short_number(p * factor), product));
-    if (decimals >= 0)
-      for (const auto& [slip, kind] : digit_slips_of(p, decimals))
-        consider(
-            t, p, slip, kind,
-            fmt::format("term {}: wrote {} for {} ({})", n, short_number(slip), product,
-                        kind == SlipKind::digit_swap ? "two digits swapped" : "a digit miscopied"));
+    for (int side = 0; side < 2; ++side) replaced_operand_slips(search, trace, t, side, stated);
+    miswritten_product_slips(search, t, decimals);
   }
   if (sum.bias)
-    consider(sum.terms.size(), *sum.bias, 0.0, SlipKind::dropped_bias,
-             fmt::format("bias left out: {} = {}", sum.bias_ref.label, short_number(*sum.bias)));
-
-  std::stable_sort(out.begin(), out.end(), [](const TermSlip& a, const TermSlip& b) {
-    return a.kind != b.kind ? a.kind < b.kind : a.term < b.term;
-  });
-  return out;
+    search.consider(
+        sum.terms.size(), *sum.bias, 0.0, SlipKind::dropped_bias,
+        fmt::format("bias left out: {} = {}", sum.bias_ref.label, short_number(*sum.bias)));
+  std::stable_sort(search.found.begin(), search.found.end(),
+                   [](const TermSlip& a, const TermSlip& b) {
+                     return a.kind != b.kind ? a.kind < b.kind : a.term < b.term;
+                   });
+  return std::move(search.found);
 }
 
 }  // namespace attn

@@ -83,6 +83,12 @@ void add_learner_values(Overrides& overrides, BoundsMap& ranges, const AnswerVer
   }
 }
 
+// Whether `d` names a mistake of this kind.
+bool is_kind(const Diagnosis& d, MistakeKind kind) {
+  const CommonMistake* mistake = find_common_mistake(d.label);
+  return mistake && mistake->kind == kind;
+}
+
 // How many of the learner's cells of `step` the mistake `d` explains.
 std::size_t cells_explained(Diagnoser& diagnoser, const Diagnosis& d, const std::string& step,
                             const std::vector<WrittenCell>& given) {
@@ -93,7 +99,7 @@ std::size_t cells_explained(Diagnoser& diagnoser, const Diagnosis& d, const std:
 }
 
 // The mistake that explains the most of the learner's cells of this step
-// (ties: the more specific, in the order of diagnosis_labels), put first in
+// (ties: the more specific, in the order of common_mistakes()), put first in
 // every cell that has it; the others that explain every wrong cell too are
 // listed as also fitting. A cell whose first diagnosis is rounding is rounded.
 void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenCell>& given) {
@@ -114,10 +120,10 @@ void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenC
     });
   };
   auto rank = [&](const Diagnosis* d) {
-    const std::vector<std::string_view>& order = diagnosis_labels();
-    const auto place = std::find(order.begin(), order.end(), d->label) - order.begin();
+    const CommonMistake* mistake = find_common_mistake(d->label);
+    const auto place = mistake - common_mistakes().data();
     const std::size_t cells =
-        d->label == "arithmetic_slip" ? 0 : cells_explained(diagnoser, *d, a.answer.step, given);
+        is_kind(*d, MistakeKind::slip) ? 0 : cells_explained(diagnoser, *d, a.answer.step, given);
     return std::make_tuple(explains_every_flagged_cell(d->label), cells, -place);
   };
   std::stable_sort(candidates.begin(), candidates.end(),
@@ -131,7 +137,7 @@ void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenC
     std::stable_partition(c.diagnoses.begin(), c.diagnoses.end(),
                           [&](const Diagnosis& d) { return d.label == best.label; });
     if (c.verdict == Verdict::wrong && !c.diagnoses.empty() &&
-        c.diagnoses.front().label == "rounding")
+        is_kind(c.diagnoses.front(), MistakeKind::rounding))
       c.verdict = Verdict::rounded;
   }
 }
@@ -170,165 +176,222 @@ std::string_view verdict_name(Verdict verdict) {
   return "";
 }
 
-VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
-                            const std::vector<Answer>& all_answers) {
-  VerifyReport report;
-  // An answer left wholly blank is no answer (its step may then be missing).
-  std::vector<Answer> answers;
+namespace {
+
+// An answer left wholly blank is no answer (its step may then be missing).
+std::vector<Answer> answers_given(const std::vector<Answer>& all_answers) {
+  std::vector<Answer> out;
   for (const Answer& a : all_answers)
     if (std::any_of(a.values.begin(), a.values.end(), [](const auto& row) {
           return std::any_of(row.begin(), row.end(),
                              [](const WrittenNumber& n) { return !n.blank; });
         }))
-      answers.push_back(a);
-  report.lesson_id = lesson.id;
-  const Trace truth = run_pipeline(lesson, backend);
+      out.push_back(a);
+  return out;
+}
 
-  std::map<std::string, int> decimals_by_step;
-  std::map<std::string, std::vector<WrittenCell>> given_by_step;
-  for (const Answer& a : answers)
-    for (std::size_t r = 0; r < a.values.size(); ++r)
-      for (std::size_t c = 0; c < a.values[r].size(); ++c) {
-        const WrittenNumber& n = a.values[r][c];
-        if (n.blank) continue;
-        decimals_by_step[a.step] = std::max(decimals_by_step[a.step], n.decimals);
-        given_by_step[a.step].push_back(
-            {a.step_row(r), a.step_col(c), n.value, tolerance_of(a, n)});
-      }
+// The cells an answer writes, with the range each stands for.
+std::vector<WrittenCell> written_cells(const Answer& a) {
+  std::vector<WrittenCell> out;
+  for (std::size_t r = 0; r < a.values.size(); ++r)
+    for (std::size_t c = 0; c < a.values[r].size(); ++c)
+      if (!a.values[r][c].blank)
+        out.push_back(
+            {a.step_row(r), a.step_col(c), a.values[r][c].value, tolerance_of(a, a.values[r][c])});
+  return out;
+}
 
-  // Mark in trace order so that carried values come before what rests on them.
+// The indices of `answers` in trace order, so that carried values come before
+// what rests on them.
+std::vector<std::size_t> trace_order(const Trace& truth, const std::vector<Answer>& answers) {
   std::vector<std::size_t> order(answers.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     return step_index(truth, answers[x].step) < step_index(truth, answers[y].step);
   });
+  return order;
+}
 
-  const bool mask_like_fill = lesson.mask_fill <= kMaskLike;
+// What verify knows while it marks the answers in trace order.
+struct Marking {
+  const Lesson& lesson;
+  Backend& backend;
+  const Trace& truth;
+  std::map<std::string, int> decimals_by_step;  // the most decimals written in each step
+  std::map<std::string, std::vector<WrittenCell>> given_by_step;
   Overrides as_given;                                  // every value the learner gave so far
   BoundsMap ranges;                                    // the range each of them stands for
   std::map<std::string, CarriedSource> first_differs;  // per step with a cell not ok
-  std::vector<AnswerVerdict> marked(answers.size());
-  for (std::size_t index : order) {
-    const Answer& answer = answers[index];
-    Overrides earlier = as_given;
-    earlier.erase(answer.step);  // an answer never carries from its own step
-    BoundsMap earlier_ranges = ranges;
-    earlier_ranges.erase(answer.step);
-    const Trace carried = earlier.empty() ? truth : run_pipeline(lesson, backend, earlier);
-    const BoundsMap bounds = trace_bounds(carried, earlier, earlier_ranges);
-    const Step& step = truth.at(answer.step);
-    std::optional<Diagnoser> diagnoser;
+};
 
-    AnswerVerdict& a = marked[index];
-    a.answer = answer;
-    std::vector<WrittenCell> this_answer;
-    for (std::size_t r = 0; r < answer.values.size(); ++r)
-      for (std::size_t c = 0; c < answer.values[r].size(); ++c)
-        if (!answer.values[r][c].blank)
-          this_answer.push_back({answer.step_row(r), answer.step_col(c), answer.values[r][c].value,
-                                 tolerance_of(answer, answer.values[r][c])});
-    for (std::size_t r = 0; r < answer.values.size(); ++r)
-      for (std::size_t c = 0; c < answer.values[r].size(); ++c) {
-        AnswerCell cell;
-        cell.row = answer.step_row(r);
-        cell.col = answer.step_col(c);
-        cell.given = answer.values[r][c];
-        cell.tolerance = tolerance_of(answer, cell.given);
-        cell.expected = step.value(cell.row, cell.col);
-        if (cell.given.blank) {  // not answered
-          cell.verdict = Verdict::missing;
-          a.cells.push_back(std::move(cell));
-          continue;
-        }
-        const double mid = carried.at(answer.step).value(cell.row, cell.col);
-        if (!matches_written(mid, cell.expected, 0.0)) cell.carried_expected = mid;
-        cell.carried_low = bounds.at(answer.step).lo(cell.row, cell.col);
-        cell.carried_high = bounds.at(answer.step).hi(cell.row, cell.col);
-        const double g = cell.given.value;
-        const bool masked_cell = step.made.op == Op::mask && truth.mask(cell.row, cell.col) != 0u;
-        // A row with a key left open: there any fill this low weighs exactly 0.
-        const bool row_open = arma::any(truth.mask.row(cell.row) == 0u);
-        if (masked_cell && row_open && mask_like_fill && g <= kMaskLike && g != cell.expected) {
-          cell.verdict = Verdict::ok;
-          cell.note = round_to(truth.dtype, g) == -arma::datum::inf
-                          ? fmt::format(
-                                "{} is accepted as the mask: in {} it is -inf (beyond the largest "
-                                "{} number, {:g}), the mask itself",
-                                short_number(g), dtype_name(truth.dtype), dtype_name(truth.dtype),
-                                dtype_max(truth.dtype))
-                          : fmt::format(
-                                "{} is accepted as the mask: with a key of the row left open, "
-                                "exp() of any fill at or below -10000 underflows to 0 in {}, so "
-                                "the masked key gets weight 0, as with -inf",
-                                short_number(g),
-                                truth.dtype == Dtype::f64 ? std::string("double precision")
-                                                          : std::string(dtype_name(truth.dtype)));
-        } else if (matches_written(cell.expected, g, cell.tolerance)) {
-          cell.verdict = Verdict::ok;
-        } else if (meets(cell.carried_low, cell.carried_high, g, cell.tolerance)) {
-          cell.verdict = Verdict::carried;
-        } else {
-          cell.verdict = Verdict::wrong;
-          if (!diagnoser)
-            diagnoser.emplace(lesson, backend, earlier, earlier_ranges, carried, bounds,
-                              decimals_by_step);
-          cell.diagnoses = diagnoser->diagnose(answer.step, cell.row, cell.col, g, cell.tolerance,
-                                               cell.given.decimals, this_answer);
-        }
-        // Right, but too few digits to show it: never ok.
-        const double shown = cell.verdict == Verdict::carried ? mid : cell.expected;
-        const int need = required_decimals(lesson, shown);
-        if ((cell.verdict == Verdict::ok || cell.verdict == Verdict::carried) &&
-            !answer.tolerance && std::isfinite(g) && cell.given.decimals < need &&
-            !exact_at(shown, cell.given.decimals) && cell.note.empty()) {
-          cell.verdict = Verdict::imprecise;
-          cell.required_decimals = need;
-        }
-        if (cell.verdict != Verdict::ok && cell.carried_expected)
-          cell.own_working = expand_cell(lesson, carried, answer.step, cell.row, cell.col);
-        a.cells.push_back(std::move(cell));
-      }
-    if (diagnoser) {
-      keep_whole_answer_diagnoses(a, *diagnoser);
-      best_fit(a, *diagnoser, given_by_step[answer.step]);
-    }
-    for (const AnswerCell& cell : a.cells) {
-      if (cell.verdict == Verdict::missing) continue;  // the answer is what was written
-      a.verdict = std::max(a.verdict, cell.verdict);
-      if (cell.verdict != Verdict::wrong) continue;
-      const CarriedSource here{answer.step, cell.row, cell.col};
-      if (!report.first_wrong ||
-          std::make_tuple(step_index(truth, here.step), here.row, here.col) <
-              std::make_tuple(step_index(truth, report.first_wrong->step), report.first_wrong->row,
-                              report.first_wrong->col))
-        report.first_wrong = here;
-    }
-    if (std::any_of(a.cells.begin(), a.cells.end(),
-                    [](const AnswerCell& c) { return c.verdict == Verdict::carried; }))
-      for (const auto& [source_step, source] : first_differs) {
-        if (!earlier.contains(source_step)) continue;
-        // Name only the learner's steps this answer rests on: with that step's
-        // values alone, the answer already comes out other than the truth.
-        const Overrides alone{{source_step, earlier.at(source_step)}};
-        const Trace other = run_pipeline(lesson, backend, alone);
-        const bool rests_on = std::any_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& c) {
-          return c.verdict == Verdict::carried &&
-                 other.at(answer.step).value(c.row, c.col) != c.expected;
-        });
-        if (rests_on) a.carried_from.push_back(source);
-      }
-    std::sort(a.carried_from.begin(), a.carried_from.end(), [&](const auto& x, const auto& y) {
-      return step_index(truth, x.step) < step_index(truth, y.step);
-    });
+// One answer's view of the learner's earlier values: the trace run with them
+// (never with the answer's own step) and the ranges they allow.
+struct EarlierValues {
+  Overrides values;
+  BoundsMap ranges;
+  Trace carried;
+  BoundsMap bounds;  // of every step of `carried`
+};
 
-    add_learner_values(as_given, ranges, a, truth);
-    for (const AnswerCell& cell : a.cells)
-      if (cell.verdict != Verdict::ok && cell.verdict != Verdict::missing &&
-          !first_differs.contains(answer.step))
-        first_differs[answer.step] = {answer.step, cell.row, cell.col,
-                                      cell.verdict == Verdict::wrong};
+EarlierValues earlier_values(const Marking& m, const std::string& step) {
+  EarlierValues out{m.as_given, m.ranges, {}, {}};
+  out.values.erase(step);  // an answer never carries from its own step
+  out.ranges.erase(step);
+  out.carried = out.values.empty() ? m.truth : run_pipeline(m.lesson, m.backend, out.values);
+  out.bounds = trace_bounds(out.carried, out.values, out.ranges);
+  return out;
+}
+
+// Why a mask-like fill written for a masked cell is accepted.
+std::string mask_accepted_note(const Trace& truth, double written) {
+  const std::string format(dtype_name(truth.dtype));
+  if (round_to(truth.dtype, written) == -arma::datum::inf)
+    return fmt::format(
+        "{} is accepted as the mask: in {} it is -inf (beyond the largest {} number, {:g}), the "
+        "mask itself",
+        short_number(written), format, format, dtype_max(truth.dtype));
+  return fmt::format(
+      "{} is accepted as the mask: with a key of the row left open, exp() of any fill at or below "
+      "-10000 underflows to 0 in {}, so the masked key gets weight 0, as with -inf",
+      short_number(written), truth.dtype == Dtype::f64 ? std::string("double precision") : format);
+}
+
+// A mask-like fill written for a masked cell, where a key of the row is left
+// open: there any fill this low weighs exactly 0.
+bool accepted_as_mask(const Marking& m, const Step& step, const AnswerCell& cell) {
+  const double g = cell.given.value;
+  const bool masked_cell = step.made.op == Op::mask && m.truth.mask(cell.row, cell.col) != 0u;
+  const bool row_open = arma::any(m.truth.mask.row(cell.row) == 0u);
+  return masked_cell && row_open && m.lesson.mask_fill <= kMaskLike && g <= kMaskLike &&
+         g != cell.expected;
+}
+
+// The cell's verdict (ok, carried or wrong), and a wrong cell's diagnoses.
+void judge(const Marking& m, const EarlierValues& earlier, const Step& step,
+           const std::vector<WrittenCell>& this_answer, std::optional<Diagnoser>& diagnoser,
+           AnswerCell& cell) {
+  const double g = cell.given.value;
+  if (accepted_as_mask(m, step, cell)) {
+    cell.verdict = Verdict::ok;
+    cell.note = mask_accepted_note(m.truth, g);
+  } else if (matches_written(cell.expected, g, cell.tolerance)) {
+    cell.verdict = Verdict::ok;
+  } else if (meets(cell.carried_low, cell.carried_high, g, cell.tolerance)) {
+    cell.verdict = Verdict::carried;
+  } else {
+    cell.verdict = Verdict::wrong;
+    if (!diagnoser)
+      diagnoser.emplace(m.lesson, m.backend, earlier.values, earlier.ranges, earlier.carried,
+                        earlier.bounds, m.decimals_by_step);
+    cell.diagnoses = diagnoser->diagnose(step.id, cell.row, cell.col, g, cell.tolerance,
+                                         cell.given.decimals, this_answer);
   }
+}
 
+// The cell (r, c) of `answer` marked against the truth and the learner's own numbers.
+AnswerCell mark_cell(const Marking& m, const EarlierValues& earlier, const Answer& answer,
+                     std::size_t r, std::size_t c, const std::vector<WrittenCell>& this_answer,
+                     std::optional<Diagnoser>& diagnoser) {
+  const Step& step = m.truth.at(answer.step);
+  AnswerCell cell;
+  cell.row = answer.step_row(r);
+  cell.col = answer.step_col(c);
+  cell.given = answer.values[r][c];
+  cell.tolerance = tolerance_of(answer, cell.given);
+  cell.expected = step.value(cell.row, cell.col);
+  if (cell.given.blank) {  // not answered
+    cell.verdict = Verdict::missing;
+    return cell;
+  }
+  const double mid = earlier.carried.at(answer.step).value(cell.row, cell.col);
+  if (!matches_written(mid, cell.expected, 0.0)) cell.carried_expected = mid;
+  cell.carried_low = earlier.bounds.at(answer.step).lo(cell.row, cell.col);
+  cell.carried_high = earlier.bounds.at(answer.step).hi(cell.row, cell.col);
+  judge(m, earlier, step, this_answer, diagnoser, cell);
+  // Right, but too few digits to show it: never ok.
+  const double shown = cell.verdict == Verdict::carried ? mid : cell.expected;
+  const int need = required_decimals(m.lesson, shown);
+  if ((cell.verdict == Verdict::ok || cell.verdict == Verdict::carried) && !answer.tolerance &&
+      std::isfinite(cell.given.value) && cell.given.decimals < need &&
+      !exact_at(shown, cell.given.decimals) && cell.note.empty()) {
+    cell.verdict = Verdict::imprecise;
+    cell.required_decimals = need;
+  }
+  if (cell.verdict != Verdict::ok && cell.carried_expected)
+    cell.own_working = expand_cell(m.lesson, earlier.carried, answer.step, cell.row, cell.col);
+  return cell;
+}
+
+// The learner's earlier steps a carried answer rests on: with that step's
+// values alone, the answer already comes out other than the truth.
+std::vector<CarriedSource> carried_from(const Marking& m, const EarlierValues& earlier,
+                                        const AnswerVerdict& a) {
+  std::vector<CarriedSource> out;
+  if (std::none_of(a.cells.begin(), a.cells.end(),
+                   [](const AnswerCell& c) { return c.verdict == Verdict::carried; }))
+    return out;
+  for (const auto& [source_step, source] : m.first_differs) {
+    if (!earlier.values.contains(source_step)) continue;
+    const Overrides alone{{source_step, earlier.values.at(source_step)}};
+    const Trace other = run_pipeline(m.lesson, m.backend, alone);
+    const bool rests_on = std::any_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& c) {
+      return c.verdict == Verdict::carried &&
+             other.at(a.answer.step).value(c.row, c.col) != c.expected;
+    });
+    if (rests_on) out.push_back(source);
+  }
+  std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) {
+    return step_index(m.truth, x.step) < step_index(m.truth, y.step);
+  });
+  return out;
+}
+
+// One answer marked: its cells, the mistake that explains them, its verdict
+// and what it carried from; then its values join the learner's own.
+AnswerVerdict mark_answer(Marking& m, const Answer& answer) {
+  const EarlierValues earlier = earlier_values(m, answer.step);
+  std::optional<Diagnoser> diagnoser;
+  AnswerVerdict a;
+  a.answer = answer;
+  const std::vector<WrittenCell> this_answer = written_cells(answer);
+  for (std::size_t r = 0; r < answer.values.size(); ++r)
+    for (std::size_t c = 0; c < answer.values[r].size(); ++c)
+      a.cells.push_back(mark_cell(m, earlier, answer, r, c, this_answer, diagnoser));
+  if (diagnoser) {
+    keep_whole_answer_diagnoses(a, *diagnoser);
+    best_fit(a, *diagnoser, m.given_by_step[answer.step]);
+  }
+  for (const AnswerCell& cell : a.cells)
+    if (cell.verdict != Verdict::missing)  // the answer is what was written
+      a.verdict = std::max(a.verdict, cell.verdict);
+  a.carried_from = carried_from(m, earlier, a);
+
+  add_learner_values(m.as_given, m.ranges, a, m.truth);
+  for (const AnswerCell& cell : a.cells)
+    if (cell.verdict != Verdict::ok && cell.verdict != Verdict::missing &&
+        !m.first_differs.contains(answer.step))
+      m.first_differs[answer.step] = {answer.step, cell.row, cell.col,
+                                      cell.verdict == Verdict::wrong};
+  return a;
+}
+
+// The report's first wrong cell, moved to one of `a`'s when that is earlier in trace order.
+void note_first_wrong(VerifyReport& report, const Trace& truth, const AnswerVerdict& a) {
+  for (const AnswerCell& cell : a.cells) {
+    if (cell.verdict != Verdict::wrong) continue;
+    const CarriedSource here{a.answer.step, cell.row, cell.col};
+    if (!report.first_wrong ||
+        std::make_tuple(step_index(truth, here.step), here.row, here.col) <
+            std::make_tuple(step_index(truth, report.first_wrong->step), report.first_wrong->row,
+                            report.first_wrong->col))
+      report.first_wrong = here;
+  }
+}
+
+// The steps the lesson asks that no answer gives.
+std::vector<std::string> missing_steps(const Lesson& lesson, const Trace& truth,
+                                       const std::vector<Answer>& answers) {
+  std::vector<std::string> out;
   for (const std::string& short_or_id : lesson.asked) {
     const std::string asked = truth.id_of(short_or_id);
     if (!truth.find(asked))
@@ -336,17 +399,47 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
                                    lesson.origin, asked, fmt::join(truth.ids(), ", ")));
     if (std::none_of(answers.begin(), answers.end(),
                      [&](const Answer& a) { return a.step == asked; }))
-      report.missing.push_back(asked);
+      out.push_back(asked);
   }
+  return out;
+}
+
+void count_cells(VerifyReport& report, const AnswerVerdict& a) {
+  for (const AnswerCell& c : a.cells) {
+    report.ok += c.verdict == Verdict::ok;
+    report.carried += c.verdict == Verdict::carried;
+    report.rounded += c.verdict == Verdict::rounded;
+    report.imprecise += c.verdict == Verdict::imprecise;
+    report.wrong += c.verdict == Verdict::wrong;
+    report.blank += c.verdict == Verdict::missing;
+  }
+}
+
+}  // namespace
+
+VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
+                            const std::vector<Answer>& all_answers) {
+  const std::vector<Answer> answers = answers_given(all_answers);
+  VerifyReport report;
+  report.lesson_id = lesson.id;
+  const Trace truth = run_pipeline(lesson, backend);
+  Marking m{lesson, backend, truth, {}, {}, {}, {}, {}};
+  for (const Answer& a : answers) {
+    const std::vector<WrittenCell> cells = written_cells(a);
+    m.given_by_step[a.step].insert(m.given_by_step[a.step].end(), cells.begin(), cells.end());
+    for (const auto& row : a.values)
+      for (const WrittenNumber& n : row)
+        if (!n.blank) m.decimals_by_step[a.step] = std::max(m.decimals_by_step[a.step], n.decimals);
+  }
+
+  std::vector<AnswerVerdict> marked(answers.size());
+  for (std::size_t index : trace_order(truth, answers)) {
+    marked[index] = mark_answer(m, answers[index]);
+    note_first_wrong(report, truth, marked[index]);
+  }
+  report.missing = missing_steps(lesson, truth, answers);
   for (AnswerVerdict& a : marked) {
-    for (const AnswerCell& c : a.cells) {
-      report.ok += c.verdict == Verdict::ok;
-      report.carried += c.verdict == Verdict::carried;
-      report.rounded += c.verdict == Verdict::rounded;
-      report.imprecise += c.verdict == Verdict::imprecise;
-      report.wrong += c.verdict == Verdict::wrong;
-      report.blank += c.verdict == Verdict::missing;
-    }
+    count_cells(report, a);
     report.answers.push_back(std::move(a));
   }
   return report;

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/backend.hpp"
+#include "core/backend.hpp"
 #include "core/expand.hpp"
 #include "core/lesson.hpp"
 #include "teach/answers.hpp"

@@ -32,7 +32,7 @@ std::string shown_name(std::string_view name) {
 
 // A diagnosis's detail in the process-wide language.
 std::string shown_detail(const Diagnosis& d) {
-  return d.detail_message.format.empty() ? d.detail : d.detail_message.shown();
+  return d.detail.shown();
 }
 
 // "K[1,3] (bank, d3)": indices as in the answers file, then the labels.
@@ -340,7 +340,7 @@ std::string verify_report_json(const Lesson& lesson, const VerifyReport& r) {
           json_string(a.answer.step), c.row, c.col,
           c.given.blank ? "null" : json_number(c.given.value), json_number(c.expected),
           json_string(verdict_name(c.verdict)), d ? json_string(d->label) : "null",
-          d ? json_string(d->detail) : "null", d ? json_string(d->why) : "null",
+          d ? json_string(d->detail.in(Language::en)) : "null", d ? json_string(d->why) : "null",
           d ? json_string(d->lesson) : "null", fmt::join(also, ", "),
           c.carried_expected ? json_number(*c.carried_expected) : "null",
           c.carried_expected

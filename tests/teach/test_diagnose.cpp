@@ -5,7 +5,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <fstream>
 #include <memory>
+#include <span>
+#include <sstream>
+#include <string>
 
 #include "backend/backend.hpp"
 #include "core/lesson_library.hpp"
@@ -66,8 +70,9 @@ TEST_CASE(
   CHECK(label_of(a) == "arithmetic_slip");
   REQUIRE(a.diagnosis);
   // The third product 0.6 × 0.1 = 0.06 came out as 0.12.
-  CHECK(a.diagnosis->detail.find("should be 0.06, not 0.12") != std::string::npos);
-  CHECK(a.diagnosis->detail.find("term 3: used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1") !=
+  CHECK(a.diagnosis->detail.in(Language::en).find("should be 0.06, not 0.12") != std::string::npos);
+  CHECK(a.diagnosis->detail.in(Language::en)
+            .find("term 3: used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1") !=
         std::string::npos);
   CHECK(a.diagnosis->mistaken_value == doctest::Approx(0.51));
   for (const AnswerCell& c : a.cells)
@@ -266,6 +271,48 @@ W_V = [[-0.2, -0.3], [0.7, 0.0], [-0.6, -0.9]]
   CHECK(c.verdict == attn::Verdict::wrong);
   REQUIRE_FALSE(c.diagnoses.empty());
   CHECK(c.diagnoses.front().label == "arithmetic_slip");
-  CHECK(c.diagnoses.front().detail.find("one of two ways") != std::string::npos);
-  CHECK(c.diagnoses.front().detail.find("term 2 left out") != std::string::npos);
+  CHECK(c.diagnoses.front().detail.in(attn::Language::en).find("one of two ways") !=
+        std::string::npos);
+  CHECK(c.diagnoses.front().detail.in(attn::Language::en).find("term 2 left out") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "the catalogue of mistakes: one table, documented row for row in docs/answers-format.md") {
+  // The docs' table of labels: its rows after the header, up to the blank line.
+  std::ifstream doc(std::string(ATTN_SOURCE_DIR) + "/docs/answers-format.md");
+  REQUIRE(doc);
+  std::vector<std::vector<std::string>> rows;  // each row's cells, trimmed
+  bool in_table = false;
+  for (std::string line; std::getline(doc, line);) {
+    in_table = in_table || line.starts_with("| label | the mistake |");
+    if (in_table && line.empty()) break;
+    if (!in_table || !line.starts_with("| `")) continue;
+    std::vector<std::string> cells;
+    std::istringstream split(line.substr(1));
+    for (std::string cell; std::getline(split, cell, '|');)
+      cells.push_back(cell.substr(1, cell.size() - 2));
+    rows.push_back(cells);
+  }
+  const std::span<const attn::CommonMistake> mistakes = attn::common_mistakes();
+  REQUIRE(rows.size() == mistakes.size());
+  for (std::size_t i = 0; i < mistakes.size(); ++i) {
+    const attn::CommonMistake& m = mistakes[i];
+    CAPTURE(m.label);
+    REQUIRE(rows[i].size() == 4);
+    CHECK(rows[i][0] == fmt::format("`{}`", m.label));  // in precedence order
+    CHECK(rows[i][3] == m.lesson);
+    CHECK(attn::find_common_mistake(m.label) == &m);
+    CHECK_FALSE(m.why.empty());
+    CHECK_NOTHROW(attn::find_lesson(std::string(m.lesson)));
+    // A method mistake says how it is made and where it starts; the others are
+    // recognised by slips.hpp and by rounding, one entry each.
+    const bool method = m.kind == attn::MistakeKind::method;
+    CHECK((m.mistaken != nullptr) == method);
+    CHECK((m.detail != nullptr) == method);
+    if (method)
+      CHECK((m.starts_from == attn::StepKind::scores || m.starts_from == attn::StepKind::scaled ||
+             m.starts_from == attn::StepKind::masked || m.starts_from == attn::StepKind::weights));
+  }
+  CHECK(attn::find_common_mistake("no_such_mistake") == nullptr);
 }
