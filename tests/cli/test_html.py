@@ -203,7 +203,9 @@ def structure():
         r = run("run", lesson, "--format", "html")
         took = time.monotonic() - start
         check(r.returncode == 0, f"{lesson}: exit {r.returncode} {r.stderr[-200:]}")
-        check(took < 2.0, f"{lesson}: the page took {took:.2f} s")
+        # How long a page takes is reported below, not checked: a timed test
+        # fails on a loaded machine or under the sanitizers (targets live in
+        # benchmarks).
         sizes[lesson] = (len(r.stdout.encode()), took)
         check(len(r.stdout.encode()) < 4_000_000, f"{lesson}: {len(r.stdout)} bytes")
         tree = parse(r.stdout)
