@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <sstream>
@@ -315,4 +317,21 @@ TEST_CASE(
              m.starts_from == attn::StepKind::masked || m.starts_from == attn::StepKind::weights));
   }
   CHECK(attn::find_common_mistake("no_such_mistake") == nullptr);
+
+  // README's list of the labels (its "Diagnoses" item): the same, in the same order.
+  std::ifstream readme(std::string(ATTN_SOURCE_DIR) + "/README.md");
+  REQUIRE(readme);
+  const std::string text{std::istreambuf_iterator<char>(readme), std::istreambuf_iterator<char>()};
+  const std::size_t from = text.find("**Diagnoses** (JSON labels)");
+  REQUIRE(from != std::string::npos);
+  const std::size_t to = std::min(text.find("\n- ", from), text.find("\n\n", from));
+  std::vector<std::string> listed;
+  for (std::size_t open = text.find('`', from); open < to; open = text.find('`', open + 1)) {
+    const std::size_t close = text.find('`', open + 1);
+    listed.push_back(text.substr(open + 1, close - open - 1));
+    open = close;
+  }
+  std::vector<std::string> labels;
+  for (const attn::CommonMistake& m : mistakes) labels.emplace_back(m.label);
+  CHECK(listed == labels);
 }
