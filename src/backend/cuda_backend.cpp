@@ -30,11 +30,18 @@ using cuda_plugin::Table;
 
 constexpr const char* use_cpu = "use --backend cpu";
 
-// Where the plugin may be, in order: $ATTN_CUDA_PLUGIN (a path to the file),
-// beside the running program (a build folder), and <prefix>/lib/attn-trace/
-// for a program installed in <prefix>/bin (cmake --install).
-std::vector<fs::path> plugin_candidates() {
-  if (const char* chosen = std::getenv("ATTN_CUDA_PLUGIN"); chosen && *chosen) return {chosen};
+// The plugin the user chose with $ATTN_CUDA_PLUGIN (a path to the file), if any.
+std::optional<fs::path> chosen_plugin() {
+  const char* chosen = std::getenv("ATTN_CUDA_PLUGIN");
+  if (!chosen || !*chosen) return std::nullopt;
+  return fs::path(chosen);
+}
+
+// Where the plugin may be, in order: the one chosen, else beside the running
+// program (a build folder), and <prefix>/lib/attn-trace/ for a program
+// installed in <prefix>/bin (cmake --install).
+std::vector<fs::path> plugin_candidates(const std::optional<fs::path>& chosen) {
+  if (chosen) return {*chosen};
   const std::optional<fs::path> folder = program_folder();
   if (!folder) return {};
   return {*folder / cuda_plugin::file_name,
@@ -47,7 +54,8 @@ const Table& load_plugin() {
   static const Table* loaded = nullptr;
   if (loaded) return *loaded;
 
-  const std::vector<fs::path> candidates = plugin_candidates();
+  const std::optional<fs::path> chosen = chosen_plugin();
+  const std::vector<fs::path> candidates = plugin_candidates(chosen);
   std::string looked;
   for (const fs::path& candidate : candidates) {
     std::error_code error;
@@ -58,12 +66,12 @@ const Table& load_plugin() {
             "the CUDA plugin {} could not be loaded: {} (it needs the CUDA runtime and cuBLAS of "
             "the CUDA toolkit it was built with); {}",
             candidate.string(), dlerror(), use_cpu));
-      const auto entry = reinterpret_cast<attn_cuda_plugin_table_fn>(
-          dlsym(handle, cuda_plugin::entry_symbol));
+      const auto entry =
+          reinterpret_cast<attn_cuda_plugin_table_fn>(dlsym(handle, cuda_plugin::entry_symbol));
       if (!entry)
-        throw BackendUnavailable(fmt::format("{} is not an attn-trace CUDA plugin (it has no {}); {}",
-                                             candidate.string(), cuda_plugin::entry_symbol,
-                                             use_cpu));
+        throw BackendUnavailable(
+            fmt::format("{} is not an attn-trace CUDA plugin (it has no {}); {}",
+                        candidate.string(), cuda_plugin::entry_symbol, use_cpu));
       const Table* table = entry();
       if (table->abi_version != cuda_plugin::abi_version ||
           table->shape_size != sizeof(AttentionShape) ||
@@ -77,11 +85,11 @@ const Table& load_plugin() {
     }
     looked += (looked.empty() ? "" : ", ") + candidate.string();
   }
-  if (const char* chosen = std::getenv("ATTN_CUDA_PLUGIN"); chosen && *chosen)
+  if (chosen)
     throw BackendUnavailable(fmt::format(
         "no CUDA plugin: ATTN_CUDA_PLUGIN names {}, and there is no such file: correct or unset "
         "it (the program then looks beside itself), or {}",
-        chosen, use_cpu));
+        chosen->string(), use_cpu));
   throw BackendUnavailable(fmt::format(
       "no CUDA plugin: the CUDA backend is a plugin, {}, and none was found{}. This attn-trace "
       "was built without CUDA (configure with -DATTN_CUDA=ON where the CUDA toolkit is), or the "
@@ -99,8 +107,8 @@ void check(const Table& plugin, Status status) {
     case Status::unavailable:
       throw BackendUnavailable(plugin.last_error());
   }
-  throw BackendUnavailable(fmt::format("the CUDA plugin returned an unknown status {}",
-                                       static_cast<int>(status)));
+  throw BackendUnavailable(
+      fmt::format("the CUDA plugin returned an unknown status {}", static_cast<int>(status)));
 }
 
 // A forward pass resident on the device.
@@ -137,8 +145,8 @@ class CudaBackend final : public Backend {
   arma::mat matmul(const arma::mat& A, const arma::mat& B) override {
     check_product(A, B);
     arma::mat C(A.n_rows, B.n_cols);
-    check(plugin_, plugin_.matmul(device_, A.memptr(), B.memptr(), C.memptr(), A.n_rows,
-                                  A.n_cols, B.n_cols));
+    check(plugin_, plugin_.matmul(device_, A.memptr(), B.memptr(), C.memptr(), A.n_rows, A.n_cols,
+                                  B.n_cols));
     return C;
   }
 
@@ -170,8 +178,7 @@ class CudaBackend final : public Backend {
 std::unique_ptr<Backend> make_cuda_backend() {
   const Table& plugin = load_plugin();
   const std::string why = plugin.why_no_device();
-  if (!why.empty())
-    throw BackendUnavailable(fmt::format("no CUDA device: {}; {}", why, use_cpu));
+  if (!why.empty()) throw BackendUnavailable(fmt::format("no CUDA device: {}; {}", why, use_cpu));
   return std::make_unique<CudaBackend>(plugin);
 }
 
