@@ -95,7 +95,8 @@ with tempfile.TemporaryDirectory() as tmp:
     # 2. No plugin where it was asked for.
     missing = os.path.join(tmp, "nowhere", "libattn-trace-cuda.so")
     r = run("run", "--backend", "cuda", plugin=missing)
-    check(refused(r, "no CUDA plugin: ", missing), f"a missing plugin: exit 3, where it looked: {r.stderr!r}")
+    check(refused(r, "no CUDA plugin: ATTN_CUDA_PLUGIN names ", missing, "correct or unset it"),
+          f"a missing plugin: exit 3, where it looked and the fix: {r.stderr!r}")
     # 3. Not a shared library at all.
     junk = os.path.join(tmp, "junk.so")
     pathlib.Path(junk).write_text("not an ELF file\n")
