@@ -30,8 +30,11 @@ void setup_export(CLI::App& app, CommandContext& context);
 // terminal's when standard output is one, else 80.
 std::size_t output_width(std::size_t given);
 
-// Writes `text` to standard output in one piece.
+// Writes `text` to standard output in one piece, flushed; a write that fails
+// (a full disk, /dev/full) is an InputError, exit 2 (throw_write_error).
 void write_stdout(const std::string& text);
+// Throws the InputError of a failed write to standard output: "write error: <why>".
+[[noreturn]] void throw_write_error(int error);
 
 // Names on standard error each temporary file an interrupted run had left and
 // `result`'s commit removed.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <new>
 #include <optional>
@@ -99,6 +100,23 @@ int run_command_line(CLI::App& app, int argc, char** argv, const attn::CommandCo
   return context.exit_code;
 }
 
+// As coreutils' close_stdout: standard output flushed and closed, and what
+// could not be written (CLI11's help, a write_stdout that slipped through)
+// reported as the write error it is, exit 2, never exit 0.
+int close_stdout(int code) {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0 && !std::ferror(stdout);
+  const int error = errno;
+  const bool closed = std::fclose(stdout) == 0;
+  if (flushed && closed) return code;
+  try {
+    attn::throw_write_error(flushed ? errno : error);
+  } catch (const attn::InputError& e) {
+    fmt::print(stderr, fmt::runtime(attn::tr("attn-trace: error: {}\n")), e.what());
+  }
+  return code == 0 ? 2 : code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,5 +148,5 @@ int main(int argc, char** argv) {
   attn::setup_export(app, context);
   std::string lang_option;
   add_global_options(app, lang_option);
-  return run_command_line(app, argc, argv, context);
+  return close_stdout(run_command_line(app, argc, argv, context));
 }

@@ -1,7 +1,13 @@
 // `attn-trace run`: trace a lesson and print every step in one format.
 #include <fmt/format.h>
+
+#include <stdio_ext.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include <algorithm>
 #include <cstdio>
@@ -201,8 +207,21 @@ std::size_t output_width(std::size_t given) {
 }
 
 void write_stdout(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0)
+    return;
+  const int error = errno;
+  // What could not be written is dropped, so that closing standard output
+  // does not fail a second time on it.
+  __fpurge(stdout);
+  std::clearerr(stdout);
+  throw_write_error(error);
+}
+
+void throw_write_error(int error) {
+  throw InputError(tr_format(
+      "write error: {} (standard output): the output is incomplete; write it where there is room",
+      error ? std::strerror(error) : "the output could not be written"));
 }
 
 void report_removed_temporaries(const CommitResult& result) {

@@ -349,6 +349,19 @@ try:
     r = run("frobnicate")
     check(r.returncode == 2, "unknown command is a usage error (exit 2)")
     check(run("--help").returncode == 0, "--help exits 0")
+    # Output that cannot be written (a full disk: /dev/full) is a write error,
+    # exit 2, said once, never exit 0 (coreutils' close_stdout).
+    if os.path.exists("/dev/full"):
+        for args in (["run", "river-bank"], ["run", "d512-walkthrough", "--format", "json"],
+                     ["lessons"], ["lessons", "show", "river-bank"], ["check", "river-bank"],
+                     ["--help"], ["run", "river-bank", "--lang", "zh"]):
+            with open("/dev/full", "w") as full:
+                r = subprocess.run([BIN, *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                                   env=environment(None, drop=("NO_COLOR",)))
+            said = "写入错误：" if "zh" in args else "write error: No space left on device"
+            check(r.returncode == 2 and r.stderr.count("\n") == 1 and said in r.stderr,
+                  f"{' '.join(args)} > /dev/full: exit 2, one write error: "
+                  f"{r.returncode} {r.stderr!r}")
 finally:
     shutil.rmtree(tmp)
 
