@@ -146,7 +146,7 @@ LengthTiming time_length(Backend& backend, const BenchSpec& spec, std::size_t n,
   try {
     plan = backend.plan_forward({n, spec.d_model, spec.heads}, W_QKV, W_O);
   } catch (const std::bad_alloc&) {
-    throw InputError(fmt::format(
+    throw OutOfMemory(fmt::format(
         "bench: the {} backend could not allocate a forward pass of --seq {} with --d-model {}; "
         "give a smaller --seq or --d-model",
         backend.name(), n, spec.d_model));

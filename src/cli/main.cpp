@@ -83,6 +83,10 @@ int run_command_line(CLI::App& app, int argc, char** argv, const attn::CommandCo
     std::fflush(stdout);
     fmt::print(stderr, fmt::runtime(tr("attn-trace: backend unavailable: {}\n")), e.what());
     return 3;
+  } catch (const attn::OutOfMemory& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, fmt::runtime(tr("attn-trace: out of memory: {}\n")), e.what());
+    return 4;
   } catch (const std::bad_alloc&) {
     std::fflush(stdout);
     fmt::print(stderr, "{}",

@@ -13,6 +13,12 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The machine cannot hold what the command needs: exit 4. The message says
+// what could not be held and what to ask for instead.
+struct OutOfMemory : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // The requested backend is not in this build or not on this machine: exit 3.
 struct BackendUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;

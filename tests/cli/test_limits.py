@@ -71,6 +71,11 @@ if "ASAN_OPTIONS" not in os.environ and run("--version", limit_as=400 << 20).ret
         r = run("run", path, "--summary", limit_as=400 << 20)
         check(r.returncode == 4 and "out of memory" in r.stderr and "report" not in r.stderr,
               f"out of memory: exit {r.returncode}: {r.stderr[-300:]}")
+    # bench's forward pass too big for the memory: exit 4, saying what to ask for instead.
+    r = run("bench", "--seq", "16384", "--d-model", "1024", "--heads", "8", limit_as=600 << 20)
+    check(r.returncode == 4 and r.stderr.startswith("attn-trace: out of memory: bench: ")
+          and "give a smaller --seq or --d-model" in r.stderr and r.stdout == "",
+          f"bench out of memory: exit {r.returncode}: {r.stderr[-300:]}")
 else:
     print("skipped: the out-of-memory check (an AddressSanitizer build cannot start under an "
           "address-space limit)")
