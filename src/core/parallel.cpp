@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -27,7 +28,13 @@ void parallel_for(std::size_t count, const std::function<void(std::size_t)>& wor
   };
   const std::size_t threads = std::min(count, parallel_threads());
   std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(worker);
+  for (std::size_t t = 1; t < threads; ++t) {
+    try {
+      helpers.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;  // no thread to be had (a memory cap, a thread limit): those running share the rest
+    }
+  }
   worker();
   for (std::thread& t : helpers) t.join();
   for (const std::exception_ptr& e : failed)
