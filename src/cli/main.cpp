@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/i18n.hpp"
 #include "core/limits.hpp"
+#include "render/escape.hpp"
 
 namespace {
 
@@ -57,6 +58,16 @@ void add_global_options(CLI::App& app, std::string& lang_option) {
       ->type_name("NAME=VALUE");
 }
 
+// An error's message as a terminal may show it: the control characters a file
+// name, key or value it echoes may hold (an escape sequence that would retitle
+// the terminal) as their control pictures, its own line breaks kept.
+std::string shown(std::string_view message) {
+  std::string out;
+  for (const std::string_view line : attn::text_lines(message))
+    out += (out.empty() ? "" : "\n") + attn::show_controls(line);
+  return out;
+}
+
 // Parses the command line and runs the command: the exit code, each error
 // mapped to its own (README), its message on stderr.
 int run_command_line(CLI::App& app, int argc, char** argv, const attn::CommandContext& context) {
@@ -73,19 +84,19 @@ int run_command_line(CLI::App& app, int argc, char** argv, const attn::CommandCo
     fmt::print(stderr,
                fmt::runtime(tr("attn-trace: error: {}. See `attn-trace --help` and `attn-trace "
                                "COMMAND --help`.\n")),
-               e.what());
+               shown(e.what()));
     return 2;
   } catch (const attn::InputError& e) {
     std::fflush(stdout);
-    fmt::print(stderr, fmt::runtime(tr("attn-trace: error: {}\n")), e.what());
+    fmt::print(stderr, fmt::runtime(tr("attn-trace: error: {}\n")), shown(e.what()));
     return 2;
   } catch (const attn::BackendUnavailable& e) {
     std::fflush(stdout);
-    fmt::print(stderr, fmt::runtime(tr("attn-trace: backend unavailable: {}\n")), e.what());
+    fmt::print(stderr, fmt::runtime(tr("attn-trace: backend unavailable: {}\n")), shown(e.what()));
     return 3;
   } catch (const attn::OutOfMemory& e) {
     std::fflush(stdout);
-    fmt::print(stderr, fmt::runtime(tr("attn-trace: out of memory: {}\n")), e.what());
+    fmt::print(stderr, fmt::runtime(tr("attn-trace: out of memory: {}\n")), shown(e.what()));
     return 4;
   } catch (const std::bad_alloc&) {
     std::fflush(stdout);
@@ -98,7 +109,7 @@ int run_command_line(CLI::App& app, int argc, char** argv, const attn::CommandCo
     fmt::print(stderr,
                fmt::runtime(tr(
                    "attn-trace: internal error: {} (please report this with the command line)\n")),
-               e.what());
+               shown(e.what()));
     return 4;
   }
   return context.exit_code;
@@ -116,7 +127,7 @@ int close_stdout(int code) {
   try {
     attn::throw_write_error(flushed ? errno : error);
   } catch (const attn::InputError& e) {
-    fmt::print(stderr, fmt::runtime(attn::tr("attn-trace: error: {}\n")), e.what());
+    fmt::print(stderr, fmt::runtime(attn::tr("attn-trace: error: {}\n")), shown(e.what()));
   }
   return code == 0 ? 2 : code;
 }

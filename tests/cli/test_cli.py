@@ -349,6 +349,15 @@ try:
     r = run("frobnicate")
     check(r.returncode == 2, "unknown command is a usage error (exit 2)")
     check(run("--help").returncode == 0, "--help exits 0")
+    # An error that echoes a name, key or value shows its control characters as
+    # control pictures: an escape sequence in it cannot reach the terminal.
+    bad_key = os.path.join(tmp, "escape.toml")
+    with open(bad_key, "w") as f:
+        f.write('"k\\u001b]0;pwned\\u0007" = 1\n')
+    for args in (["verify", "river-bank", "--answers", bad_key], ["run", "x\x1b[31my\x07"]):
+        r = run(*args)
+        check(r.returncode == 2 and "\x1b" not in r.stderr and "\x07" not in r.stderr
+              and "\u241b" in r.stderr, f"{args[0]}: controls shown, not sent: {r.stderr!r}")
     # Output that cannot be written (a full disk: /dev/full) is a write error,
     # exit 2, said once, never exit 0 (coreutils' close_stdout).
     if os.path.exists("/dev/full"):
