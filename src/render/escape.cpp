@@ -1,6 +1,8 @@
 // Escaping text for LaTeX, Markdown, XML and CSV, and control characters made visible.
 #include "render/escape.hpp"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -265,7 +267,31 @@ std::string xml_cdata(std::string_view text) {
   return out + "]]>";
 }
 
-std::string csv_field(std::string_view s) {
+namespace {
+
+// Whether a spreadsheet would read `s` as a formula: its first character
+// starts one, and it is not simply a number ("-0.5", "+3").
+bool looks_like_formula(std::string_view s) {
+  if (s.empty() || std::string_view("=+-@\t\r").find(s.front()) == std::string_view::npos)
+    return false;
+  double number = 0;
+  const std::string_view digits = s.substr(s.front() == '+' ? 1 : 0);
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+  return error != std::errc() || end != digits.data() + digits.size();
+}
+
+}  // namespace
+
+std::string csv_value(std::string_view field) {
+  if (field.size() > 1 && field.front() == '\'' && looks_like_formula(field.substr(1)))
+    field.remove_prefix(1);
+  return std::string(field);
+}
+
+std::string csv_field(std::string_view text) {
+  const std::string guarded =
+      looks_like_formula(text) ? "'" + std::string(text) : std::string(text);
+  const std::string_view s = guarded;
   const bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
                      (!s.empty() && (s.front() == ' ' || s.back() == ' '));
   if (!quote) return std::string(s);

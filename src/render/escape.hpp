@@ -52,7 +52,13 @@ std::string xml_text(std::string_view s);
 std::string xml_cdata(std::string_view s);
 
 // A CSV field (RFC 4180): as is, or in double quotes (quotes inside doubled)
-// when it holds a comma, a double quote, a line break or edge spaces.
+// when it holds a comma, a double quote, a line break or edge spaces. A field
+// a spreadsheet would run as a formula (one that starts with =, +, -, @, a tab
+// or a carriage return and is not a number) is guarded by a leading ', as
+// OWASP recommends and spreadsheets show it: "'=SUM(A1:A2)".
 std::string csv_field(std::string_view s);
+
+// The text a field csv_field wrote stands for: its ' guard taken off.
+std::string csv_value(std::string_view field);
 
 }  // namespace attn

@@ -344,6 +344,8 @@ std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
     }
   }
   if (rows.back().size() == 1 && rows.back()[0].empty()) rows.pop_back();
+  for (std::vector<std::string>& row : rows)
+    for (std::string& field : row) field = csv_value(field);  // as csv_field wrote it
   return rows;
 }
 

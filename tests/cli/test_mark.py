@@ -303,6 +303,29 @@ with tempfile.TemporaryDirectory() as tmp_name:
     # 7. A causal class: the mask ignored is named.
     mark_class(tmp, "causal", ["--causal"], ["right", "mask_ignored", "unscaled", "mask_ignored"])
 
+    # 8. Names a spreadsheet would run as formulas: guarded by a leading ' in
+    # roster.csv and marks.csv, and read back as the names they are.
+    formulas = ["=SUM(A1:A2)", "@HYPERLINK(\"x\")", "+Cmd", "-Eve"]
+    roster = tmp / "formulas.txt"
+    roster.write_text("\n".join(formulas) + "\n", encoding="utf-8")
+    out = tmp / "formulas"
+    r = run("exercise", "--seed", "2026", "--roster", str(roster), "--out", str(out))
+    check(r.returncode == 0, f"formula names: exercise exits 0: {r.stderr}")
+    for name in formulas:
+        for folder in sorted(p for p in out.iterdir() if p.is_dir()):
+            lesson = tomllib.loads((folder / "lesson.toml").read_text(encoding="utf-8"))
+            if lesson["exercise"]["student"] == name:
+                write_answers(folder, work(lesson, "right"), "right")
+    r = run("mark", str(out))
+    check(r.returncode == 0, f"formula names: mark exits 0: {r.stdout}{r.stderr}")
+    for written in ("roster.csv", "marks.csv"):
+        rows = list(csv.reader(io.StringIO((out / written).read_text(encoding="utf-8-sig"), newline="")))
+        cells = [cell for row in rows for cell in row]
+        check(not any(cell[:1] in ("=", "+", "-", "@") for cell in cells if cell[:1]
+                      and not cell.lstrip("+-").replace(".", "", 1).isdigit()),
+              f"{written}: no cell starts a formula: {cells}")
+        check(all("'" + name in cells for name in formulas), f"{written}: each name guarded")
+
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)

@@ -122,3 +122,22 @@ TEST_CASE("csv_field: RFC 4180 quoting only where needed") {
   CHECK(attn::csv_field(" padded") == "\" padded\"");
   CHECK(attn::csv_field("") == "");
 }
+
+TEST_CASE("csv_field: a field a spreadsheet would run as a formula is guarded by a leading '") {
+  CHECK(attn::csv_field("=SUM(A1:A2)") == "'=SUM(A1:A2)");
+  CHECK(attn::csv_field("@SUM(A1:A2)") == "'@SUM(A1:A2)");
+  CHECK(attn::csv_field("+cmd|' /C calc'!A0") == "'+cmd|' /C calc'!A0");
+  CHECK(attn::csv_field("-2+3") == "'-2+3");
+  CHECK(attn::csv_field("\t=1") == "'\t=1");
+  CHECK(attn::csv_field("=HYPERLINK(\"x\", \"y\")") == "\"'=HYPERLINK(\"\"x\"\", \"\"y\"\")\"");
+  // Numbers stay numbers; a name with = inside is no formula.
+  CHECK(attn::csv_field("-0.5") == "-0.5");
+  CHECK(attn::csv_field("+3") == "+3");
+  CHECK(attn::csv_field("1e-3") == "1e-3");
+  CHECK(attn::csv_field("Ann=Bo") == "Ann=Bo");
+  // Read back: the guard taken off, and only a guard.
+  for (const char* s : {"=SUM(A1:A2)", "@x", "-2+3", "'quoted'", "O'Brien", "-0.5", ""})
+    CHECK(attn::csv_value(attn::csv_field(s)) == s);
+  CHECK(attn::csv_value("'=x") == "=x");
+  CHECK(attn::csv_value("'plain") == "'plain");
+}
