@@ -32,7 +32,7 @@ void add_source(CellExpansion& e, const Trace& trace, const std::string& id, std
                 std::size_t col);
 
 // One operation per output cell.
-FlopCount per_cell(const FlopSizes& s);
+FlopCount per_cell(const Step& step, const FlopSizes& s);
 // No arithmetic: a choice, a copy or a given number.
 FlopCount no_flops(const Step& step, const FlopSizes& s);
 

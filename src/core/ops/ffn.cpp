@@ -72,23 +72,19 @@ Bounds gelu_bounds(const BoundsContext& c) {
   return {lo, arma::max(a, b)};
 }
 
-// A residual sum; x·Φ(x), counted as one operation per cell.
-FlopCount one_per_cell(const Step& /*step*/, const FlopSizes& s) {
-  return per_cell(s);
-}
-
 }  // namespace
 
-const OpFacets add{Op::add,      "add",       "the sub-layer's input, its output",
-                   &add_cell,    &add_expand, &add_bounds,
-                   &one_per_cell};
+// A residual sum and x·Φ(x) are counted as one operation per cell.
+const OpFacets add{Op::add,   "add",       "the sub-layer's input, its output",
+                   &add_cell, &add_expand, &add_bounds,
+                   &per_cell};
 // A comparison: no FLOPs counted.
 const OpFacets relu{
     Op::relu,     "relu",   "the FFN's hidden layer", &relu_cell, &activation_expand,
     &relu_bounds, &no_flops};
 const OpFacets gelu{
-    Op::gelu,     "gelu",       "the FFN's hidden layer", &gelu_cell, &activation_expand,
-    &gelu_bounds, &one_per_cell};
+    Op::gelu,     "gelu",   "the FFN's hidden layer", &gelu_cell, &activation_expand,
+    &gelu_bounds, &per_cell};
 // A name for the layer's result: no arithmetic.
 const OpFacets identity{Op::identity,   "identity",       "the step it names",
                         &identity_cell, &identity_expand, &same_bounds,

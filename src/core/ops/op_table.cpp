@@ -15,7 +15,7 @@ void add_source(CellExpansion& e, const Trace& trace, const std::string& id, std
   e.source_values.push_back(source.value(row, col));
 }
 
-FlopCount per_cell(const FlopSizes& s) {
+FlopCount per_cell(const Step& /*step*/, const FlopSizes& s) {
   return {s.n * s.m, fmt::format("one per cell: {}·{}", s.n, s.m)};
 }
 

@@ -29,9 +29,6 @@ void positional_expand(const ExpandContext& c, CellExpansion& e) {
   e.angle = angle(e.row, e.col, e.width);
 }
 
-// The PE table is computed once for every input: its FLOPs are not counted.
-const auto positional_flops = &no_flops;
-
 // X+PE or memory+PE: the input's cell plus its position's PE cell. The PE
 // added is read off the step (the step minus its input), as the trace holds it.
 double add_positions_cell(const CellContext& c, std::size_t row, std::size_t col) {
@@ -52,21 +49,18 @@ Bounds add_positions_bounds(const BoundsContext& c) {
   return {c.in(0).lo + PE, c.in(0).hi + PE};
 }
 
-FlopCount add_positions_flops(const Step& /*step*/, const FlopSizes& s) {
-  return per_cell(s);
-}
-
 }  // namespace
 
-const OpFacets positional{Op::positional,     "positional",       "none",          &positional_cell,
-                          &positional_expand, &exact_step_bounds, positional_flops};
+// The PE table is computed once for every input: its FLOPs are not counted.
+const OpFacets positional{Op::positional,     "positional",       "none",   &positional_cell,
+                          &positional_expand, &exact_step_bounds, &no_flops};
 const OpFacets add_positions{Op::add_positions,
                              "add_positions",
                              "the input (X or memory), then the PE step when recorded",
                              &add_positions_cell,
                              &add_positions_expand,
                              &add_positions_bounds,
-                             &add_positions_flops};
+                             &per_cell};
 
 }  // namespace attn::ops
 

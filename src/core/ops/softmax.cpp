@@ -31,10 +31,6 @@ Bounds divide_bounds(const BoundsContext& c) {
   return {c.in(0).lo / s, c.in(0).hi / s};
 }
 
-FlopCount one_per_cell(const Step& /*step*/, const FlopSizes& s) {
-  return per_cell(s);
-}
-
 double exp_cell(const CellContext& c, std::size_t row, std::size_t col) {
   return std::exp(c.read(0, row, col));
 }
@@ -170,15 +166,15 @@ FlopCount softmax_flops(const Step& step, const FlopSizes& s) {
     return {2 * s.n * s.m + s.n * (s.m - 1),
             fmt::format("exp, sum and divide: 2·n·m + n·(m−1) = 2·{}·{} + {}·{}", s.n, s.m, s.n,
                         s.m - 1)};
-  return per_cell(s);
+  return per_cell(step, s);
 }
 
 }  // namespace
 
 const OpFacets divide{Op::divide,     "divide",       "the scores", &divide_cell,
-                      &divide_expand, &divide_bounds, &one_per_cell};
-const OpFacets exp{Op::exp,     "exp",       "the masked scores", &exp_cell,
-                   &exp_expand, &exp_bounds, &one_per_cell};
+                      &divide_expand, &divide_bounds, &per_cell};
+const OpFacets exp{Op::exp,     "exp",    "the masked scores", &exp_cell, &exp_expand,
+                   &exp_bounds, &per_cell};
 const OpFacets row_sum{Op::row_sum,     "row_sum",       "the exponentials", &row_sum_cell,
                        &row_sum_expand, &row_sum_bounds, &row_sum_flops};
 const OpFacets softmax{Op::softmax,
