@@ -1273,8 +1273,8 @@ class ScriptWriter {
 
   // average_attn_weights=True against heads.mean.
   void mha_mean_weights(const std::string& attn_mask) {
-    const auto [queries, source, padding] = mha_inputs();
     if (lesson_.heads <= 1) return;
+    const auto [queries, source, padding] = mha_inputs();
     line(
         fmt::format("_, mean_weights = mha({0}[None], {1}[None], {1}[None], attn_mask={2}, "
                     "key_padding_mask={3})",
