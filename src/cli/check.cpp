@@ -85,7 +85,10 @@ void check_command(const CheckOptions& o, CommandContext& context) {
         checks.size(), pass, checks.size() - pass, claims.checked, claims.agree, claims.carried,
         claims.disagree);
   }
-  write_stdout(out);
+  if (o.format == "json")
+    write_stdout(out);
+  else
+    write_report(out);
   if (pass != checks.size()) context.exit_code = 1;
 }
 

@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+#include <string_view>
+
 namespace attn {
 
 struct CommitResult;
@@ -33,6 +36,13 @@ std::size_t output_width(std::size_t given);
 // Writes `text` to standard output in one piece, flushed; a write that fails
 // (a full disk, /dev/full) is an InputError, exit 2 (throw_write_error).
 void write_stdout(const std::string& text);
+// Writes a report meant for a person (verify's, check's, mark's text) with
+// write_stdout, every line through show_controls: a token, title, name or
+// file name it echoes cannot move the cursor, retitle the terminal or reorder
+// the line (machine formats, JSON and CSV, escape in their own way).
+void write_report(const std::string& text);
+// One line for the person at the terminal on standard error, shown the same way.
+void print_note(std::string_view line);
 // Throws the InputError of a failed write to standard output: "write error: <why>".
 [[noreturn]] void throw_write_error(int error);
 

@@ -198,15 +198,14 @@ void exercise_command(ExerciseOptions& o) {
   const CommitResult result =
       batch.commit(o.force, "add --force to replace them (files of other names are left alone)");
   for (const std::string& path : kept)
-    fmt::print(stderr,
-               "attn-trace: kept {}: it is not the blank template (filled in?); delete it to get a "
-               "new one\n",
-               path);
+    print_note(fmt::format(
+        "attn-trace: kept {}: it is not the blank template (filled in?); delete it to get a new one",
+        path));
   report_removed_temporaries(result);
   const auto unchanged = static_cast<std::size_t>(
       std::count_if(result.files.begin(), result.files.end(),
                     [](const CommittedFile& f) { return f.change == FileChange::unchanged; }));
-  write_stdout(fmt::format("wrote {} files for {} student(s) to {}{} (index: {})\n",
+  write_report(fmt::format("wrote {} files for {} student(s) to {}{} (index: {})\n",
                            result.files.size() - unchanged, exercises.size(), o.out,
                            unchanged ? fmt::format("; {} were already up to date", unchanged) : "",
                            (std::filesystem::path(o.out) / "index.md").string()));

@@ -48,7 +48,7 @@ void export_command(const ExportOptions& o) {
   }();
   if (o.out.empty()) return write_stdout(script);
   write_file_atomically(o.out, script);
-  write_stdout(fmt::format("wrote {}: {} steps of {} in PyTorch; run it with python3 {}\n", o.out,
+  write_report(fmt::format("wrote {}: {} steps of {} in PyTorch; run it with python3 {}\n", o.out,
                            trace.steps.size(), trace.lesson_id, o.out));
 }
 

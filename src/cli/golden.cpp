@@ -76,7 +76,7 @@ void golden_command(const GoldenOptions& o) {
   for (std::size_t i = 0; i < result.files.size(); ++i)
     report += fmt::format("{} {} ({} steps)\n", change_verb(result.files[i].change),
                           result.files[i].path, step_counts[i]);
-  write_stdout(report);
+  write_report(report);
   report_removed_temporaries(result);
 }
 

@@ -64,7 +64,7 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
       marks.size());
   for (const StudentMark& m : marks)
     if (!m.problem.empty()) out += fmt::format("not marked: {}: {}\n", m.folder, m.problem);
-  write_stdout(out);
+  write_report(out);
   context.exit_code = marked == marks.size() ? 0 : 1;
 }
 

@@ -128,7 +128,7 @@ void run_command(const RunOptions& o) {
                                           : render_latex(lesson, trace, render));
   }
   for (const std::string& w : shown_warnings(trace))  // for the person at the terminal
-    fmt::print(stderr, "{}\n", tr_format("attn-trace: warning: {}", show_controls(w)));
+    print_note(tr_format("attn-trace: warning: {}", w));
 }
 
 // What `run` traces: the lesson, the format, the backend and the number format.
@@ -218,6 +218,14 @@ void write_stdout(const std::string& text) {
   throw_write_error(error);
 }
 
+void write_report(const std::string& text) {
+  write_stdout(show_controls_by_line(text));
+}
+
+void print_note(std::string_view line) {
+  fmt::print(stderr, "{}\n", show_controls(line));
+}
+
 void throw_write_error(int error) {
   throw InputError(tr_format(
       "write error: {} (standard output): the output is incomplete; write it where there is room",
@@ -226,8 +234,7 @@ void throw_write_error(int error) {
 
 void report_removed_temporaries(const CommitResult& result) {
   for (const std::string& path : result.stale_removed)
-    fmt::print(stderr, "{}\n",
-               tr_format("attn-trace: removed {}: a temporary file an interrupted run left", path));
+    print_note(tr_format("attn-trace: removed {}: a temporary file an interrupted run left", path));
 }
 
 void setup_run(CLI::App& app, CommandContext& /*context*/) {

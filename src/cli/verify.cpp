@@ -34,7 +34,7 @@ void verify_command(const VerifyOptions& o, CommandContext& context) {
     const DocumentScope document;  // JSON: --lang's language, never LANG's
     write_stdout(verify_report_json(lesson, report));
   } else {
-    write_stdout(verify_report_text(lesson, truth, report, o.answers, output_width(o.width)));
+    write_report(verify_report_text(lesson, truth, report, o.answers, output_width(o.width)));
   }
   context.exit_code = report.passed() ? 0 : 1;
 }

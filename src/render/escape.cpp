@@ -169,13 +169,72 @@ std::string tex_text_unicode(std::string_view s) {
   return escape_tex(s, true);
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] and its code point, or
+// 0 when the bytes there are not one (a stray continuation byte, a truncated
+// or overlong sequence, a surrogate, above U+10FFFF).
+std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t& cp) {
+  const unsigned char lead = static_cast<unsigned char>(s[i]);
+  const std::size_t length = lead < 0x80   ? 1
+                             : lead < 0xC2 ? 0
+                             : lead < 0xE0 ? 2
+                             : lead < 0xF0 ? 3
+                             : lead < 0xF5 ? 4
+                                           : 0;
+  if (length == 0 || i + length > s.size()) return 0;
+  cp = length == 1 ? lead : lead & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    const unsigned char next = static_cast<unsigned char>(s[i + k]);
+    if ((next & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (next & 0x3F);
+  }
+  constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kSmallest[length] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+  return length;
+}
+
+// Code points a terminal acts on or shows as nothing: the C1 controls (U+009B
+// starts an escape sequence on some terminals), the bidirectional controls
+// (U+202E turns the rest of a line around), and the invisible separators and
+// marks (U+200B, U+2060, U+FEFF) that make two different texts look equal.
+// Joiners (U+200C, U+200D) are left alone: scripts and emoji need them.
+bool is_hidden_format(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200B || cp == 0x200E ||
+         cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || cp == 0x2060 ||
+         (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
+}  // namespace
+
 std::string show_controls(std::string_view s) {
   std::string out;
-  for (char c : s)
-    if (const auto byte = static_cast<unsigned char>(c); is_control(byte))
-      out += control_picture(byte);
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const std::size_t length = utf8_sequence(s, i, cp);
+    if (length == 0)
+      out += fmt::format("<0x{:02X}>", static_cast<unsigned char>(s[i]));
+    else if (is_control(cp))
+      out += control_picture(static_cast<unsigned char>(cp));
+    else if (is_hidden_format(cp))
+      out += fmt::format("<U+{:04X}>", static_cast<std::uint32_t>(cp));
     else
-      out += c;
+      out += s.substr(i, length);
+    i += length == 0 ? 1 : length;
+  }
+  return out;
+}
+
+std::string show_controls_by_line(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t start = 0; start < s.size();) {
+    const std::size_t end = std::min(s.find('\n', start), s.size());
+    out += show_controls(s.substr(start, end - start));
+    if (end < s.size()) out += '\n';
+    start = end + 1;
+  }
   return out;
 }
 

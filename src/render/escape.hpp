@@ -15,8 +15,16 @@ namespace attn {
 // a newline, ␉ for a tab, ␁, ␡) in plain text, Markdown and XML, and as the
 // code point ([U+000A]) in LaTeX, whose fonts have no control pictures.
 
-// Plain text (a terminal): every control character as its control picture.
+// Plain text (a terminal): every control character as its control picture;
+// the C1 controls, the bidirectional controls (U+202E …) and the invisible
+// U+200B, U+2060 and U+FEFF as <U+XXXX>; a byte that is not part of well-formed
+// UTF-8 as <0xNN>. What is left cannot move the cursor, change the terminal's
+// state or reorder what the reader sees.
 std::string show_controls(std::string_view s);
+
+// A report of several lines for a terminal: each line through show_controls,
+// its line feeds kept.
+std::string show_controls_by_line(std::string_view s);
 
 // A multi-line text (a story) as its lines, without their "\n" or "\r\n"; a
 // line break at the end starts no further line.

@@ -205,6 +205,71 @@ def test_exercise(tmp):
           and not (tmp / "never").exists(), f"a name with a control character: exit 2: {r.stderr}")
 
 
+# A lesson whose title, source, tokens and a claim's words try to take over
+# the terminal that shows `check` and `verify`: an escape sequence that would
+# retitle it, a C1 control, a right-to-left override and a zero width space.
+TERMINAL_LESSON = r"""
+[lesson]
+id = "terminal"
+title = "t\u001B]0;pwned\u0007 \u202Eevil"
+source = "s\u009B2J \u200Bsource"
+
+[input]
+tokens = ["a\u001B[2J", "b\u202E", "c\u200B"]
+X = [[1, 0], [0, 1], [1, 1]]
+
+[weights]
+W_Q = "identity"
+W_K = "identity"
+W_V = "identity"
+
+[[claim]]
+step = "head0.scores"
+cell = [0, 0]
+value = 1
+says = "said \u001B]0;pwned\u0007 here \u202E"
+"""
+
+# What a report for a terminal may not hold: C0 controls but the line feed,
+# DEL, the C1 controls, the bidirectional controls and the invisible marks.
+HIDDEN = set(chr(c) for c in range(0x20) if c != 0x0A) | {chr(0x7F)} | set(
+    chr(c) for c in range(0x80, 0xA0)) | set("\u061c\u200b\u200e\u200f\u202a\u202b\u202c"
+                                              "\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff")
+
+
+def check_shown(r, what, expected_code, expected):
+    hidden = sorted(hex(ord(c)) for c in set(r.stdout + r.stderr) & HIDDEN)
+    check(r.returncode == expected_code and hidden == [] and all(
+        e in r.stdout + r.stderr for e in expected),
+          f"{what}: exit {r.returncode}, no control or bidi character reaches the terminal "
+          f"({hidden}), each shown: {expected}: {(r.stdout + r.stderr)[:600]!r}")
+
+
+def test_reports(tmp):
+    lesson = tmp / "terminal.toml"
+    lesson.write_text(TERMINAL_LESSON, encoding="utf-8")
+    r = run("check", str(lesson), "--golden", str(tmp / "none.toml"))
+    check_shown(r, "check", 1, ["t\u241b]0;pwned\u2407 <U+202E>evil", "s<U+009B>2J <U+200B>source",
+                                "said \u241b]0;pwned\u2407 here <U+202E>", "(a\u241b[2J, a\u241b[2J)"])
+    answers = tmp / "terminal-answers.toml"
+    answers.write_text('[[answer]]\nstep = "head0.scores"\ncell = [1, 0]\nvalue = 5\n',
+                       encoding="utf-8")
+    r = run("verify", str(lesson), "--answers", str(answers))
+    check_shown(r, "verify", 1, ["a\u241b[2J", "b<U+202E>"])
+    # mark: a student whose answers file holds such a key is not marked, and
+    # the reason, which echoes the key, is shown on the teacher's terminal.
+    roster = tmp / "terminal-roster.txt"
+    roster.write_text("Ann\nBo\u202Eb\n", encoding="utf-8")
+    out = tmp / "terminal-class"
+    check(run("exercise", "--seed", "3", "--roster", str(roster), "--out",
+              str(out)).returncode == 0, "exercise for the terminal class")
+    folder = next(p for p in sorted(out.iterdir()) if p.is_dir())
+    (folder / "answers.toml").write_text('"k\\u001b]0;pwned\\u0007\\u202e" = 1\n',
+                                         encoding="utf-8")
+    r = run("mark", str(out))
+    check_shown(r, "mark", 1, ["k\u241b]0;pwned\u2407<U+202E>"])
+
+
 def pdf_text(tmp, pdf):
     if shutil.which("pdftotext") is None:
         return None
@@ -254,6 +319,7 @@ def main():
         else:
             test_run(tmp)
             test_exercise(tmp)
+            test_reports(tmp)
             status = 0
     if status == SKIP:
         print("SKIPPED: no LaTeX installed")

@@ -57,6 +57,31 @@ TEST_CASE("show_controls: every control character as its control picture, the re
   CHECK(attn::show_controls("银行 √ ~") == "银行 √ ~");
 }
 
+TEST_CASE("show_controls: C1 and bidirectional controls, invisible marks and bad UTF-8 shown") {
+  // U+009B (CSI in UTF-8), U+202E (right-to-left override), U+2066-U+2069,
+  // U+200B (zero width space), U+FEFF; the joiners stay (emoji and scripts need them).
+  CHECK(attn::show_controls("a\u009B31mb") == "a<U+009B>31mb");
+  CHECK(attn::show_controls("x\u202Etxt.exe") == "x<U+202E>txt.exe");
+  CHECK(attn::show_controls("\u2066\u2067\u2068\u2069\u061C\u200E\u200F") ==
+        "<U+2066><U+2067><U+2068><U+2069><U+061C><U+200E><U+200F>");
+  CHECK(attn::show_controls("Eve\u200B") == "Eve<U+200B>");
+  CHECK(attn::show_controls("\uFEFFname\u2060") == "<U+FEFF>name<U+2060>");
+  CHECK(attn::show_controls("\u200D\u200C") == "\u200D\u200C");
+  // Not UTF-8: a lone C1 byte, a stray continuation, a truncated and an overlong sequence,
+  // an encoded surrogate; each byte shown, the text after it kept.
+  CHECK(attn::show_controls("a\x9B[2Jb") == "a<0x9B>[2Jb");
+  CHECK(attn::show_controls("\xE4\xB8") == "<0xE4><0xB8>");
+  CHECK(attn::show_controls("\xC0\xAF/") == "<0xC0><0xAF>/");
+  CHECK(attn::show_controls("\xED\xA0\x80") == "<0xED><0xA0><0x80>");
+  CHECK(attn::show_controls("\xF0\x9F\x98\x80 ok") == "\xF0\x9F\x98\x80 ok");
+}
+
+TEST_CASE("show_controls_by_line: every line shown, its line feeds kept") {
+  CHECK(attn::show_controls_by_line("a\x1b]0;t\x07\nb\u202E\n\n") == "a␛]0;t␇\nb<U+202E>\n\n");
+  CHECK(attn::show_controls_by_line("x\r\ny") == "x␍\ny");
+  CHECK(attn::show_controls_by_line("").empty());
+}
+
 TEST_CASE("text_lines: a story's lines, without \\n or \\r\\n, blank lines kept") {
   using Lines = std::vector<std::string_view>;
   CHECK(attn::text_lines("one\n\ntwo\r\nthree\n") == Lines{"one", "", "two", "three"});
