@@ -37,11 +37,11 @@ void stats_command(const StatsOptions& o) {
   // By default 10000 pairs, fewer for a d_k above 500, so that the run stays
   // under the limit on samples × d_k.
   spec.samples = o.samples.empty()
-                     ? std::max<std::uint64_t>(2, std::min<std::uint64_t>(
+                     ? std::max<std::uint64_t>(kMinQkSamples, std::min<std::uint64_t>(
                                                       10000, kMaxQkNumbers / std::max<std::uint64_t>(
                                                                                  spec.d_k, 1)))
                      : whole_number(o.samples, "--samples",
-                                    fmt::format("from 2 to {}", kMaxQkSamples).c_str());
+                                    fmt::format("from {} to {}", kMinQkSamples, kMaxQkSamples).c_str());
   spec.seed = whole_number(o.seed, "--seed", "from 0 to 18446744073709551615");
   validate(spec);
   const QkStats unit_variance = sample_qk(spec);
@@ -64,9 +64,9 @@ void setup_stats(CLI::App& app, CommandContext& /*context*/) {
   cmd->add_option("--d-k", options->d_k, fmt::format("Components per vector, 1 to {}", kMaxQkDk))
       ->required();
   cmd->add_option("--samples", options->samples,
-                  fmt::format("Pairs (q, k) drawn, 2 to {} (default 10000, or {} / d_k when d_k "
+                  fmt::format("Pairs (q, k) drawn, {} to {} (default 10000, or {} / d_k when d_k "
                               "is above 500; samples × d_k at most {})",
-                              kMaxQkSamples, kMaxQkNumbers, kMaxQkNumbers));
+                              kMinQkSamples, kMaxQkSamples, kMaxQkNumbers, kMaxQkNumbers));
   cmd->add_option("--seed", options->seed,
                   "Seed of SplitMix64, 0 to 18446744073709551615 (default 1; same seed, same "
                   "output)");

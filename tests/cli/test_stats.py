@@ -128,6 +128,14 @@ for args, words in ((["--d-k", "0"], "--d-k 0 is out of range"),
     check(r.returncode == 2 and words in r.stderr and r.stdout == "",
           f"stats {' '.join(args)}: exit 2 with '{words}' (got {r.returncode}: {r.stderr.strip()})")
 
+# --help says the range the error holds to (it said 2 to 1000000 while 29 was refused).
+r = run("stats", "--help")
+check(r.returncode == 0 and "Pairs (q, k) drawn, 30 to 1000000" in " ".join(r.stdout.split()),
+      f"stats --help: --samples from 30: {r.stdout}")
+r = run("stats", "--d-k", "8", "--samples", "x")
+check(r.returncode == 2 and "--samples must be a whole number from 30 to 1000000" in r.stderr,
+      f"a --samples that is not a number names the same range: {r.stderr}")
+
 if failures:
     sys.exit(f"{len(failures)} failure(s)")
 print("stats: all checks passed")
