@@ -137,20 +137,13 @@ std::size_t peak_rss_bytes() {
 }
 
 // One warm-up run (untimed: first touches of the buffers), then the timed runs.
-LengthTiming time_length(Backend& backend, const BenchSpec& spec, std::size_t n,
-                         const arma::mat& W_QKV, const arma::mat& W_O, const arma::mat& X) {
+LengthTiming measure_length(Backend& backend, const BenchSpec& spec, std::size_t n,
+                            const arma::mat& W_QKV, const arma::mat& W_O, const arma::mat& X) {
   LengthTiming t;
   t.n = n;
   t.flops = forward_flops(n, spec.d_model, spec.heads);
-  std::unique_ptr<ForwardPlan> plan;
-  try {
-    plan = backend.plan_forward({n, spec.d_model, spec.heads}, W_QKV, W_O);
-  } catch (const std::bad_alloc&) {
-    throw OutOfMemory(fmt::format(
-        "bench: the {} backend could not allocate a forward pass of --seq {} with --d-model {}; "
-        "give a smaller --seq or --d-model",
-        backend.name(), n, spec.d_model));
-  }
+  const std::unique_ptr<ForwardPlan> plan =
+      backend.plan_forward({n, spec.d_model, spec.heads}, W_QKV, W_O);
   t.plan_bytes = plan->bytes();
   arma::mat output(n, spec.d_model);
 
@@ -186,6 +179,20 @@ LengthTiming time_length(Backend& backend, const BenchSpec& spec, std::size_t n,
 // Every length in the order asked. The weights are drawn first (W_QKV then
 // W_O, row by row, N(0,1)/√d), then X's rows N(0,1): the X of a length is the
 // first n rows of one stream, whatever the other lengths.
+// measure_length, out of memory (the plan's buffers, or the BLAS's work
+// buffer under a memory limit) said as bench's own error, exit 4.
+LengthTiming time_length(Backend& backend, const BenchSpec& spec, std::size_t n,
+                         const arma::mat& W_QKV, const arma::mat& W_O, const arma::mat& X) {
+  try {
+    return measure_length(backend, spec, n, W_QKV, W_O, X);
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory(fmt::format(
+        "bench: the {} backend could not allocate a forward pass of --seq {} with --d-model {}; "
+        "give a smaller --seq or --d-model",
+        backend.name(), n, spec.d_model));
+  }
+}
+
 std::vector<LengthTiming> time_lengths(Backend& backend, const BenchSpec& spec) {
   const std::size_t d = spec.d_model;
   for (std::size_t n : spec.seq) check_fits(n, d);

@@ -16,6 +16,14 @@
 //    heads on every core: OpenBLAS's own threads would spin against them for
 //    the same cores. OPENBLAS_NUM_THREADS=1.
 //
+//  - Memory. OpenBLAS takes a work buffer of 128 MiB of address space for
+//    each thread that calls a level-2 or level-3 routine, and when malloc
+//    cannot give it one (under `ulimit -v`) it retries forever. So when the
+//    process has an address-space or data limit, each such call first checks
+//    that a buffer's worth of address space is still there, and throws
+//    std::bad_alloc (exit 4, out of memory) when it is not. Without a limit
+//    nothing is checked.
+//
 // Whatever the user has set (OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS,
 // GOTO_NUM_THREADS, OMP_NUM_THREADS) is left alone. The library is the one
 // CMake found at build time (ATTN_BLAS_LIBRARY, its soname); it stays open for
@@ -24,9 +32,11 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 #ifndef ATTN_BLAS_LIBRARY
 #error "ATTN_BLAS_LIBRARY (the BLAS library's soname) is set by CMakeLists.txt"
@@ -63,6 +73,7 @@ bool threads_chosen_by_user() {
 }
 
 struct Blas {
+  bool memory_capped;  // an address-space or data limit is set
   decltype(&arma::dgemm_) dgemm;
   decltype(&arma::dgemv_) dgemv;
   decltype(&arma::dsyrk_) dsyrk;
@@ -76,6 +87,14 @@ void bind(void* library, const char* name, Function& function) {
   if (!function) broken_install(dlerror());
 }
 
+bool memory_is_capped() {
+  for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit limit{};
+    if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) return true;
+  }
+  return false;
+}
+
 Blas open_blas() {
   if (!std::getenv("OPENBLAS_CORETYPE"))
     if (const char* kernel = kernel_for_this_cpu()) setenv("OPENBLAS_CORETYPE", kernel, 1);
@@ -83,6 +102,7 @@ Blas open_blas() {
   void* library = dlopen(ATTN_BLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   if (!library) broken_install(dlerror());
   Blas blas{};
+  blas.memory_capped = memory_is_capped();
   bind(library, "dgemm_", blas.dgemm);
   bind(library, "dgemv_", blas.dgemv);
   bind(library, "dsyrk_", blas.dsyrk);
@@ -98,6 +118,21 @@ const Blas& blas() {
   return opened;
 }
 
+// OpenBLAS's work buffer (BUFFER_SIZE of its x86-64 build, and a page).
+constexpr std::size_t kWorkBuffer = (std::size_t{128} << 20) + 4096;
+
+// The BLAS for a routine that takes a work buffer: under a memory limit, one
+// that fails with bad_alloc rather than spin when no buffer can be had.
+const Blas& blas_with_buffer() {
+  const Blas& b = blas();
+  if (b.memory_capped) {
+    void* room = std::malloc(kWorkBuffer);
+    if (!room) throw std::bad_alloc();
+    std::free(room);
+  }
+  return b;
+}
+
 }  // namespace
 
 // Armadillo's declarations (def_blas.hpp, with Fortran's hidden string lengths)
@@ -109,26 +144,26 @@ void dgemm_(const char* transA, const char* transB, const arma::blas_int* m,
             const arma::blas_int* ldA, const double* B, const arma::blas_int* ldB,
             const double* beta, double* C, const arma::blas_int* ldC, arma::blas_len transA_len,
             arma::blas_len transB_len) {
-  blas().dgemm(transA, transB, m, n, k, alpha, A, ldA, B, ldB, beta, C, ldC, transA_len,
-               transB_len);
+  blas_with_buffer().dgemm(transA, transB, m, n, k, alpha, A, ldA, B, ldB, beta, C, ldC, transA_len,
+                           transB_len);
 }
 
 void dgemv_(const char* transA, const arma::blas_int* m, const arma::blas_int* n,
             const double* alpha, const double* A, const arma::blas_int* ldA, const double* x,
             const arma::blas_int* incx, const double* beta, double* y, const arma::blas_int* incy,
             arma::blas_len transA_len) {
-  blas().dgemv(transA, m, n, alpha, A, ldA, x, incx, beta, y, incy, transA_len);
+  blas_with_buffer().dgemv(transA, m, n, alpha, A, ldA, x, incx, beta, y, incy, transA_len);
 }
 
-void dsyrk_(const char* uplo, const char* transA, const arma::blas_int* n,
-            const arma::blas_int* k, const double* alpha, const double* A,
-            const arma::blas_int* ldA, const double* beta, double* C, const arma::blas_int* ldC,
-            arma::blas_len uplo_len, arma::blas_len transA_len) {
-  blas().dsyrk(uplo, transA, n, k, alpha, A, ldA, beta, C, ldC, uplo_len, transA_len);
+void dsyrk_(const char* uplo, const char* transA, const arma::blas_int* n, const arma::blas_int* k,
+            const double* alpha, const double* A, const arma::blas_int* ldA, const double* beta,
+            double* C, const arma::blas_int* ldC, arma::blas_len uplo_len,
+            arma::blas_len transA_len) {
+  blas_with_buffer().dsyrk(uplo, transA, n, k, alpha, A, ldA, beta, C, ldC, uplo_len, transA_len);
 }
 
-double ddot_(const arma::blas_int* n, const double* x, const arma::blas_int* incx,
-             const double* y, const arma::blas_int* incy) {
+double ddot_(const arma::blas_int* n, const double* x, const arma::blas_int* incx, const double* y,
+             const arma::blas_int* incy) {
   return blas().ddot(n, x, incx, y, incy);
 }
 
@@ -138,7 +173,8 @@ void cblas_dgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLA
                  OPENBLAS_CONST double* A, OPENBLAS_CONST blasint lda, OPENBLAS_CONST double* B,
                  OPENBLAS_CONST blasint ldb, OPENBLAS_CONST double beta, double* C,
                  OPENBLAS_CONST blasint ldc) {
-  blas().cblas_dgemm(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  blas_with_buffer().cblas_dgemm(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                                 ldc);
 }
 
 }  // extern "C"

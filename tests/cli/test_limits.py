@@ -57,6 +57,45 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2 and f"{path}: the file is 2 MiB, above the limit of 1 MiB per file; "
           "--limit file_mb=2 raises it" in r.stderr, f"file size: {r.stderr}")
 
+def memory_caps(tmp):
+    """Every command under an address space of 400 MB and 800 MB (the issue's
+    caps) ends within seconds: it succeeds, or exits 4 saying it is out of
+    memory. Before, `lessons` hung in OpenBLAS's start under 800 MB, and a
+    4096-token run printed its message and then hung in OpenBLAS's shutdown."""
+    import random
+    import shutil
+    import subprocess
+    rng = random.Random(4096)
+    long_lesson = os.path.join(tmp, "l4096.toml")
+    with open(long_lesson, "w") as f:
+        f.write("[input]\nX = [" + ",".join(
+            "[" + ",".join(f"{rng.random():.3f}" for _ in range(64)) + "]" for _ in range(4096)) +
+            "]\n[weights]\nW_Q = \"identity\"\nW_K = \"identity\"\nW_V = \"identity\"\n")
+    answers = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verify", "all-right.toml")
+    commands = [["lessons"], ["run", "river-bank"], ["run", "d512-walkthrough", "--summary"],
+                ["run", "d512-walkthrough", "--format", "html"], ["check", "--all"],
+                ["verify", "river-bank", "--answers", answers], ["stats", "--d-k", "512"],
+                ["bench", "--seq", "64", "128"], ["export", "river-bank", "--to", "pytorch"],
+                ["run", long_lesson, "--summary"], ["bench", "--seq", "8192"]]
+    for cap in (400, 800):
+        out = os.path.join(tmp, f"class{cap}")
+        for args in commands + [["exercise", "--seed", "1", "--students", "30", "--out", out],
+                                ["mark", out]]:
+            try:
+                r = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=60,
+                                   preexec_fn=lambda: resource.setrlimit(
+                                       resource.RLIMIT_AS, (cap << 20, cap << 20)))
+            except subprocess.TimeoutExpired:
+                check(False, f"under {cap} MB, {' '.join(args)} still runs after 60 s")
+                continue
+            ok = r.returncode in (0, 1) and "out of memory" not in r.stderr
+            oom = (r.returncode == 4 and r.stderr.startswith("attn-trace: out of memory: ")
+                   and "report" not in r.stderr)
+            check(ok or oom, f"under {cap} MB, {' '.join(args)}: exit {r.returncode}: "
+                  f"{r.stderr[-300:]}")
+    shutil.rmtree(tmp)
+
+
 # Out of memory: exit 4 and a message that says so (not "please report this").
 # 8000 tokens: the trace's 8000×8000 mask alone is 512 MB, in a 400 MB address
 # space. (Not through the BLAS: OpenBLAS retries a failed allocation forever.)
@@ -76,6 +115,7 @@ if "ASAN_OPTIONS" not in os.environ and run("--version", limit_as=400 << 20).ret
     check(r.returncode == 4 and r.stderr.startswith("attn-trace: out of memory: bench: ")
           and "give a smaller --seq or --d-model" in r.stderr and r.stdout == "",
           f"bench out of memory: exit {r.returncode}: {r.stderr[-300:]}")
+    memory_caps(tempfile.mkdtemp())
 else:
     print("skipped: the out-of-memory check (an AddressSanitizer build cannot start under an "
           "address-space limit)")
