@@ -43,7 +43,9 @@ void write_stdout(const std::string& text);
 void write_report(const std::string& text);
 // One line for the person at the terminal on standard error, shown the same way.
 void print_note(std::string_view line);
-// Throws the InputError of a failed write to standard output: "write error: <why>".
+// The message of a failed write to standard output: "write error: <why> (standard output)…".
+std::string write_error_message(int error);
+// Throws an InputError with write_error_message(error).
 [[noreturn]] void throw_write_error(int error);
 
 // Names on standard error each temporary file an interrupted run had left and

@@ -124,11 +124,8 @@ int close_stdout(int code) {
   const int error = errno;
   const bool closed = std::fclose(stdout) == 0;
   if (flushed && closed) return code;
-  try {
-    attn::throw_write_error(flushed ? errno : error);
-  } catch (const attn::InputError& e) {
-    fmt::print(stderr, fmt::runtime(attn::tr("attn-trace: error: {}\n")), shown(e.what()));
-  }
+  fmt::print(stderr, fmt::runtime(attn::tr("attn-trace: error: {}\n")),
+             shown(attn::write_error_message(flushed ? errno : error)));
   return code == 0 ? 2 : code;
 }
 

@@ -226,10 +226,14 @@ void print_note(std::string_view line) {
   fmt::print(stderr, "{}\n", show_controls(line));
 }
 
-void throw_write_error(int error) {
-  throw InputError(tr_format(
+std::string write_error_message(int error) {
+  return tr_format(
       "write error: {} (standard output): the output is incomplete; write it where there is room",
-      error ? std::strerror(error) : "the output could not be written"));
+      error ? std::strerror(error) : "the output could not be written");
+}
+
+void throw_write_error(int error) {
+  throw InputError(write_error_message(error));
 }
 
 void report_removed_temporaries(const CommitResult& result) {
