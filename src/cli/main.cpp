@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <new>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,12 +75,16 @@ int run_command_line(CLI::App& app, int argc, char** argv, const attn::CommandCo
   using attn::tr;
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version: written as every output is
+    std::ostringstream out;
+    const int code = app.exit(e, out, std::cerr);
+    try {
+      attn::write_stdout(out.str());
+    } catch (const attn::InputError& failed) {
+      fmt::print(stderr, fmt::runtime(tr("attn-trace: error: {}\n")), shown(failed.what()));
+      return 2;
+    }
+    return code;
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr,
                fmt::runtime(tr("attn-trace: error: {}. See `attn-trace --help` and `attn-trace "

@@ -361,8 +361,27 @@ try:
     # Output that cannot be written (a full disk: /dev/full) is a write error,
     # exit 2, said once, never exit 0 (coreutils' close_stdout).
     if os.path.exists("/dev/full"):
+        answers = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verify",
+                               "all-right.toml")
+        full_class = os.path.join(tmp, "full-class")
+        check(run("exercise", "--seed", "2", "--students", "2", "--out", full_class).returncode == 0,
+              "a class for mark > /dev/full")
+        # Every command that writes to standard output, every format of run.
         for args in (["run", "river-bank"], ["run", "d512-walkthrough", "--format", "json"],
+                     *(["run", "river-bank", "--format", f] for f in
+                       ("markdown", "latex", "html", "svg")),
+                     ["run", "river-bank", "--summary"], ["run", "river-bank", "--expand", "1,2"],
                      ["lessons"], ["lessons", "show", "river-bank"], ["check", "river-bank"],
+                     ["check", "river-bank", "--format", "json"],
+                     ["verify", "river-bank", "--answers", answers],
+                     ["verify", "river-bank", "--answers", answers, "--format", "json"],
+                     ["stats", "--d-k", "4", "--samples", "100"],
+                     ["export", "river-bank", "--to", "pytorch"],
+                     ["bench", "--seq", "8", "--runs", "1"],
+                     ["golden", "river-bank", "--out", os.path.join(tmp, "full-golden")],
+                     ["exercise", "--seed", "1", "--students", "1", "--out",
+                      os.path.join(tmp, "full-exercise")],
+                     ["mark", full_class], ["--version"],
                      ["--help"], ["run", "river-bank", "--lang", "zh"]):
             with open("/dev/full", "w") as full:
                 r = subprocess.run([BIN, *args], stdout=full, stderr=subprocess.PIPE, text=True,
