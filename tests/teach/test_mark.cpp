@@ -40,6 +40,13 @@ std::string error_of(const std::string& toml) {
   return "";
 }
 
+// A student folder of a class without roster.csv.
+attn::RosterEntry unlisted(const std::string& folder) {
+  attn::RosterEntry entry;
+  entry.folder = folder;
+  return entry;
+}
+
 // The key's value of a cell to 3 decimals, quoted for an answers file.
 std::string written(const attn::Trace& t, const char* step, std::size_t r, std::size_t c) {
   return "\"" + testsupport::rounded(t.at(step).value(r, c), 3) + "\"";
@@ -108,7 +115,7 @@ TEST_CASE("a student folder marked: carried credit, a blank cell, the first mist
   answers += matrix("head0.scores", "head0.scores");
   answers += matrix("head0.scaled", "head0.scores");
   attn::write_file_atomically((dir / "ada" / "answers.toml").string(), answers);
-  const attn::StudentMark m = attn::mark_student(dir, "ada", attn::MarkScheme{});
+  const attn::StudentMark m = attn::mark_student(dir, unlisted("ada"), attn::MarkScheme{});
   CHECK(m.problem == "");
   CHECK(m.name == "Ada");
   CHECK(m.variant == f.model.variant);
@@ -141,7 +148,7 @@ TEST_CASE("a student folder marked: carried credit, a blank cell, the first mist
   CHECK(m.feedback.find("unscaled") != std::string::npos);
   // No answers file: not marked, and said so.
   fs::remove(dir / "ada" / "answers.toml");
-  const attn::StudentMark none = attn::mark_student(dir, "ada", attn::MarkScheme{});
+  const attn::StudentMark none = attn::mark_student(dir, unlisted("ada"), attn::MarkScheme{});
   CHECK(none.problem == "no answers.toml in " + (dir / "ada").string() +
                             "; put the student's filled-in answers.toml there (exercise writes a "
                             "blank one)");
