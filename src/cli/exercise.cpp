@@ -95,12 +95,13 @@ std::string index_markdown(const ExerciseOptions& o, const std::vector<Exercise>
   return out;
 }
 
-// name,folder,variant: one row per student, RFC 4180 (CRLF line ends), UTF-8.
+// name,folder,variant,fingerprint: one row per student, RFC 4180 (CRLF line
+// ends), UTF-8; the fingerprint of the lesson.toml is what mark checks.
 std::string roster_csv(const std::vector<Exercise>& exercises) {
-  std::string out = "name,folder,variant\r\n";
+  std::string out = "name,folder,variant,fingerprint\r\n";
   for (const Exercise& e : exercises)
-    out += fmt::format("{},{},{:016x}\r\n", csv_field(e.student.name), csv_field(e.student.slug),
-                       e.stream_seed);
+    out += fmt::format("{},{},{:016x},{}\r\n", csv_field(e.student.name), csv_field(e.student.slug),
+                       e.stream_seed, e.fingerprint);
   return out;
 }
 
@@ -181,26 +182,23 @@ void exercise_command(ExerciseOptions& o) {
   }();
 
   check_out_dir(o);
-  // With --force, an answers.toml that is not the blank template (a student's
-  // filled-in answers) is never replaced.
-  std::vector<std::string> kept;
+  // With --force, an answers.toml that is not blank (a student's filled-in
+  // answers) is never replaced; a blank one of any variant is.
+  std::vector<std::string> kept;  // why, one line per file kept
   FileBatch batch;
   for (const auto& [path, content] : files) {
     const std::string target = (std::filesystem::path(o.out) / path).string();
     std::error_code ec;
-    if (path.ends_with("/answers.toml") && std::filesystem::exists(target, ec) &&
-        read_file(target) != content) {
-      kept.push_back(target);
-      continue;
-    }
+    if (path.ends_with("/answers.toml") && std::filesystem::exists(target, ec))
+      if (std::string note = kept_answers_note(read_file(target), target, content); !note.empty()) {
+        kept.push_back(std::move(note));
+        continue;
+      }
     batch.add(target, content);
   }
   const CommitResult result =
       batch.commit(o.force, "add --force to replace them (files of other names are left alone)");
-  for (const std::string& path : kept)
-    print_note(fmt::format(
-        "attn-trace: kept {}: it is not the blank template (filled in?); delete it to get a new one",
-        path));
+  for (const std::string& note : kept) print_note("attn-trace: " + note);
   report_removed_temporaries(result);
   const auto unchanged = static_cast<std::size_t>(
       std::count_if(result.files.begin(), result.files.end(),

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
+#include "core/toml_read.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 
@@ -28,7 +30,60 @@ std::string blank_grid(const SheetMatrix& m) {
   return out + "]\n";
 }
 
+// Whether a value of an [[answer]] is blank: "" (or spaces), or arrays of them.
+bool blank_value(const toml::node& node) {
+  if (const toml::value<std::string>* text = node.as_string())
+    return text->get().find_first_not_of(" \t") == std::string::npos;
+  if (const toml::array* items = node.as_array())
+    return std::all_of(items->begin(), items->end(),
+                       [](const toml::node& item) { return blank_value(item); });
+  return false;
+}
+
+// Whether every value of every [[answer]] of an answers file is blank.
+bool blank_answers(const toml::table& root) {
+  const toml::node* answers = root.get("answer");
+  if (!answers) return true;
+  const toml::array* items = answers->as_array();
+  if (!items) return false;
+  for (const toml::node& item : *items) {
+    const toml::table* answer = item.as_table();
+    if (!answer) return false;
+    for (const char* key : {"value", "values"})
+      if (const toml::node* value = answer->get(key); value && !blank_value(*value)) return false;
+  }
+  return true;
+}
+
+// The top-level `variant` of an answers file, "" when it has none.
+std::string variant_of(const toml::table& root) {
+  const toml::node* node = root.get("variant");
+  return node && node->is_string() ? node->as_string()->get() : std::string();
+}
+
 }  // namespace
+
+std::string kept_answers_note(std::string_view existing, const std::string& path,
+                              std::string_view fresh) {
+  const std::string fix = "delete it (or move it away) and run again to get a blank template";
+  std::string old_variant;
+  try {
+    const TomlReader file(existing, path);
+    if (blank_answers(file.root())) return "";
+    old_variant = variant_of(file.root());
+  } catch (const InputError&) {
+    return fmt::format("kept {}: it is not valid TOML, so it may hold a student's work; {}", path,
+                       fix);
+  }
+  const std::string new_variant = variant_of(TomlReader(fresh, path).root());
+  if (!old_variant.empty() && old_variant != new_variant)
+    return fmt::format(
+        "kept {}: it holds answers to variant {}, but the new lesson.toml beside it is variant "
+        "{}, so mark will refuse it; {} of the new variant, or run exercise with the old "
+        "--seed and roster",
+        path, old_variant, new_variant, fix);
+  return fmt::format("kept {}: it holds answers typed in (not the blank template); {}", path, fix);
+}
 
 std::string answers_template(const SheetModel& model) {
   const int d = model.answer_decimals;

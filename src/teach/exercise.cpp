@@ -16,6 +16,7 @@
 #include "core/pipeline.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
+#include "teach/fingerprint.hpp"
 #include "teach/names.hpp"
 
 namespace attn {
@@ -291,6 +292,11 @@ std::vector<Student> parse_roster(std::string_view text, const std::string& orig
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
       line.remove_prefix(1);
     if (line.empty() || line.front() == '#') continue;
+    if (const std::size_t length = code_point_count(line); length > kMaxNameChars)
+      throw InputError(fmt::format(
+          "{}:{}: this name is {} characters long; a name is at most {} characters: write one "
+          "student's name per line",
+          origin, line_number, length, kMaxNameChars));
     for (char c : line)
       if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
         throw InputError(
@@ -485,6 +491,7 @@ Exercise generate_exercise(const ExerciseSpec& spec, const Student& student) {
       continue;
     }
     exercise.draws = draws;
+    exercise.fingerprint = lesson_fingerprint(toml);
     exercise.lesson_toml = std::move(toml);
     exercise.lesson = std::move(lesson);
     exercise.trace = std::move(trace);

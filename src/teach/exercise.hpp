@@ -87,9 +87,8 @@ std::string student_folder(std::string_view name);
 std::vector<Student> numbered_students(std::size_t count);
 // One name per line; blank lines and lines starting with '#' are skipped; each
 // name is normalised to NFC. Throws InputError naming the file and line for a
-// line that is not UTF-8, a duplicate name (also one spelled with other code
-// points), two names that get the same folder, a control character, or an
-// empty roster.
+// line that is not UTF-8, a name longer than kMaxNameChars, a duplicate name (also one spelled with
+// other code points), two names that get the same folder, a control character, or an empty roster.
 std::vector<Student> read_roster(const std::string& path);
 // Parses roster text (read_roster without the file); `origin` names it in errors.
 std::vector<Student> parse_roster(std::string_view text, const std::string& origin);
@@ -99,6 +98,7 @@ struct Exercise {
   std::uint64_t stream_seed = 0;
   int draws = 0;            // how many draws it took: 1 when the first was kept
   std::string lesson_toml;  // the exercise as a lesson file
+  std::string fingerprint;  // lesson_fingerprint(lesson_toml), for roster.csv
   Lesson lesson;            // lesson_toml, parsed by the ordinary loader
   Trace trace;              // run_pipeline of `lesson` on the CPU backend
   std::vector<std::string> asked;

@@ -19,6 +19,9 @@
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "teach/answers.hpp"
+#include "teach/exercise.hpp"
+#include "teach/fingerprint.hpp"
+#include "teach/names.hpp"
 
 namespace attn {
 
@@ -239,9 +242,13 @@ std::string class_counts(const std::vector<StudentMark>& marks) {
       total += m.total;
       out_of = std::max(out_of, m.out_of);
     }
+  const auto tampered = static_cast<std::size_t>(
+      std::count_if(marks.begin(), marks.end(), [](const StudentMark& m) { return m.tampered; }));
   std::string out = fmt::format("# Class summary\n\n{} student{} · {} marked", marks.size(),
                                 marks.size() == 1 ? "" : "s", marked);
-  if (marked < marks.size()) out += fmt::format(" · {} not marked (below)", marks.size() - marked);
+  if (marked + tampered < marks.size())
+    out += fmt::format(" · {} not marked (below)", marks.size() - marked - tampered);
+  if (tampered) out += fmt::format(" · {} tampered (below)", tampered);
   if (marked)
     out += fmt::format(" · mean {} of {} points", points_text(total / static_cast<double>(marked)),
                        points_text(out_of));
@@ -306,26 +313,294 @@ std::string steps_section(const std::vector<StudentMark>& marks) {
 
 // The students who could not be marked, and why; nothing when every one was.
 std::string not_marked_section(const std::vector<StudentMark>& marks) {
-  if (std::all_of(marks.begin(), marks.end(),
-                  [](const StudentMark& m) { return m.problem.empty(); }))
-    return "";
+  const auto listed = [](const StudentMark& m) { return !m.problem.empty() && !m.tampered; };
+  if (std::none_of(marks.begin(), marks.end(), listed)) return "";
   std::string out = "\n## Not marked\n\n| Student | Folder | Problem |\n|---|---|---|\n";
   for (const StudentMark& m : marks)
-    if (!m.problem.empty())
+    if (listed(m))
       out +=
           fmt::format("| {} | {} | {} |\n", md_text(m.name), md_text(m.folder), md_text(m.problem));
   return out;
 }
 
+// The students a class summary lists apart: the tampered folders (not marked)
+// and the students whose lesson.toml was found in another folder too.
+std::string tampered_section(const std::vector<StudentMark>& marks) {
+  std::string rows;
+  for (const StudentMark& m : marks)
+    if (m.tampered)
+      rows +=
+          fmt::format("| {} | {} | {} |\n", md_text(m.name), md_text(m.folder), md_text(m.problem));
+  for (const StudentMark& m : marks)
+    if (!m.warning.empty())
+      rows += fmt::format("| {} | {} | marked; {} |\n", md_text(m.name), md_text(m.folder),
+                          md_text(m.warning));
+  if (rows.empty()) return "";
+  return "\n## Tampered\n\nFolders whose lesson.toml is not the one exercise wrote for the "
+         "student roster.csv gives the folder to (edited, or copied from another folder): not "
+         "marked. Students can change the files of their folder; roster.csv is yours.\n\n"
+         "| Student | Folder | What was found |\n|---|---|---|\n" +
+         rows;
+}
+
+// The students marked whose lesson.toml had no fingerprint to be checked against.
+std::string unchecked_section(const std::vector<StudentMark>& marks) {
+  std::vector<std::string> names;
+  for (const StudentMark& m : marks)
+    if (m.problem.empty() && !m.fingerprint_checked) names.push_back(m.name);
+  if (names.empty()) return "";
+  return fmt::format(
+      "\n## Not checked\n\nThe {} of {} marked student{} could not be checked for edits: {} has "
+      "no fingerprint for {} (an older attn-trace wrote it, or there is none): {}. Run the "
+      "command at the top of index.md again with --force to record the fingerprints "
+      "(filled-in {} files are kept).\n",
+      kLessonFile, names.size(), names.size() == 1 ? "" : "s", kRosterFile,
+      names.size() == 1 ? "it" : "them", md_text(fmt::format("{}", fmt::join(names, ", "))),
+      kAnswersFile);
+}
+
+// At most `limit` characters of text a student or a user wrote, for a message.
+std::string shown(std::string_view text, std::size_t limit = 80) {
+  if (code_point_count(text) <= limit) return std::string(text);
+  std::size_t at = 0;
+  for (std::size_t count = 0; count < limit; ++count) {
+    ++at;  // past a lead byte, then its continuation bytes
+    while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  }
+  return std::string(text.substr(0, at)) + "…";
+}
+
+bool same_name(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  try {
+    return nfc(a) == nfc(b);
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+// How a teacher puts a tampered lesson.toml right.
+constexpr const char* kRestoreLesson =
+    "put back the lesson.toml exercise wrote (the command at the top of index.md, run again "
+    "with --force, writes it and keeps filled-in answers.toml files), then mark again";
+
+// What keeps `folder` from being the name of one sub-folder of the class
+// folder, as a phrase ("is a path, ..."); "" when nothing does.
+std::string folder_flaw(std::string_view folder) {
+  if (folder.empty()) return "is empty";
+  if (folder == "." || folder == "..") return "leaves the class folder";
+  if (folder.find_first_of("/\\") != std::string_view::npos)
+    return "is a path, not the name of one folder";
+  if (folder.front() == '.') return "starts with '.' (a hidden folder)";
+  for (char c : folder)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "has a control character";
+  if (invalid_utf8_offset(folder) != std::string_view::npos) return "is not UTF-8";
+  if (folder.size() > kMaxRosterFolderBytes)
+    return fmt::format("is longer than {} bytes", kMaxRosterFolderBytes);
+  return "";
+}
+
+// Folders and NFC names already on roster.csv, with their lines.
+struct RosterSeen {
+  std::map<std::string, int> folders, names;
+};
+
+// `where` is "roster.csv:LINE".
+void check_roster_name(const RosterEntry& e, const std::string& where, RosterSeen& seen) {
+  if (e.name.empty())
+    throw InputError(fmt::format(
+        "{}: no name for folder \"{}\"; write the student's name as exercise wrote it, or "
+        "remove the row",
+        where, shown(e.folder)));
+  if (invalid_utf8_offset(e.name) != std::string_view::npos)
+    throw InputError(
+        fmt::format("{}: the name is not UTF-8; save roster.csv as UTF-8 (or put back the one "
+                    "exercise wrote)",
+                    where));
+  if (const std::size_t length = code_point_count(e.name); length > kMaxNameChars)
+    throw InputError(fmt::format(
+        "{}: the name is {} characters long; a name is at most {} characters: write the "
+        "student's name only",
+        where, length, kMaxNameChars));
+  if (const auto [it, fresh] = seen.names.emplace(nfc(e.name), e.line); !fresh)
+    throw InputError(
+        fmt::format("{}: \"{}\" is already on line {}; each student is on one row: remove one "
+                    "of the rows",
+                    where, e.name, it->second));
+}
+
+// A row of roster.csv as exercise writes it, or an InputError naming its line and the fix:
+// mark writes only into the folders roster.csv names, so each must be inside the class folder.
+void check_roster_row(const RosterEntry& e, const std::string& where, bool has_names,
+                      const fs::path& class_dir, RosterSeen& seen) {
+  if (has_names) check_roster_name(e, where, seen);
+  if (const std::string flaw = folder_flaw(e.folder); !flaw.empty())
+    throw InputError(fmt::format(
+        "{}: folder \"{}\" {}; a row names its student's own sub-folder of {} by that "
+        "folder's name alone, as exercise wrote it{}: correct the row or remove it",
+        where, shown(e.folder), flaw, class_dir.string(),
+        has_names ? fmt::format(" (\"{}\" for {})", student_folder(e.name), e.name) : ""));
+  if (const auto [it, fresh] = seen.folders.emplace(e.folder, e.line); !fresh)
+    throw InputError(
+        fmt::format("{}: folder \"{}\" is already on line {}; each student has a folder of "
+                    "their own: remove one of the rows",
+                    where, e.folder, it->second));
+  if (!e.fingerprint.empty() && !is_fingerprint(e.fingerprint))
+    throw InputError(fmt::format(
+        "{}: fingerprint \"{}\" is not one exercise writes (sha256: and 64 hex digits); put "
+        "back the roster.csv exercise wrote (the command at the top of index.md, run again "
+        "with --force, writes it)",
+        where, shown(e.fingerprint)));
+}
+
+// The rows of the class's roster.csv (`roster`), each checked.
+std::vector<RosterEntry> roster_entries(const fs::path& class_dir, const std::string& roster) {
+  std::vector<int> lines;
+  const std::vector<std::vector<std::string>> rows = csv_rows(read_file(roster), &lines);
+  const auto column = [&](std::string_view name) -> std::optional<std::size_t> {
+    if (rows.empty()) return std::nullopt;
+    const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    if (it == rows[0].end()) return std::nullopt;
+    return static_cast<std::size_t>(it - rows[0].begin());
+  };
+  const std::optional<std::size_t> folder_at = column("folder"), name_at = column("name"),
+                                   variant_at = column("variant"),
+                                   fingerprint_at = column("fingerprint");
+  if (!folder_at)
+    throw InputError(
+        fmt::format("{}: no 'folder' column in its first line; it should be the "
+                    "roster.csv that attn-trace exercise wrote (name,folder,variant,fingerprint)",
+                    roster));
+  RosterSeen seen;
+  std::vector<RosterEntry> entries;
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const std::vector<std::string>& row = rows[r];
+    if (std::all_of(row.begin(), row.end(), [](const std::string& f) { return f.empty(); }))
+      continue;  // an empty line, or one of commas only
+    const auto cell = [&](std::optional<std::size_t> at) {
+      return at && *at < row.size() ? row[*at] : std::string();
+    };
+    RosterEntry e{cell(folder_at),      cell(name_at), cell(variant_at),
+                  cell(fingerprint_at), lines[r],      RosterStatus::listed};
+    check_roster_row(e, fmt::format("{}:{}", roster, lines[r]), name_at.has_value(), class_dir,
+                     seen);
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+// Why the lesson.toml at `path` (fingerprint and student in `m`) is not what
+// the roster says of its folder; "" when nothing is wrong (or there is no
+// roster to check against). Sets m.tampered for a listed folder's lesson.
+std::string roster_problem(const RosterEntry& entry, StudentMark& m, const Lesson* lesson,
+                           const std::string& path) {
+  switch (entry.status) {
+    case RosterStatus::no_roster:
+      return "";
+    case RosterStatus::not_listed:
+      return fmt::format(
+          "not on {}, so its {} cannot be checked; if it is a student's folder, add the student "
+          "to the roster and run exercise again with --force (filled-in {} files are kept), or "
+          "else move the folder out of the class folder",
+          kRosterFile, kLessonFile, kAnswersFile);
+    case RosterStatus::listed:
+      break;
+  }
+  const std::string row = fmt::format("{} line {}", kRosterFile, entry.line);
+  const std::string& who = entry.name.empty() ? entry.folder : entry.name;
+  m.tampered = true;
+  if (!entry.fingerprint.empty() && m.fingerprint != entry.fingerprint)
+    return fmt::format(
+        "tampered: {} is not the lesson exercise wrote for {}: its fingerprint is not the one "
+        "on {}; {}",
+        path, who, row, kRestoreLesson);
+  if (lesson && !entry.name.empty() && !same_name(lesson->student, entry.name))
+    return fmt::format("tampered: {} is the exercise of \"{}\", but {} gives this folder to {}; {}",
+                       path, shown(lesson->student), row, who, kRestoreLesson);
+  if (lesson && !entry.variant.empty() && lesson->variant != entry.variant)
+    return fmt::format("tampered: {} is variant {}, but {} gives {} variant {}; {}", path,
+                       shown(lesson->variant), row, who, entry.variant, kRestoreLesson);
+  m.tampered = false;
+  return "";
+}
+
+// The folder's lesson.toml, read once: its fingerprint and student into `m`,
+// then checked against the roster's row. std::nullopt (m.problem says why)
+// when it cannot be read, is not a lesson, or is not what the roster says.
+std::optional<Lesson> checked_lesson(const fs::path& dir, const RosterEntry& entry,
+                                     StudentMark& m) {
+  const std::string path = (dir / kLessonFile).string();
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const InputError& e) {
+    m.problem = e.what();
+    return std::nullopt;
+  }
+  m.fingerprint = lesson_fingerprint(text);
+  std::optional<Lesson> lesson;
+  std::string parse_error;
+  try {
+    lesson = parse_lesson(text, path);
+    m.lesson_student = lesson->student;
+  } catch (const InputError& e) {
+    parse_error = e.what();
+  }
+  m.problem = roster_problem(entry, m, lesson ? &*lesson : nullptr, path);
+  if (m.problem.empty()) m.problem = parse_error;
+  if (!m.problem.empty()) return std::nullopt;
+  if (entry.name.empty() && !lesson->student.empty()) m.name = lesson->student;
+  m.fingerprint_checked = !entry.fingerprint.empty();
+  return lesson;
+}
+
+// A folder whose lesson.toml is another roster student's (a copied folder:
+// two folders claiming one student) is tampered and says whose; that
+// student, marked, gets a warning naming the folder it was also found in.
+void name_copied_lessons(const fs::path& class_dir, const std::vector<RosterEntry>& roster,
+                         std::vector<StudentMark>& marks) {
+  for (std::size_t i = 0; i < marks.size(); ++i) {
+    StudentMark& m = marks[i];
+    const bool listed = roster[i].status == RosterStatus::listed;
+    if (m.fingerprint.empty() || !(m.tampered || roster[i].status == RosterStatus::not_listed))
+      continue;
+    for (std::size_t j = 0; j < roster.size(); ++j) {
+      const RosterEntry& other = roster[j];
+      if (j == i || other.status != RosterStatus::listed ||
+          !((!other.fingerprint.empty() && other.fingerprint == m.fingerprint) ||
+            (!m.lesson_student.empty() && same_name(m.lesson_student, other.name))))
+        continue;
+      const std::string path = (class_dir / m.folder / kLessonFile).string();
+      m.tampered = true;
+      m.problem = listed
+                      ? fmt::format(
+                            "tampered: {} is the lesson of {} (folder {}), not {}'s: copied from "
+                            "that folder? Two folders claim one student; {}",
+                            path, other.name, other.folder, m.name, kRestoreLesson)
+                      : fmt::format(
+                            "tampered: {}, in a folder not on {}, is the lesson of {} (folder {}): "
+                            "two folders claim one student; move the copy out of the class folder",
+                            path, kRosterFile, other.name, other.folder);
+      m.feedback = not_marked_feedback(m);
+      marks[j].warning += fmt::format("{}its {} is also in folder {} (copied?)",
+                                      marks[j].warning.empty() ? "" : "; ", kLessonFile, m.folder);
+      break;
+    }
+  }
+}
+
 }  // namespace
 
-std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
+std::vector<std::vector<std::string>> csv_rows(std::string_view text, std::vector<int>* lines) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  std::vector<int> starts(1, 1);
+  int line = 1;
   bool quoted = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     std::string& field = rows.back().back();
+    line += c == '\n';
     if (quoted) {
       if (c != '"')
         field += c;
@@ -339,11 +614,16 @@ std::vector<std::vector<std::string>> csv_rows(std::string_view text) {
       rows.back().emplace_back();
     } else if (c == '\n') {
       rows.emplace_back(1);
+      starts.push_back(line);
     } else if (c != '\r') {
       field += c;
     }
   }
-  if (rows.back().size() == 1 && rows.back()[0].empty()) rows.pop_back();
+  if (rows.back().size() == 1 && rows.back()[0].empty()) {
+    rows.pop_back();
+    starts.pop_back();
+  }
+  if (lines) *lines = std::move(starts);
   for (std::vector<std::string>& row : rows)
     for (std::string& field : row) field = csv_value(field);  // as csv_field wrote it
   return rows;
@@ -405,23 +685,20 @@ MarkScheme read_mark_scheme(const std::string& path) {
   return scheme;
 }
 
-StudentMark mark_student(const fs::path& class_dir, const std::string& folder,
+StudentMark mark_student(const fs::path& class_dir, const RosterEntry& entry,
                          const MarkScheme& scheme) {
   StudentMark m;
-  m.folder = folder;
-  m.name = folder;
-  const fs::path dir = class_dir / folder;
+  m.folder = entry.folder;
+  m.name = entry.name.empty() ? entry.folder : entry.name;
+  m.variant = entry.variant;
+  const fs::path dir = class_dir / entry.folder;
   const std::string shown_dir = dir.string();
-  // The lesson first: without it there is nothing to mark against.
-  std::optional<Lesson> lesson;
-  try {
-    lesson = load_lesson_file((dir / kLessonFile).string());
-  } catch (const InputError& e) {
-    m.problem = e.what();
+  // The lesson first, checked against the roster: without it there is nothing to mark against.
+  std::optional<Lesson> lesson = checked_lesson(dir, entry, m);
+  if (!lesson) {
     m.feedback = not_marked_feedback(m);
     return m;
   }
-  if (!lesson->student.empty()) m.name = lesson->student;
   m.variant = lesson->variant;
   const std::unique_ptr<Backend> backend = make_backend("cpu");
   const Trace truth = run_pipeline(*lesson, *backend);
@@ -458,7 +735,7 @@ StudentMark mark_student(const fs::path& class_dir, const std::string& folder,
   return m;
 }
 
-std::vector<std::string> student_folders(const fs::path& class_dir) {
+std::vector<RosterEntry> class_roster(const fs::path& class_dir) {
   std::error_code ec;
   if (!fs::is_directory(class_dir, ec))
     throw InputError(
@@ -467,50 +744,44 @@ std::vector<std::string> student_folders(const fs::path& class_dir) {
                     class_dir.string()));
   // The roster's students first, in its order, whether or not their folder is
   // complete (a missing lesson.toml is then that student's problem)...
-  std::vector<std::string> folders;
+  std::vector<RosterEntry> entries;
   const fs::path roster = class_dir / kRosterFile;
-  if (fs::exists(roster, ec)) {
-    const std::vector<std::vector<std::string>> rows = csv_rows(read_file(roster.string()));
-    const auto has_folder = [&] {
-      return !rows.empty() && std::find(rows[0].begin(), rows[0].end(), "folder") != rows[0].end();
-    };
-    if (!has_folder())
-      throw InputError(
-          fmt::format("{}: no 'folder' column in its first line; it should be the "
-                      "roster.csv that attn-trace exercise wrote (name,folder,variant)",
-                      roster.string()));
-    const std::size_t at = static_cast<std::size_t>(
-        std::find(rows[0].begin(), rows[0].end(), "folder") - rows[0].begin());
-    for (std::size_t r = 1; r < rows.size(); ++r)
-      if (at < rows[r].size() && !rows[r][at].empty()) folders.push_back(rows[r][at]);
-  }
+  const bool has_roster = fs::exists(roster, ec);
+  if (has_roster) entries = roster_entries(class_dir, roster.string());
   // ...then every other sub-folder holding a lesson.toml, by name.
-  std::vector<std::string> others;
+  std::vector<RosterEntry> others;
   for (const fs::directory_entry& entry : fs::directory_iterator(class_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (entry.is_directory() && fs::exists(entry.path() / kLessonFile) &&
-        std::find(folders.begin(), folders.end(), name) == folders.end())
-      others.push_back(name);
+        std::none_of(entries.begin(), entries.end(),
+                     [&](const RosterEntry& e) { return e.folder == name; })) {
+      RosterEntry other;
+      other.folder = name;
+      other.status = has_roster ? RosterStatus::not_listed : RosterStatus::no_roster;
+      others.push_back(std::move(other));
+    }
   }
   if (ec)
     throw InputError(
         fmt::format("{}: cannot list the folder: {}", class_dir.string(), ec.message()));
-  std::sort(others.begin(), others.end());
-  folders.insert(folders.end(), others.begin(), others.end());
-  if (folders.empty())
+  std::sort(others.begin(), others.end(),
+            [](const RosterEntry& a, const RosterEntry& b) { return a.folder < b.folder; });
+  entries.insert(entries.end(), others.begin(), others.end());
+  if (entries.empty())
     throw InputError(fmt::format(
         "{}: no student folders (sub-folders with a {}); give the folder that attn-trace "
         "exercise --out wrote",
         class_dir.string(), kLessonFile));
-  return folders;
+  return entries;
 }
 
 std::vector<StudentMark> mark_class(const fs::path& class_dir, const MarkScheme& scheme,
                                     const std::string& points_file) {
-  const std::vector<std::string> folders = student_folders(class_dir);
-  std::vector<StudentMark> marks(folders.size());
-  parallel_for(folders.size(),
-               [&](std::size_t i) { marks[i] = mark_student(class_dir, folders[i], scheme); });
+  const std::vector<RosterEntry> roster = class_roster(class_dir);
+  std::vector<StudentMark> marks(roster.size());
+  parallel_for(roster.size(),
+               [&](std::size_t i) { marks[i] = mark_student(class_dir, roster[i], scheme); });
+  name_copied_lessons(class_dir, roster, marks);
   std::vector<std::string> asked;
   for (const auto& [step, out_of] : class_steps(marks)) asked.push_back(step);
   // (Lambdas capture the key by name, not a structured binding: clang before 16 cannot.)
@@ -580,7 +851,9 @@ std::string class_summary(const std::vector<StudentMark>& marks) {
   std::string out = class_counts(marks);
   out += reteach_section(marks);
   out += steps_section(marks);
+  out += tampered_section(marks);
   out += not_marked_section(marks);
+  out += unchecked_section(marks);
   return out;
 }
 

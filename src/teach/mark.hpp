@@ -47,29 +47,59 @@ struct StepMark {
 
 struct StudentMark {
   std::string folder;  // the student's folder, relative to the class folder
-  std::string name, variant;
+  std::string name;    // roster.csv's name (the lesson's only without a name on the roster)
+  std::string variant;
   std::vector<StepMark> steps;  // the asked steps, in the lesson's order
   double total = 0, out_of = 0;
   std::string first_wrong;         // "head0.scores[1,2]", or "" when nothing is wrong
   std::string mistake;             // the diagnosis of the first wrong value, "" when none is named
   std::set<std::string> mistakes;  // every mistake behind a wrong or rounded value
   std::string problem;             // why the folder could not be marked ("" when it was)
-  std::string feedback;            // feedback.md for the student
+  bool tampered = false;       // problem: lesson.toml is not what exercise wrote for this student
+  std::string fingerprint;     // lesson_fingerprint of the folder's lesson.toml
+  std::string lesson_student;  // the student its lesson.toml names
+  bool fingerprint_checked = false;       // against roster.csv's (false: nothing to check against)
+  std::string warning;                    // marked, but its lesson.toml is also in another folder
+  std::string feedback;                   // feedback.md for the student
   std::set<std::string> point_keys_used;  // keys of MarkScheme::points naming an asked step
 };
 
+// What the teacher's roster.csv says of a student folder.
+enum class RosterStatus {
+  listed,      // a row of roster.csv names the folder
+  not_listed,  // the class has a roster.csv, and no row names the folder
+  no_roster,   // the class has no roster.csv: nothing to check against
+};
+
+struct RosterEntry {
+  std::string folder;       // one plain folder name, inside the class folder
+  std::string name;         // roster.csv's; "" when not listed or it has no name column
+  std::string variant;      // roster.csv's; "" when it has none
+  std::string fingerprint;  // roster.csv's; "" when it has none (an older attn-trace wrote it)
+  int line = 0;             // its line in roster.csv
+  RosterStatus status = RosterStatus::no_roster;
+};
+
+// The longest folder name roster.csv may give, in bytes (as most file systems allow).
+inline constexpr std::size_t kMaxRosterFolderBytes = 255;
+
 // Marks one student folder (lesson.toml and answers.toml). A problem with the
-// folder's files (missing, unreadable, another student's answers) is recorded
-// in `problem`, never thrown: one student's file does not stop the class.
-StudentMark mark_student(const std::filesystem::path& class_dir, const std::string& folder,
+// folder's files (missing, unreadable, another student's answers, a lesson.toml
+// that is not the one the roster's fingerprint, name and variant say) is
+// recorded in `problem`, never thrown: one student's file does not stop the class.
+StudentMark mark_student(const std::filesystem::path& class_dir, const RosterEntry& entry,
                          const MarkScheme& scheme);
 
 // The student folders of `class_dir`: those roster.csv lists, in its order
 // (a folder it names without a lesson.toml is kept: that student is then not
 // marked, and says why), then every other sub-folder holding a lesson.toml,
-// by name. Throws InputError when there are none, or roster.csv has no
-// folder column.
-std::vector<std::string> student_folders(const std::filesystem::path& class_dir);
+// by name. Throws InputError when there are none, or roster.csv has no folder
+// column, or a row of it is not what exercise writes: a folder that is not one
+// plain name of a sub-folder (a path, "..", empty, starting with '.', a control
+// character, longer than kMaxRosterFolderBytes), a folder or name on two rows,
+// an empty or over-long name, a malformed fingerprint; the message names
+// roster.csv's line and the fix. Nothing of a class with such a roster is marked.
+std::vector<RosterEntry> class_roster(const std::filesystem::path& class_dir);
 
 // Every student folder, marked side by side on the machine's cores. Throws
 // InputError naming `points_file` when a key of scheme.points names a step no
@@ -79,8 +109,10 @@ std::vector<StudentMark> mark_class(const std::filesystem::path& class_dir,
 
 // The rows of CSV text (RFC 4180: quoted fields, "" for a quote inside, CRLF
 // or LF line ends); a UTF-8 byte-order mark at the start is skipped. Any text
-// is some rows (an unclosed quote runs to the end): it throws nothing.
-std::vector<std::vector<std::string>> csv_rows(std::string_view text);
+// is some rows (an unclosed quote runs to the end): it throws nothing. With
+// `lines`, the line each row starts on (1 for the first) is put there.
+std::vector<std::vector<std::string>> csv_rows(std::string_view text,
+                                               std::vector<int>* lines = nullptr);
 
 // marks.csv: UTF-8 with a byte-order mark (so that spreadsheet programs read
 // the names right), RFC 4180 quoting, one row per student.
@@ -91,7 +123,8 @@ std::string marks_csv(const std::vector<StudentMark>& marks);
 std::string marks_json(const std::vector<StudentMark>& marks);
 
 // summary.md: the class at a glance and what to re-teach: how many students
-// made each mistake, and each step's mean score.
+// made each mistake, and each step's mean score; then the tampered folders,
+// those not marked, and those whose lesson.toml could not be checked.
 std::string class_summary(const std::vector<StudentMark>& marks);
 
 }  // namespace attn

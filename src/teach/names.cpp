@@ -47,6 +47,12 @@ std::size_t invalid_utf8_offset(std::string_view text) {
   return std::string_view::npos;
 }
 
+std::size_t code_point_count(std::string_view text) {
+  std::size_t count = 0;
+  for (char c : text) count += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return count;
+}
+
 std::string nfc(std::string_view text) {
   if (text.empty()) return {};
   utf8proc_uint8_t* mapped = nullptr;

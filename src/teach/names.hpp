@@ -17,6 +17,14 @@ std::size_t invalid_utf8_offset(std::string_view text);
 // InputError when `text` is not valid UTF-8.
 std::string nfc(std::string_view text);
 
+// The number of code points of UTF-8 `text` (its bytes that do not continue a sequence).
+std::size_t code_point_count(std::string_view text);
+
+// The longest student name a roster may give, in code points (characters):
+// longer is not a name but a pasted paragraph, and would swell every file
+// that carries it.
+inline constexpr std::size_t kMaxNameChars = 200;
+
 // The longest folder name folder_of writes, in bytes (cut at a character).
 inline constexpr std::size_t kMaxFolderBytes = 96;
 

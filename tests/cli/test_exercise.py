@@ -10,6 +10,7 @@ Usage: test_exercise.py ATTN_TRACE [main|verify]
           value gives exactly one wrong at that cell.
 """
 import csv
+import hashlib
 import html.parser
 import json
 import math
@@ -390,11 +391,17 @@ def test_unicode_names(tmp):
         runs[form] = tree(out)
         with open(os.path.join(out, "roster.csv"), encoding="utf-8", newline="") as f:
             rows = list(csv.reader(f))
-        check(rows[0] == ["name", "folder", "variant"], f"{form}: roster.csv header: {rows[0]}")
+        check(rows[0] == ["name", "folder", "variant", "fingerprint"],
+              f"{form}: roster.csv header: {rows[0]}")
         check([r[0] for r in rows[1:]] == names, f"{form}: roster.csv names, in NFC: {rows[1:]}")
         check([r[1] for r in rows[1:]] == folders, f"{form}: roster.csv folders: {rows[1:]}")
-        for name, folder, variant in rows[1:]:
-            lesson = tomllib.loads(read(os.path.join(out, folder, "lesson.toml")))
+        for name, folder, variant, fingerprint in rows[1:]:
+            lesson_path = os.path.join(out, folder, "lesson.toml")
+            with open(lesson_path, "rb") as f:
+                # The file as exercise writes it: LF line ends, nothing to normalise.
+                check(fingerprint == "sha256:" + hashlib.sha256(f.read()).hexdigest(),
+                      f"{form}: {name}'s fingerprint is the SHA-256 of lesson.toml (hashlib)")
+            lesson = tomllib.loads(read(lesson_path))
             check(f"variant {variant}," in lesson["lesson"]["source"], f"{form}: {name}'s variant")
             check(re.fullmatch(r"[A-Za-z0-9._-]+", lesson["lesson"]["id"]) is not None,
                   f"{form}: {name}'s lesson id is a valid id: {lesson['lesson']['id']}")

@@ -38,3 +38,33 @@ TEST_CASE("answers template: every asked cell blank, with the student and varian
   CHECK(r.ok + r.carried + r.wrong + r.blank == 0);
   CHECK_FALSE(r.passed());
 }
+
+TEST_CASE("exercise --force: a blank answers file of any variant is replaced, a filled one kept") {
+  const testsupport::SheetFixture ada("Ada");
+  const testsupport::SheetFixture bob("Bob");  // another variant, as another seed gives
+  const std::string fresh = attn::answers_template(ada.model);
+  const std::string path = "cls/ada/answers.toml";
+  CHECK(attn::kept_answers_note(fresh, path, fresh) == "");
+  CHECK(attn::kept_answers_note(attn::answers_template(bob.model), path, fresh) == "");
+  CHECK(attn::kept_answers_note(fresh + "\n# notes, no number yet\n", path, fresh) == "");
+  CHECK(attn::kept_answers_note("", path, fresh) == "");  // no answer at all
+  // One number typed in, in this variant's file or the other's.
+  std::string filled = fresh;
+  filled.replace(filled.find("[\"\""), 3, "[\"0.5\"");
+  CHECK(attn::kept_answers_note(filled, path, fresh) ==
+        "kept cls/ada/answers.toml: it holds answers typed in (not the blank template); delete "
+        "it (or move it away) and run again to get a blank template");
+  std::string other = attn::answers_template(bob.model);
+  other.replace(other.find("[\"\""), 3, "[\"0.5\"");
+  CHECK(attn::kept_answers_note(other, path, fresh) ==
+        "kept cls/ada/answers.toml: it holds answers to variant " + bob.model.variant +
+            ", but the new lesson.toml beside it is variant " + ada.model.variant +
+            ", so mark will refuse it; delete it (or move it away) and run again to get a blank "
+            "template of the new variant, or run exercise with the old --seed and roster");
+  CHECK(attn::kept_answers_note("[[answer]]\nstep = \"scores\"\ncell = [0, 1]\nvalue = 0.5\n", path,
+                                fresh)
+            .starts_with("kept cls/ada/answers.toml: it holds answers typed in"));
+  CHECK(attn::kept_answers_note("values = [", path, fresh) ==
+        "kept cls/ada/answers.toml: it is not valid TOML, so it may hold a student's work; "
+        "delete it (or move it away) and run again to get a blank template");
+}

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/pipeline.hpp"
 #include "teach/exercise.hpp"
+#include "teach/names.hpp"
 
 namespace {
 
@@ -366,6 +367,20 @@ TEST_CASE("rosters: names, comments, duplicates, folders") {
   SUBCASE("an empty roster") {
     CHECK_THROWS_WITH_AS(attn::parse_roster("# nobody\n\n", "r.txt"),
                          doctest::Contains("r.txt: the roster has no names"), attn::InputError);
+  }
+  SUBCASE("a name longer than 200 characters names the line (a 66 MiB lesson otherwise)") {
+    const std::string longest(attn::kMaxNameChars, 'a');
+    CHECK(attn::parse_roster(longest + "\n", "r.txt")[0].name == longest);
+    std::string chinese;
+    for (std::size_t i = 0; i < attn::kMaxNameChars; ++i) chinese += "张";
+    CHECK(attn::parse_roster(chinese + "\n", "r.txt")[0].name == chinese);  // 600 bytes
+    CHECK_THROWS_WITH_AS(attn::parse_roster("Ada\n" + longest + "b\n", "r.txt"),
+                         doctest::Contains("r.txt:2: this name is 201 characters long; a name is "
+                                           "at most 200 characters"),
+                         attn::InputError);
+    CHECK_THROWS_WITH_AS(attn::parse_roster(std::string(1 << 20, 'x'), "r.txt"),
+                         doctest::Contains("r.txt:1: this name is 1048576 characters long"),
+                         attn::InputError);
   }
   SUBCASE("a control character") {
     CHECK_THROWS_WITH_AS(attn::parse_roster("Ada\x01\n", "r.txt"), doctest::Contains("r.txt:1"),

@@ -10,10 +10,12 @@
 #include "backend/backend.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/lesson.hpp"
 #include "core/pipeline.hpp"
 #include "support/hostile_lesson.hpp"
 #include "support/sheet_fixture.hpp"
 #include "teach/answer_template.hpp"
+#include "teach/fingerprint.hpp"
 #include "teach/mark.hpp"
 
 namespace fs = std::filesystem;
@@ -38,6 +40,13 @@ std::string error_of(const std::string& toml) {
     return e.what();
   }
   return "";
+}
+
+// A student folder of a class without roster.csv.
+attn::RosterEntry unlisted(const std::string& folder) {
+  attn::RosterEntry entry;
+  entry.folder = folder;
+  return entry;
 }
 
 // The key's value of a cell to 3 decimals, quoted for an answers file.
@@ -108,7 +117,7 @@ TEST_CASE("a student folder marked: carried credit, a blank cell, the first mist
   answers += matrix("head0.scores", "head0.scores");
   answers += matrix("head0.scaled", "head0.scores");
   attn::write_file_atomically((dir / "ada" / "answers.toml").string(), answers);
-  const attn::StudentMark m = attn::mark_student(dir, "ada", attn::MarkScheme{});
+  const attn::StudentMark m = attn::mark_student(dir, unlisted("ada"), attn::MarkScheme{});
   CHECK(m.problem == "");
   CHECK(m.name == "Ada");
   CHECK(m.variant == f.model.variant);
@@ -141,7 +150,7 @@ TEST_CASE("a student folder marked: carried credit, a blank cell, the first mist
   CHECK(m.feedback.find("unscaled") != std::string::npos);
   // No answers file: not marked, and said so.
   fs::remove(dir / "ada" / "answers.toml");
-  const attn::StudentMark none = attn::mark_student(dir, "ada", attn::MarkScheme{});
+  const attn::StudentMark none = attn::mark_student(dir, unlisted("ada"), attn::MarkScheme{});
   CHECK(none.problem == "no answers.toml in " + (dir / "ada").string() +
                             "; put the student's filled-in answers.toml there (exercise writes a "
                             "blank one)");
@@ -183,4 +192,132 @@ TEST_CASE("class summary: a name or problem with a pipe or a newline keeps its t
   const testsupport::TableShapes shapes = testsupport::markdown_table_shapes(summary);
   CHECK(shapes.broken_row == "");
   CHECK(shapes.tables == 2);  // steps, not marked
+}
+
+namespace {
+
+// A class folder with a student "ada" from the fixture and `roster` as roster.csv.
+fs::path roster_class(const std::string& name, const std::string& roster) {
+  const testsupport::SheetFixture f("Ada");
+  const fs::path dir = scratch(name);
+  fs::create_directories(dir / "ada");
+  attn::write_file_atomically((dir / "ada" / "lesson.toml").string(), f.exercise.lesson_toml);
+  attn::write_file_atomically((dir / "roster.csv").string(), roster);
+  return dir;
+}
+
+std::string roster_error(const std::string& roster) {
+  const fs::path dir = roster_class("roster-error", roster);
+  try {
+    attn::class_roster(dir);
+  } catch (const attn::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("csv_rows: the line each row starts on, a quoted line end inside a field") {
+  std::vector<int> lines;
+  const auto rows = attn::csv_rows("a,b\r\n\"x\ny\",c\n\nd,e\n", &lines);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[1][0] == "x\ny");
+  CHECK(rows[3][1] == "e");
+  CHECK(lines == std::vector<int>{1, 2, 4, 5});
+}
+
+TEST_CASE("roster.csv: each folder is a sub-folder of the class, named by itself") {
+  const std::string head = "name,folder,variant,fingerprint\r\n";
+  const std::string fp =
+      attn::lesson_fingerprint(testsupport::SheetFixture("Ada").exercise.lesson_toml);
+  const fs::path dir = roster_class("roster-ok", head + "Ada,ada,v," + fp + "\r\n,,,\r\n");
+  const std::vector<attn::RosterEntry> entries = attn::class_roster(dir);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].folder == "ada");
+  CHECK(entries[0].name == "Ada");
+  CHECK(entries[0].fingerprint == fp);
+  CHECK(entries[0].line == 2);
+  CHECK(entries[0].status == attn::RosterStatus::listed);
+  const std::pair<std::string, std::string> bad[] = {
+      {"/srv/victim/created/deep", "is a path, not the name of one folder"},
+      {"../../victim/s2", "is a path, not the name of one folder"},
+      {"..", "leaves the class folder"},
+      {".", "leaves the class folder"},
+      {"", "is empty"},
+      {".hidden", "starts with '.'"},
+      {"a\\b", "is a path"},
+      {"a\tb", "has a control character"},
+      {"\xff", "is not UTF-8"},
+      {std::string(256, 'e'), "is longer than 255 bytes"}};
+  for (const auto& [folder, says] : bad) {
+    CAPTURE(folder);
+    const std::string error = roster_error(head + "Ada,ada,,\r\nEve,\"" + folder + "\",,\r\n");
+    CHECK(error.find("roster.csv:3: folder \"") != std::string::npos);
+    CHECK(error.find(says) != std::string::npos);
+    CHECK(error.find("(\"eve\" for Eve): correct the row or remove it") != std::string::npos);
+  }
+  CHECK(roster_error(head + "Ada,ada,,\r\nBob,ada,,\r\n")
+            .find("roster.csv:3: folder \"ada\" is already on line 2") != std::string::npos);
+  CHECK(roster_error(head + "Ada,ada,,\r\nAda,bob,,\r\n")
+            .find("roster.csv:3: \"Ada\" is already on line 2") != std::string::npos);
+  CHECK(roster_error(head + ",ada,,\r\n").find("roster.csv:2: no name for folder \"ada\"") !=
+        std::string::npos);
+  CHECK(roster_error(head + std::string(201, 'A') + ",ada,,\r\n")
+            .find("roster.csv:2: the name is 201 characters long") != std::string::npos);
+  CHECK(roster_error(head + "Ada,ada,,sha256:abc\r\n")
+            .find("roster.csv:2: fingerprint \"sha256:abc\" is not one exercise writes") !=
+        std::string::npos);
+  CHECK(roster_error("name,dir\r\nAda,ada\r\n").find("no 'folder' column") != std::string::npos);
+}
+
+TEST_CASE("a student folder checked against its roster row: fingerprint, name, variant") {
+  const testsupport::SheetFixture f("Ada");
+  const fs::path dir = roster_class("tampered", "name,folder\r\nAda,ada\r\n");
+  attn::RosterEntry entry;
+  entry.folder = "ada";
+  entry.name = "Ada";
+  entry.variant = f.model.variant;
+  entry.fingerprint = f.exercise.fingerprint;
+  entry.line = 2;
+  entry.status = attn::RosterStatus::listed;
+  attn::StudentMark m = attn::mark_student(dir, entry, attn::MarkScheme{});
+  CHECK(m.fingerprint_checked);
+  CHECK_FALSE(m.tampered);
+  CHECK(m.fingerprint == f.exercise.fingerprint);
+  CHECK(m.problem.starts_with("no answers.toml"));
+  // X's first entry changed: its fingerprint differs.
+  std::string edited = f.exercise.lesson_toml;
+  const std::size_t first = edited.find("X = [[") + 6;
+  edited.replace(first, edited.find(',', first) - first, "9.9");
+  attn::write_file_atomically((dir / "ada" / "lesson.toml").string(), edited);
+  CHECK(attn::parse_lesson(edited, "edited").X(0, 0) == 9.9);
+  m = attn::mark_student(dir, entry, attn::MarkScheme{});
+  CHECK(m.tampered);
+  CHECK(m.problem.starts_with("tampered: " + (dir / "ada" / "lesson.toml").string() +
+                              " is not the lesson exercise wrote for Ada: its fingerprint is not "
+                              "the one on roster.csv line 2; put back the lesson.toml"));
+  CHECK(m.steps.empty());
+  CHECK(m.name == "Ada");
+  CHECK(m.variant == f.model.variant);
+  CHECK(m.feedback.starts_with("# Feedback: Ada\n\nNot marked: tampered: "));
+  // Without a fingerprint (an older roster.csv), the name and the variant are still checked.
+  attn::write_file_atomically((dir / "ada" / "lesson.toml").string(), f.exercise.lesson_toml);
+  entry.fingerprint.clear();
+  entry.name = "Bob";
+  m = attn::mark_student(dir, entry, attn::MarkScheme{});
+  CHECK(m.problem.starts_with("tampered: " + (dir / "ada" / "lesson.toml").string() +
+                              " is the exercise of \"Ada\", but roster.csv line 2 gives this "
+                              "folder to Bob;"));
+  entry.name = "Ada";
+  entry.variant = "0000000000000000";
+  m = attn::mark_student(dir, entry, attn::MarkScheme{});
+  CHECK(m.problem.find("is variant " + f.model.variant +
+                       ", but roster.csv line 2 gives Ada variant 0000000000000000") !=
+        std::string::npos);
+  entry.variant.clear();
+  m = attn::mark_student(dir, entry, attn::MarkScheme{});
+  CHECK_FALSE(m.tampered);
+  CHECK_FALSE(m.fingerprint_checked);
+  fs::remove_all(dir);
 }

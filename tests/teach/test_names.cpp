@@ -16,6 +16,14 @@ TEST_CASE("invalid_utf8_offset finds the first byte that is not UTF-8") {
   CHECK(attn::invalid_utf8_offset("x\xed\xa0\x80") == 1);  // a surrogate
 }
 
+TEST_CASE("code_point_count counts characters, not bytes") {
+  CHECK(attn::code_point_count("") == 0);
+  CHECK(attn::code_point_count("Ada") == 3);
+  CHECK(attn::code_point_count("张伟") == 2);
+  CHECK(attn::code_point_count("Jose\u0301") == 5);  // a combining mark is a code point
+  CHECK(attn::code_point_count("\U0001F600") == 1);
+}
+
 TEST_CASE("nfc composes, and leaves NFC text byte for byte") {
   CHECK(attn::nfc("Jose\u0301") == "Jos\u00e9");
   CHECK(attn::nfc("Jos\u00e9") == "Jos\u00e9");
