@@ -85,10 +85,7 @@ void check_command(const CheckOptions& o, CommandContext& context) {
         checks.size(), pass, checks.size() - pass, claims.checked, claims.agree, claims.carried,
         claims.disagree);
   }
-  if (o.format == "json")
-    write_stdout(out);
-  else
-    write_report(out);
+  (o.format == "json" ? write_stdout : write_report)(out);
   if (pass != checks.size()) context.exit_code = 1;
 }
 
