@@ -158,9 +158,38 @@ class Prescan {
     }
     if (c == '"' || c == '\'') return string(true) ? Expect::after_value : Expect::stop;
     if (ends_bare_value(c)) return Expect::stop;
+    if (date_then_one_digit()) fail_incomplete_time();
     while (!at_end() && !ends_bare_value(peek())) ++pos_;
     return Expect::after_value;
   }
+
+  // At a bare value: 10 characters with '-' at the 5th and 8th (1979-05-27),
+  // a space, one digit, and the end of the value. toml++ reads on after such a
+  // date for a time, and asserts that the digit is not the end (a valid time
+  // has more). Underscores do not count, as toml++ skips them; a non-ASCII
+  // character counts as one (and ends a value after the digit), as valid TOML
+  // has none there.
+  bool date_then_one_digit() const {
+    std::size_t at = pos_, chars = 0;
+    char date[10] = {};
+    for (; at < text_.size() && !ends_toml_value(text_[at]); ++at) {
+      const bool continuation = (static_cast<unsigned char>(text_[at]) & 0xC0) == 0x80;
+      if (text_[at] == '_' || continuation) continue;
+      if (chars == 10) return false;
+      date[chars++] = text_[at];
+    }
+    const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+    const auto ends_after_digit = [&](std::size_t i) {
+      return i < text_.size() && (ends_toml_value(text_[i]) || (text_[i] & 0x80) != 0);
+    };
+    return chars == 10 && is_digit(date[0]) && date[4] == '-' && date[7] == '-' &&
+           peek_at(at) == ' ' && is_digit(peek_at(at + 1)) && ends_after_digit(at + 2);
+  }
+  // What ends a value for toml++ (its is_value_terminator, ASCII part).
+  static bool ends_toml_value(char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == ']' || c == '}' || c == ',' || c == '#';
+  }
+  char peek_at(std::size_t at) const { return at < text_.size() ? text_[at] : '\0'; }
 
   Expect after_value() {
     for (;;) {
@@ -291,6 +320,12 @@ class Prescan {
     throw InputError(
         tr_format("{}:{}:{}: a value is missing here, in an array; write the value, or close "
                   "the array with ].",
+                  origin_, line(), column()));
+  }
+  [[noreturn]] void fail_incomplete_time() const {
+    throw InputError(
+        tr_format("{}:{}:{}: a date followed by an incomplete time; write a date and time as "
+                  "1979-05-27 07:32:00 (or 1979-05-27T07:32:00), or the date alone.",
                   origin_, line(), column()));
   }
   [[noreturn]] void fail_key_parts() const {

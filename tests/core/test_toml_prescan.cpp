@@ -153,6 +153,33 @@ TEST_CASE("prescan_toml: a key with an empty part is refused where it is") {
   }
 }
 
+TEST_CASE("prescan_toml: a date, a space and one digit, where toml++ asserts, is refused") {
+  const std::string fix =
+      ": a date followed by an incomplete time; write a date and time as 1979-05-27 07:32:00 (or "
+      "1979-05-27T07:32:00), or the date alone.";
+  for (const std::string text :
+       {"d = 1979-05-27 0\n", "d = 1979-05-27 0}\n", "d = 1979-05-27 0 # c\n",
+        "d = 1_979-05-27 0,\n", "d = 1979-05-27 0\xC3\xA9\n"}) {
+    CAPTURE(text);
+    CHECK(prescan_error(text) == "t.toml:1:5" + fix);
+  }
+  CHECK(prescan_error("d = [1979-05-27 0]\n") == "t.toml:1:6" + fix);
+  CHECK(prescan_error("d = 1979-05-27 07:32:00\ne = 1979-05-27 0") ==
+        "");                                          // at the end: no assertion
+  CHECK(prescan_error("d = 1979-05-27 0x\n") == "");  // toml++'s own error
+}
+
+TEST_CASE("prescan_toml: a } or a Unicode line break where an array's value must be is refused") {
+  const std::string fix =
+      ": a value is missing here, in an array; write the value, or close the array with ].";
+  CHECK(prescan_error("x = [}\n") == "t.toml:1:6" + fix);
+  CHECK(prescan_error("x = [1, }\n") == "t.toml:1:9" + fix);
+  CHECK(prescan_error("x = [ # c\n  }\n") == "t.toml:2:3" + fix);
+  CHECK(prescan_error("x = [\xE2\x80\xA8]\n") == "t.toml:1:6" + fix);
+  CHECK(prescan_error("x = [1,\xC2\x85]\n") == "t.toml:1:8" + fix);
+  CHECK(prescan_error("x = {a = }\n") == "");  // toml++'s own error
+}
+
 TEST_CASE("prescan_toml: the issue's reproducers are refused in linear time") {
   const auto started = std::chrono::steady_clock::now();
   const std::string key = repeat("a", 300000, ".");
@@ -180,24 +207,21 @@ TEST_CASE("prescan_toml: other syntax errors are left to toml++") {
 }
 
 // Random strings of TOML tokens: whatever toml++ accepts, the pass accepts
-// (its limits aside); what the pass refuses as a missing key, toml++ refuses
-// too (only asked in builds without assertions: toml++ asserts on some).
+// (its limits aside); what the pass refuses, toml++ refuses too (asked only in
+// builds without assertions: toml++ asserts on some). In a build with them,
+// toml++ is asked whatever the pass lets through: an assertion stops the test.
 TEST_CASE("prescan_toml: never refuses what toml++ accepts (random token soup)") {
-  const std::vector<std::string> tokens = {"a",       "b.c",
-                                           ".",       " ",
-                                           "=",       " = ",
-                                           "1",       "1.5",
-                                           "\"s\"",   "'l'",
-                                           "\"\"\"",  "'''",
-                                           "[",       "]",
-                                           "[[",      "]]",
-                                           "{",       "}",
-                                           ",",       "\n",
-                                           "#c",      "\\",
-                                           "\"",      "'",
-                                           "\"a.b\"", "1979-05-27 07:32:00",
-                                           "x = [",   "y = {",
-                                           "[t]\n",   "é"};
+  // TOML's syntax, and what reached toml++'s assertions: "[." and "[\r", "}"
+  // or U+2028 in an array, a date with one digit of time.
+  const std::vector<std::string> tokens = {
+      "a",        "b.c",        ".",     " ",        "=",
+      " = ",      "1",          "1.5",   "\"s\"",    "'l'",
+      "\"\"\"",   "\'\'\'",     "[",     "]",        "[[",
+      "]]",       "{",          "}",     ",",        "\n",
+      "#c",       "\\",         "\"",    "'",        "\"a.b\"",
+      "x = [",    "y = {",      "[t]\n", "\xC3\xA9", "\r",
+      "\t",       "\r\n",       "_",     "\x01",     "\xE2\x80\xA8",
+      "\xC2\x85", "1979-05-27", " 0",    "0}",       "1979-05-27 07:32:00"};
   std::mt19937 random(25);
   int accepted = 0, refused = 0;
   for (int i = 0; i < 60000; ++i) {
