@@ -40,6 +40,100 @@ bool ends_bare_value(char c) {
   }
 }
 
+// TOML's scalars, as its ABNF writes them: toml++ asserts on the shape of
+// some malformed ones (a date with one digit of time, 1979-05-27T~07), so a bare
+// value reaches it only when it is one of these.
+bool is_decimal(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_hex(char c) {
+  return is_decimal(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+bool is_octal(char c) {
+  return c >= '0' && c <= '7';
+}
+bool is_binary(char c) {
+  return c == '0' || c == '1';
+}
+
+// Digits of `is`, with single underscores between two of them ("1_000").
+bool digit_groups(std::string_view s, bool (*is)(char)) {
+  if (s.empty() || !is(s.front()) || !is(s.back())) return false;
+  for (std::size_t i = 1; i + 1 < s.size(); ++i)
+    if (s[i] == '_' ? !is(s[i + 1]) : !is(s[i])) return false;
+  return true;
+}
+
+std::string_view without_sign(std::string_view s) {
+  return !s.empty() && (s[0] == '+' || s[0] == '-') ? s.substr(1) : s;
+}
+
+// 0, or digits not starting with 0.
+bool unsigned_integer(std::string_view s) {
+  return digit_groups(s, is_decimal) && (s.size() == 1 || s[0] != '0');
+}
+
+bool is_integer(std::string_view s) {
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o' || s[1] == 'b'))
+    return digit_groups(s.substr(2), s[1] == 'x' ? is_hex : s[1] == 'o' ? is_octal : is_binary);
+  return unsigned_integer(without_sign(s));
+}
+
+bool is_float(std::string_view s) {
+  s = without_sign(s);
+  if (s == "inf" || s == "nan") return true;
+  const std::size_t e = s.find_first_of("eE");
+  const std::string_view mantissa = s.substr(0, e);
+  const std::size_t dot = mantissa.find('.');
+  if (!unsigned_integer(mantissa.substr(0, dot))) return false;
+  if (dot != std::string_view::npos && !digit_groups(mantissa.substr(dot + 1), is_decimal))
+    return false;
+  if (e != std::string_view::npos && !digit_groups(without_sign(s.substr(e + 1)), is_decimal))
+    return false;
+  return dot != std::string_view::npos || e != std::string_view::npos;
+}
+
+// `pattern` with 'D' for a digit: "DDDD-DD-DD".
+bool shaped(std::string_view s, std::string_view pattern) {
+  if (s.size() != pattern.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (pattern[i] == 'D' ? !is_decimal(s[i]) : s[i] != pattern[i]) return false;
+  return true;
+}
+
+bool is_date(std::string_view s) {
+  return shaped(s, "DDDD-DD-DD");
+}
+
+// 07:32:00, 07:32:00.999; with `offset`, then optionally Z or -07:00.
+bool is_time(std::string_view s, bool offset) {
+  if (s.size() < 8 || !shaped(s.substr(0, 8), "DD:DD:DD")) return false;
+  std::size_t end = 8;
+  if (end < s.size() && s[end] == '.') {
+    const std::size_t digits = end + 1;
+    for (end = digits; end < s.size() && is_decimal(s[end]);) ++end;
+    if (end == digits) return false;
+  }
+  const std::string_view rest = s.substr(end);
+  return rest.empty() || (offset && (rest == "Z" || rest == "z" || shaped(rest, "+DD:DD") ||
+                                     shaped(rest, "-DD:DD")));
+}
+
+bool is_date_time(std::string_view s) {
+  return s.size() > 11 && is_date(s.substr(0, 10)) && (s[10] == 'T' || s[10] == 't') &&
+         is_time(s.substr(11), true);
+}
+
+bool is_scalar(std::string_view s) {
+  return s == "true" || s == "false" || is_integer(s) || is_float(s) || is_date(s) ||
+         is_time(s, false) || is_date_time(s);
+}
+
+// What ends a value for toml++ (its is_value_terminator, ASCII part).
+bool ends_toml_value(char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r') || c == ']' || c == '}' || c == ',' || c == '#';
+}
+
 class Prescan {
  public:
   Prescan(std::string_view text, const std::string& origin) : text_(text), origin_(origin) {}
@@ -158,36 +252,28 @@ class Prescan {
     }
     if (c == '"' || c == '\'') return string(true) ? Expect::after_value : Expect::stop;
     if (ends_bare_value(c)) return Expect::stop;
-    if (date_then_one_digit()) fail_incomplete_time();
-    while (!at_end() && !ends_bare_value(peek())) ++pos_;
+    bare_value();
     return Expect::after_value;
   }
 
-  // At a bare value: 10 characters with '-' at the 5th and 8th (1979-05-27),
-  // a space, one digit, and the end of the value. toml++ reads on after such a
-  // date for a time, and asserts that the digit is not the end (a valid time
-  // has more). Underscores do not count, as toml++ skips them; a non-ASCII
-  // character counts as one (and ends a value after the digit), as valid TOML
-  // has none there.
-  bool date_then_one_digit() const {
-    std::size_t at = pos_, chars = 0;
-    char date[10] = {};
-    for (; at < text_.size() && !ends_toml_value(text_[at]); ++at) {
-      const bool continuation = (static_cast<unsigned char>(text_[at]) & 0xC0) == 0x80;
-      if (text_[at] == '_' || continuation) continue;
-      if (chars == 10) return false;
-      date[chars++] = text_[at];
+  // A number, boolean, date or time, as toml++ will read it: to the next
+  // space, ] } , or #. A date, a space and a digit go on with a time.
+  void bare_value() {
+    const std::string_view value = run_at(pos_);
+    const std::size_t after = pos_ + value.size();
+    if (is_date(value) && peek_at(after) == ' ' && is_decimal(peek_at(after + 1))) {
+      const std::string_view time = run_at(after + 1);
+      if (!is_time(time, true)) fail_incomplete_time();
+      pos_ = after + 1 + time.size();
+      return;
     }
-    const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
-    const auto ends_after_digit = [&](std::size_t i) {
-      return i < text_.size() && (ends_toml_value(text_[i]) || (text_[i] & 0x80) != 0);
-    };
-    return chars == 10 && is_digit(date[0]) && date[4] == '-' && date[7] == '-' &&
-           peek_at(at) == ' ' && is_digit(peek_at(at + 1)) && ends_after_digit(at + 2);
+    if (!is_scalar(value)) fail_not_a_value();
+    pos_ = after;
   }
-  // What ends a value for toml++ (its is_value_terminator, ASCII part).
-  static bool ends_toml_value(char c) {
-    return c == ' ' || (c >= '\t' && c <= '\r') || c == ']' || c == '}' || c == ',' || c == '#';
+  std::string_view run_at(std::size_t at) const {
+    std::size_t end = at;
+    while (end < text_.size() && !ends_toml_value(text_[end])) ++end;
+    return text_.substr(at, end - at);
   }
   char peek_at(std::size_t at) const { return at < text_.size() ? text_[at] : '\0'; }
 
@@ -210,10 +296,8 @@ class Prescan {
       } else if ((c == ']' && in_array()) || (c == '}' && in_inline_table())) {
         ++pos_;
         open_.pop_back();
-      } else if (ends_bare_value(c)) {
+      } else {  // a second value: toml++'s error
         return Expect::stop;
-      } else {  // the time of 1979-05-27 07:32:00 (more is toml++'s error)
-        while (!at_end() && !ends_bare_value(peek())) ++pos_;
       }
     }
   }
@@ -327,6 +411,12 @@ class Prescan {
         tr_format("{}:{}:{}: a date followed by an incomplete time; write a date and time as "
                   "1979-05-27 07:32:00 (or 1979-05-27T07:32:00), or the date alone.",
                   origin_, line(), column()));
+  }
+  [[noreturn]] void fail_not_a_value() const {
+    throw InputError(tr_format(
+        "{}:{}:{}: not a TOML value: write a number (1.70, -2e-3, inf), true or false, a date "
+        "or time (1979-05-27 07:32:00), or text in quotes.",
+        origin_, line(), column()));
   }
   [[noreturn]] void fail_key_parts() const {
     throw InputError(tr_format(
