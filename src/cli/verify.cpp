@@ -10,6 +10,7 @@
 #include "core/i18n.hpp"
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
+#include "core/read_input.hpp"
 #include "teach/verify.hpp"
 #include "teach/verify_report.hpp"
 
@@ -34,7 +35,8 @@ void verify_command(const VerifyOptions& o, CommandContext& context) {
     const DocumentScope document;  // JSON: --lang's language, never LANG's
     write_stdout(verify_report_json(lesson, report));
   } else {
-    write_report(verify_report_text(lesson, truth, report, o.answers, output_width(o.width)));
+    write_report(
+        verify_report_text(lesson, truth, report, input_name(o.answers), output_width(o.width)));
   }
   context.exit_code = report.passed() ? 0 : 1;
 }

@@ -22,6 +22,7 @@
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/read_input.hpp"
 
 namespace attn {
 
@@ -367,19 +368,7 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 }
 
 std::string read_file(const std::string& path) {
-  std::error_code error;  // the non-throwing overloads: an odd path is an InputError
-  if (std::filesystem::is_directory(path, error))
-    throw InputError(fmt::format("{}: is a folder, not a file", path));
-  if (const std::uintmax_t bytes = std::filesystem::file_size(path, error); !error)
-    check_file_size(path, bytes);
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(
-        fmt::format("{}: cannot open ({}); check the path", path,
-                    std::filesystem::exists(path, error) ? "permission denied" : "no such file"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_regular_file(path);
 }
 
 }  // namespace attn

@@ -60,7 +60,8 @@ class FileBatch {
 // any failure).
 void write_file_atomically(const std::string& path, const std::string& content);
 
-// Reads a whole file; throws InputError naming the path when it cannot.
+// Reads a whole regular file (read_regular_file of core/read_input.hpp: no
+// pipe or device, at most file_mb); throws InputError naming the path when it cannot.
 std::string read_file(const std::string& path);
 
 }  // namespace attn

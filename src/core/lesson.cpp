@@ -9,11 +9,11 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/number_text.hpp"
 #include "core/quantity_claim.hpp"
+#include "core/read_input.hpp"
 #include "core/toml_read.hpp"
 
 namespace attn {
@@ -808,7 +808,7 @@ Lesson parse_lesson(std::string_view toml_text, const std::string& origin) {
 }
 
 Lesson load_lesson_file(const std::string& path) {
-  return parse_lesson(read_file(path), path);
+  return parse_lesson(read_input(path), input_name(path));
 }
 
 }  // namespace attn

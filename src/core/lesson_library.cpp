@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/i18n.hpp"
+#include "core/read_input.hpp"
 #include "core/toml_read.hpp"
 
 namespace attn {
@@ -44,9 +45,9 @@ Lesson find_lesson(const std::string& name_or_path) {
   for (const EmbeddedLesson& e : embedded_lessons())
     if (name_or_path == e.id) return parse_lesson(e.text, fmt::format("{} (embedded)", e.path));
   std::error_code error;  // a name too long for a path is simply not a file
-  const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
-                               name_or_path.ends_with(".toml") ||
-                               std::filesystem::exists(name_or_path, error);
+  const bool looks_like_path =
+      name_or_path == kStandardInput || name_or_path.find('/') != std::string::npos ||
+      name_or_path.ends_with(".toml") || std::filesystem::exists(name_or_path, error);
   if (looks_like_path) return load_lesson_file(name_or_path);
   throw InputError(
       tr_format("unknown lesson '{}': not an embedded lesson and no such file{}. "

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/number_text.hpp"
+#include "core/toml_prescan.hpp"
 
 namespace attn {
 
@@ -141,6 +142,8 @@ TomlReader::TomlReader(std::string_view text, std::string origin)
     }
   }
   ascii_line_.push_back(ascii);
+  // Depth bounded before toml++, which recurses once per level.
+  prescan_toml(text_, origin_);
   try {
     root_ = toml::parse(text_, origin_);
   } catch (const toml::parse_error& e) {

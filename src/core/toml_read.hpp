@@ -16,7 +16,8 @@ namespace attn {
 
 class TomlReader {
  public:
-  // Parses `text`; a syntax error becomes an InputError naming origin:line.
+  // Parses `text`, after prescan_toml has bounded its depth (core/toml_prescan.hpp);
+  // a syntax error becomes an InputError naming origin:line.
   TomlReader(std::string_view text, std::string origin);
 
   const toml::table& root() const { return root_; }

@@ -9,10 +9,10 @@
 #include <tuple>
 #include <utility>
 
-#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/i18n.hpp"
 #include "core/number_text.hpp"
+#include "core/read_input.hpp"
 #include "core/toml_read.hpp"
 
 namespace attn {
@@ -95,7 +95,7 @@ std::vector<Answer> parse_answers(std::string_view toml_text, const std::string&
 
 std::vector<Answer> load_answers_file(const std::string& path, const Lesson& lesson,
                                       const Trace& trace) {
-  AnswersFile file = parse_answers_file(read_file(path), path, trace);
+  AnswersFile file = parse_answers_file(read_input(path), input_name(path), trace);
   if (!file.variant.empty() && !lesson.variant.empty() && file.variant != lesson.variant)
     throw InputError(tr_format(
         "{}: these are the answers of {} (variant {}), but {} is the exercise of {} (variant "

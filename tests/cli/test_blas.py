@@ -72,7 +72,7 @@ print(f"OpenBLAS loads with core {cores[0]}; CPU has AVX-512: {avx512}, AVX2+FMA
 # 1. Nothing big to multiply, nothing loaded: the commands people type most.
 ANSWERS = '[[answer]]\nstep = "head0.scores"\ncell = [0, 1]\nvalue = 1.68\n'
 for args in (["--version"], ["--help"], ["lessons"], ["run", "river-bank"],
-             ["verify", "river-bank", "--answers", "/dev/stdin"]):
+             ["verify", "river-bank", "--answers", "-"]):
     result, cores = run(*args, stdin=ANSWERS)
     check(result.returncode in (0, 1) and cores == [],
           f"{' '.join(args)}: OpenBLAS is not loaded (exit {result.returncode}, loads {cores})")
@@ -101,7 +101,7 @@ print(f"{len(a)} numbers, worst difference between kernels {worst:.3g}")
 
 # 5. A lesson on stdin is read once, as by name.
 lesson = (SRC / "lessons" / f"{BIG}.toml").read_text(encoding="utf-8")
-piped, _ = run("run", "/dev/stdin", "--format", "json", stdin=lesson)
+piped, _ = run("run", "-", "--format", "json", stdin=lesson)
 check(piped.returncode == 0 and numbers(json.loads(piped.stdout), []) == a,
       f"a lesson on stdin gives the same trace as by name: exit {piped.returncode} {piped.stderr}")
 
