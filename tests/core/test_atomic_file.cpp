@@ -297,7 +297,7 @@ TEST_CASE("FileBatch: never writes through a symbolic link below the root, repla
   }
 }
 
-TEST_CASE("FileBatch: the root may be a link; a path that leads out of it is refused") {
+TEST_CASE("FileBatch: the root may be a link, a path that leads out of it is refused") {
   const TempDir dir;
   std::filesystem::create_directories(dir.path / "real");
   std::filesystem::create_symlink(dir.path / "real", dir / "classes");
