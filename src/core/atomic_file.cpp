@@ -563,30 +563,40 @@ std::optional<std::size_t> kill_after_renames() {
   return count;
 }
 
+// Renames the temporary of `plan` over its target, in folders reached
+// without following a link; the error number when it cannot.
+int rename_temporary(FolderCache& folders, const Plan& plan) {
+  std::vector<fs::path> unused;  // no folder is made here: they all exist
+  try {
+    const int dir = folders.get(plan.folder(), plan.shown, unused);
+    const std::string tmp = temporary_name(plan.name(), getpid());
+    return renameat(dir, tmp.c_str(), dir, plan.name().c_str()) == 0 ? 0 : errno;
+  } catch (const InputError&) {
+    return ELOOP;  // a folder on its way became a link since the checks
+  }
+}
+
 // Each temporary renamed over its target, in order. A failed rename removes
 // the temporaries left and names the files already written.
 CommitResult rename_temporaries(const Root& root, const std::vector<Plan>& plans,
-                                std::optional<std::size_t> kill_after) {
+                                const Written& written, std::optional<std::size_t> kill_after) {
   CommitResult result;
-  std::vector<fs::path> unused;  // no folder is made here: they all exist
+  for (const Plan& plan : plans) result.files.push_back({std::string(plan.shown), plan.change});
   FolderCache folders(root.fd.get(), root.path);
-  std::size_t renamed = 0;
-  for (const Plan& plan : plans) {
-    result.files.push_back({std::string(plan.shown), plan.change});
-    if (plan.change == FileChange::unchanged) continue;
-    const int dir = folders.get(plan.folder(), plan.shown, unused);
-    const std::string tmp = temporary_name(plan.name(), getpid());
-    if (renameat(dir, tmp.c_str(), dir, plan.name().c_str()) != 0) {
-      const int error = errno;
+  for (std::size_t i = 0; i < written.pending.size(); ++i) {
+    const Plan& plan = *written.pending[i];
+    if (const int error = rename_temporary(folders, plan); error != 0) {
+      for (std::size_t k = i; k < written.pending.size(); ++k)
+        remove_below(root, written.pending[k]->folder(),
+                     temporary_name(written.pending[k]->name(), getpid()), 0);
       std::vector<std::string> done;
-      for (const CommittedFile& f : result.files)
-        if (f.change != FileChange::unchanged && f.path != plan.shown) done.push_back(f.path);
+      for (std::size_t k = 0; k < i; ++k) done.emplace_back(written.pending[k]->shown);
       throw InputError(fmt::format(
           "{}: cannot replace the file ({}); {} of the other files were written before this "
           "failure ({}), the rest are unchanged",
           plan.shown, error_text(error), done.size(), fmt::join(done, ", ")));
     }
-    if (kill_after && ++renamed == *kill_after) raise(SIGKILL);
+    if (kill_after && i + 1 == *kill_after) raise(SIGKILL);
   }
   return result;
 }
@@ -798,12 +808,20 @@ CommitResult FileBatch::commit(bool replace, std::string_view refusal_hint) {
     }
   }
   // 4. The renames: each replaces its target whole.
-  CommitResult result =
-      rename_temporaries(root, plans, journal ? kill_after_renames() : std::nullopt);
-  if (journal) {
+  const auto remove_journal = [&] {
+    if (!journal) return;
     unlinkat(root.fd.get(), kJournalName, 0);
     fsync(root.fd.get());
+  };
+  CommitResult result;
+  try {
+    result =
+        rename_temporaries(root, plans, written, journal ? kill_after_renames() : std::nullopt);
+  } catch (const InputError&) {
+    remove_journal();
+    throw;
   }
+  remove_journal();
   // 5. Temporary files that interrupted runs left in these folders.
   try {
     remove_stale_temporaries(root, plans, result.stale_removed);

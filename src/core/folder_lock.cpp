@@ -19,13 +19,19 @@ namespace attn {
 
 namespace {
 
-// The process id a lock file holds, 0 when it holds none.
+// The process id a lock file holds, 0 when it holds none. The run that holds
+// it writes its id just after taking the lock: an empty file is read again
+// for up to 50 ms.
 long holder_of(int fd) {
-  char text[32] = {};
-  const ssize_t n = pread(fd, text, sizeof text - 1, 0);
-  long pid = 0;
-  if (n > 0) std::from_chars(text, text + n, pid);
-  return pid;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    char text[32] = {};
+    const ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    long pid = 0;
+    if (n > 0) std::from_chars(text, text + n, pid);
+    if (pid > 0) return pid;
+    usleep(1000);
+  }
+  return 0;
 }
 
 [[noreturn]] void refuse_busy(const std::string& folder, long pid) {
@@ -74,10 +80,13 @@ bool still_named(int dir, int fd) {
 
 FolderLock::FolderLock(std::string folder, Missing missing) : folder_(std::move(folder)) {
   struct stat st {};
-  if (stat(folder_.c_str(), &st) != 0) {
-    if (missing == Missing::skip) return;
-    made_ = make_folder(folder_);
-  }
+  const bool found = stat(folder_.c_str(), &st) == 0;
+  // Not a folder (or not there): nothing to lock; the command says why.
+  if ((!found || !S_ISDIR(st.st_mode)) && missing == Missing::skip) return;
+  if (found && !S_ISDIR(st.st_mode))
+    throw InputError(
+        fmt::format("{}: is a file, not a folder; write elsewhere; nothing was written", folder_));
+  if (!found) made_ = make_folder(folder_);
   try {
     acquire();
     finished_ = finish_interrupted_commit(folder_, true);

@@ -335,6 +335,18 @@ pid_t gone_pid() {
   return child;
 }
 
+// A class folder, and elsewhere a victim file with a temporary beside it as a
+// process that is gone would have left it: what a crafted journal aims at.
+struct PlantedVictim {
+  TempDir dir;
+  TempDir elsewhere;
+  pid_t pid = gone_pid();
+  PlantedVictim() {
+    write(elsewhere / "victim.txt", "the victim");
+    write(elsewhere / fmt::format(".victim.txt.tmp-{}", pid).c_str(), "planted");
+  }
+};
+
 }  // namespace
 
 TEST_CASE("finish_interrupted_commit: a journal whose process is gone is rolled forward") {
@@ -386,11 +398,10 @@ TEST_CASE("finish_interrupted_commit: a live run's journal is left alone unless 
 }
 
 TEST_CASE("finish_interrupted_commit: a crafted journal moves nothing outside its folder") {
-  const TempDir dir;
-  const TempDir elsewhere;
-  const pid_t pid = gone_pid();
-  write(elsewhere / "victim.txt", "the victim");
-  write(elsewhere / fmt::format(".victim.txt.tmp-{}", pid).c_str(), "planted");
+  const PlantedVictim planted;
+  const TempDir& dir = planted.dir;
+  const TempDir& elsewhere = planted.elsewhere;
+  const pid_t pid = planted.pid;
   const std::string tail =
       "; it is not a journal attn-trace can complete: if no attn-trace run was interrupted in "
       "this folder, remove the file and run again; nothing was written";
@@ -424,11 +435,10 @@ TEST_CASE("finish_interrupted_commit: a crafted journal moves nothing outside it
 }
 
 TEST_CASE("finish_interrupted_commit: a folder that became a link is not followed") {
-  const TempDir dir;
-  const TempDir elsewhere;
-  const pid_t pid = gone_pid();
-  write(elsewhere / "victim.txt", "the victim");
-  write(elsewhere / fmt::format(".victim.txt.tmp-{}", pid).c_str(), "planted");
+  const PlantedVictim planted;
+  const TempDir& dir = planted.dir;
+  const TempDir& elsewhere = planted.elsewhere;
+  const pid_t pid = planted.pid;
   std::filesystem::create_symlink(elsewhere.path, dir / "s2");
   write(dir / attn::kJournalName,
         fmt::format("attn-trace journal 1\npid {}\ns2/victim.txt\nend\n", pid));
