@@ -10,6 +10,7 @@
 namespace attn {
 
 struct CommitResult;
+class FolderLock;
 
 // What a command reports back to main(): its exit code when it does not
 // throw (0 success, 1 a check or verify found a mismatch, or mark could not
@@ -51,5 +52,9 @@ std::string write_error_message(int error);
 // Names on standard error each temporary file an interrupted run had left and
 // `result`'s commit removed.
 void report_removed_temporaries(const CommitResult& result);
+
+// Says on standard error which interrupted commit `lock` completed, if any
+// (finish_interrupted_commit).
+void report_finished_commit(const FolderLock& lock);
 
 }  // namespace attn

@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/folder_lock.hpp"
 #include "core/i18n.hpp"
 #include "render/escape.hpp"
 #include "teach/answer_template.hpp"
@@ -142,22 +143,27 @@ std::vector<OutputFile> exercise_files(const ExerciseOptions& o,
   return files;
 }
 
-// Refuses a non-empty folder without --force.
+// Refuses a file as --out, before the lock would make the folder.
+void check_out_is_folder(const ExerciseOptions& o) {
+  std::error_code ec;
+  if (std::filesystem::exists(o.out, ec) && !std::filesystem::is_directory(o.out, ec))
+    throw InputError(
+        fmt::format("--out {}: this is a file, not a folder; choose a folder path", o.out));
+}
+
+// Refuses a non-empty folder without --force (its lock file, this run's, aside).
 void check_out_dir(const ExerciseOptions& o) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path out(o.out);
-  if (fs::exists(out, ec)) {
-    if (!fs::is_directory(out, ec))
-      throw InputError(
-          fmt::format("--out {}: this is a file, not a folder; choose a folder path", o.out));
-    if (!fs::is_empty(out, ec) && !o.force)
-      throw InputError(
-          fmt::format("--out {}: the folder is not empty; choose an empty or new "
-                      "folder, or add --force to write into it (files of the same "
-                      "names are replaced, others are left alone)",
-                      o.out));
-  }
+  const auto other = [](const fs::directory_entry& e) {
+    return e.path().filename() != kFolderLockName;
+  };
+  if (!o.force && std::any_of(fs::directory_iterator(o.out, ec), fs::directory_iterator(), other))
+    throw InputError(
+        fmt::format("--out {}: the folder is not empty; choose an empty or new "
+                    "folder, or add --force to write into it (files of the same "
+                    "names are replaced, others are left alone)",
+                    o.out));
 }
 
 void exercise_command(ExerciseOptions& o) {
@@ -181,11 +187,15 @@ void exercise_command(ExerciseOptions& o) {
     return exercise_files(o, exercises);
   }();
 
+  check_out_is_folder(o);
+  // One writer of the folder at a time, from its check to the commit.
+  const FolderLock lock(o.out, FolderLock::Missing::create);
+  report_finished_commit(lock);
   check_out_dir(o);
   // With --force, an answers.toml that is not blank (a student's filled-in
   // answers) is never replaced; a blank one of any variant is.
   std::vector<std::string> kept;  // why, one line per file kept
-  FileBatch batch;
+  FileBatch batch(lock);
   for (const auto& [path, content] : files) {
     const std::string target = (std::filesystem::path(o.out) / path).string();
     std::error_code ec;

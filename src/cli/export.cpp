@@ -29,7 +29,11 @@ struct ExportOptions {
 
 void export_command(const ExportOptions& o) {
   const Lesson lesson = find_lesson(o.lesson);
-  if (!o.out.empty() && !o.force && std::filesystem::exists(o.out))
+  // A symbolic link is refused as such when the script is written, --force or not.
+  std::error_code ec;
+  const std::filesystem::file_status out = std::filesystem::symlink_status(o.out, ec);
+  if (!o.out.empty() && !o.force && std::filesystem::exists(out) &&
+      !std::filesystem::is_symlink(out))
     throw InputError(fmt::format(
         "export: {} exists already; give --force to replace it, or another --out", o.out));
   // The script compares in float64, so the trace is computed in float64 even

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/folder_lock.hpp"
 #include "core/golden.hpp"
 #include "core/i18n.hpp"
 #include "core/lesson_library.hpp"
@@ -59,7 +60,10 @@ void golden_command(const GoldenOptions& o) {
                             lesson.id, other->second->origin, lesson.origin));
 
   const std::unique_ptr<Backend> cpu = make_backend("cpu");
-  FileBatch batch;
+  // One writer of the folder at a time; a golden run killed half way is completed first.
+  const FolderLock lock(o.out, FolderLock::Missing::create);
+  report_finished_commit(lock);
+  FileBatch batch(lock);
   std::vector<std::size_t> step_counts;
   for (const Lesson& lesson : lessons) {
     const Trace trace = run_pipeline(lesson, *cpu);

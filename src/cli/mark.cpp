@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/folder_lock.hpp"
 #include "core/i18n.hpp"
 #include "teach/mark.hpp"
 
@@ -33,6 +34,9 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
   const fs::path dir(o.dir);
   const MarkScheme scheme = o.points.empty() ? MarkScheme{} : read_mark_scheme(o.points);
   const fs::path gradebook = dir / ("marks." + o.format);
+  // One mark of a folder at a time, from reading it to writing into it.
+  const FolderLock lock(o.dir, FolderLock::Missing::skip);
+  report_finished_commit(lock);
   std::vector<StudentMark> marks;
   std::vector<std::pair<fs::path, std::string>> files;
   {
@@ -45,11 +49,11 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
     for (const StudentMark& m : marks)
       files.emplace_back(dir / m.folder / "feedback.md", m.feedback);
   }
-  FileBatch batch;
+  FileBatch batch(lock);
   for (auto& [path, content] : files) batch.add(path.string(), std::move(content));
   const CommitResult result = batch.commit(
-      o.force, fmt::format("They hold an earlier mark: add --force to replace {}, summary.md and "
-                           "the feedback.md files, or move them away",
+      o.force, fmt::format("If they hold an earlier mark, add --force to replace {}, summary.md "
+                           "and the feedback.md files; otherwise move them away",
                            gradebook.filename().string()));
   report_removed_temporaries(result);
 
@@ -69,6 +73,10 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
 }
 
 }  // namespace
+
+void report_finished_commit(const FolderLock& lock) {
+  if (lock.finished()) fmt::print(stderr, "{}\n", describe(*lock.finished()));
+}
 
 void setup_mark(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<MarkOptions>();

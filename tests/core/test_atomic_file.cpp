@@ -15,6 +15,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/folder_lock.hpp"
 
 namespace {
 
@@ -119,7 +120,7 @@ TEST_CASE("FileBatch: creates folders and files, leaves an identical file untouc
     return st.st_ino;
   };
   const ino_t before = inode("same.txt");
-  attn::FileBatch batch;
+  attn::FileBatch batch(dir.path.string());
   batch.add(dir / "a/b/deep.txt", "deep");
   batch.add(dir / "same.txt", "same");
   batch.add(dir / "top.txt", "top");
@@ -149,7 +150,7 @@ TEST_CASE("FileBatch: a file that would change needs replace, and keeps its mode
     batch.add(dir / "old.txt", "new");
     batch.add(dir / "locked.txt", "unlocked?");
   };
-  attn::FileBatch refused;
+  attn::FileBatch refused(dir.path.string());
   fill(refused);
   const std::string message = refusal(refused);
   CHECK(message == fmt::format("2 file(s) would change: {}, {} (read-only, mode 0444); nothing "
@@ -158,7 +159,7 @@ TEST_CASE("FileBatch: a file that would change needs replace, and keeps its mode
   CHECK(tree(dir) == std::vector<std::string>{"locked.txt", "old.txt"});  // no folder "new"
   CHECK(attn::read_file(dir / "old.txt") == "old");
 
-  attn::FileBatch forced;
+  attn::FileBatch forced(dir.path.string());
   fill(forced);
   CHECK(changes(forced.commit(true, "")) ==
         std::vector{FileChange::created, FileChange::replaced, FileChange::replaced});
@@ -174,7 +175,7 @@ TEST_CASE("FileBatch: a file that would change needs replace, and keeps its mode
 TEST_CASE("FileBatch: every target is checked before anything is written") {
   const TempDir dir;
   write(dir / "keep.txt", "keep");
-  attn::FileBatch batch;
+  attn::FileBatch batch(dir.path.string());
   batch.add(dir / "fine.txt", "fine");
   batch.add(dir / "made/also-fine.txt", "fine");
   std::string expected;
@@ -190,20 +191,22 @@ TEST_CASE("FileBatch: every target is checked before anything is written") {
     expected = fmt::format("{}: {} is a file, not a folder; write elsewhere; nothing was written",
                            dir / "keep.txt/x.txt", dir / "keep.txt");
   }
-  SUBCASE("a dangling symbolic link as the folder: named as such, not 'File exists'") {
+  SUBCASE("a dangling symbolic link as a folder below the root: refused as a link") {
     std::filesystem::create_symlink("/nonexistent-attn-folder", dir / "link");
     batch.add(dir / "link/x.txt", "x");
     expected = fmt::format(
-        "{}: the folder {} is a symbolic link to /nonexistent-attn-folder, which does not "
-        "exist; create that folder, remove the link, or write elsewhere; nothing was written",
+        "{}: the folder {} is a symbolic link to /nonexistent-attn-folder, and attn-trace never "
+        "writes through a link: remove the link (or write elsewhere) and run again; nothing was "
+        "written",
         dir / "link/x.txt", dir / "link");
   }
   SUBCASE("a dangling symbolic link as the file") {
     std::filesystem::create_symlink("/nonexistent-attn-folder/x", dir / "dangling.txt");
     batch.add(dir / "dangling.txt", "x");
     expected = dir / "dangling.txt" +
-               ": is a symbolic link to /nonexistent-attn-folder/x, which does not exist; "
-               "remove the link or write elsewhere; nothing was written";
+               ": is a symbolic link to /nonexistent-attn-folder/x, and attn-trace never writes "
+               "through a link: remove the link (or write elsewhere) and run again; nothing was "
+               "written";
   }
   SUBCASE("two entries with one target, however the path is written") {
     batch.add(dir / "made/twice.txt", "1", "a.toml");
@@ -226,7 +229,7 @@ TEST_CASE("FileBatch: every target is checked before anything is written") {
 
 TEST_CASE("FileBatch: a write that fails removes its temporaries and the folders it made") {
   const TempDir dir;
-  attn::FileBatch batch;
+  attn::FileBatch batch(dir.path.string());
   batch.add(dir / "made/first.txt", "first");
   // A name of 250 bytes is allowed, but its temporary `.NAME.tmp-PID` is too long.
   batch.add(dir / ("made/" + std::string(250, 'n')).c_str(), "second");
@@ -251,13 +254,244 @@ TEST_CASE("FileBatch: stale temporaries of its files, of processes that are gone
   const std::string other = fmt::format(".other.txt.tmp-{}", child);
   write(dir / other.c_str(), "another program's");
   write(dir / ".old.txt.tmp-draft", "not a process id");
-  attn::FileBatch batch;
+  attn::FileBatch batch(dir.path.string());
   batch.add(dir / "old.txt", "whole");
   const attn::CommitResult result = batch.commit(false, "");
   CHECK(result.stale_removed == std::vector<std::string>{dir / stale.c_str()});
   std::vector<std::string> expected = {".old.txt.tmp-draft", alive, other, "old.txt"};
   std::sort(expected.begin(), expected.end());
   CHECK(tree(dir) == expected);
+}
+
+TEST_CASE("FileBatch: never writes through a symbolic link below the root, replace or not") {
+  const TempDir dir;
+  const TempDir elsewhere;
+  write(elsewhere / "victim.txt", "the victim");
+  std::string target;
+  std::string expected;
+  SUBCASE("a link as the file, to a file elsewhere") {
+    std::filesystem::create_symlink(elsewhere / "victim.txt", dir / "marks.csv");
+    target = dir / "marks.csv";
+    expected = fmt::format(
+        "{}: is a symbolic link to {}, and attn-trace never writes through a link: remove the "
+        "link (or write elsewhere) and run again; nothing was written",
+        target, elsewhere / "victim.txt");
+  }
+  SUBCASE("a link as a folder below the root (a student's folder)") {
+    std::filesystem::create_symlink(elsewhere.path, dir / "s2");
+    target = dir / "s2/victim.txt";
+    expected = fmt::format(
+        "{}: the folder {} is a symbolic link to {}, and attn-trace never writes through a "
+        "link: remove the link (or write elsewhere) and run again; nothing was written",
+        target, dir / "s2", elsewhere.path.string());
+  }
+  for (const bool replace : {false, true}) {
+    CAPTURE(replace);
+    attn::FileBatch batch(dir.path.string());
+    batch.add(dir / "fine.txt", "fine");
+    batch.add(target, "new marks");
+    CHECK(refusal(batch, replace) == expected);
+    CHECK(attn::read_file(elsewhere / "victim.txt") == "the victim");
+    CHECK(elsewhere.entries() == 1);
+    CHECK(!std::filesystem::exists(dir / "fine.txt"));
+  }
+}
+
+TEST_CASE("FileBatch: the root may be a link, a path that leads out of it is refused") {
+  const TempDir dir;
+  std::filesystem::create_directories(dir.path / "real");
+  std::filesystem::create_symlink(dir.path / "real", dir / "classes");
+  SUBCASE("the folder the user named is a link: written into the folder it leads to") {
+    attn::FileBatch batch(dir / "classes");
+    batch.add(dir / "classes/s1/feedback.md", "feedback");
+    batch.commit(false, "");
+    CHECK(attn::read_file(dir / "real/s1/feedback.md") == "feedback");
+  }
+  SUBCASE("a path with '..' that leaves the root") {
+    attn::FileBatch batch(dir / "real");
+    batch.add(dir / "real/s1/../../outside.txt", "x");
+    CHECK(refusal(batch, true) ==
+          fmt::format("{}: is outside the folder {} that this command writes; write inside it; "
+                      "nothing was written",
+                      dir / "real/s1/../../outside.txt", dir / "real"));
+    CHECK(!std::filesystem::exists(dir / "outside.txt"));
+  }
+  SUBCASE("an absolute path elsewhere") {
+    attn::FileBatch batch(dir / "real");
+    batch.add("/tmp/attn-never-written.txt", "x");
+    CHECK(refusal(batch, true).starts_with("/tmp/attn-never-written.txt: is outside the folder"));
+    CHECK(!std::filesystem::exists("/tmp/attn-never-written.txt"));
+  }
+}
+
+namespace {
+
+// A process id that is gone.
+pid_t gone_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+  return child;
+}
+
+// A class folder, and elsewhere a victim file with a temporary beside it as a
+// process that is gone would have left it: what a crafted journal aims at.
+struct PlantedVictim {
+  TempDir dir;
+  TempDir elsewhere;
+  pid_t pid = gone_pid();
+  PlantedVictim() {
+    write(elsewhere / "victim.txt", "the victim");
+    write(elsewhere / fmt::format(".victim.txt.tmp-{}", pid).c_str(), "planted");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("finish_interrupted_commit: a journal whose process is gone is rolled forward") {
+  const TempDir dir;
+  const pid_t pid = gone_pid();
+  // As a run killed after its first rename leaves the folder: a.txt renamed,
+  // s1/b.txt and s1/c.txt still temporaries, d.txt's temporary gone too.
+  std::filesystem::create_directories(dir.path / "s1");
+  write(dir / "a.txt", "new a");
+  write(dir / "s1/b.txt", "old b");
+  write(dir / fmt::format("s1/.b.txt.tmp-{}", pid).c_str(), "new b");
+  write(dir / fmt::format("s1/.c.txt.tmp-{}", pid).c_str(), "new c");
+  write(dir / attn::kJournalName,
+        fmt::format("attn-trace journal 1\npid {}\na.txt\ns1/b.txt\ns1/c.txt\nd.txt\nend\n", pid));
+  const std::optional<attn::FinishedCommit> done =
+      attn::finish_interrupted_commit(dir.path.string(), false);
+  REQUIRE(done);
+  CHECK(done->pid == pid);
+  CHECK(done->journal == dir / attn::kJournalName);
+  CHECK(done->renamed == std::vector<std::string>{dir / "s1/b.txt", dir / "s1/c.txt"});
+  CHECK(done->in_place == 1);
+  CHECK(done->lost == std::vector<std::string>{dir / "d.txt"});
+  CHECK(attn::read_file(dir / "s1/b.txt") == "new b");
+  CHECK(attn::read_file(dir / "s1/c.txt") == "new c");
+  CHECK(tree(dir) == std::vector<std::string>{"a.txt", "s1", "s1/b.txt", "s1/c.txt"});
+  CHECK(attn::describe(*done) ==
+        fmt::format("attn-trace: completed the interrupted run (pid {}) that {} names: 2 file(s) "
+                    "it had written put in place, 1 it had put in place itself; 1 file(s) it "
+                    "named were neither written nor left to rename: {}",
+                    pid, dir / attn::kJournalName, dir / "d.txt"));
+  // Nothing left to do.
+  CHECK(!attn::finish_interrupted_commit(dir.path.string(), false));
+}
+
+TEST_CASE("finish_interrupted_commit: a live run's journal is left alone unless the lock is held") {
+  const TempDir dir;
+  const std::string journal =
+      fmt::format("attn-trace journal 1\npid {}\na.txt\nend\n", ::getppid());
+  write(dir / attn::kJournalName, journal);
+  write(dir / fmt::format(".a.txt.tmp-{}", ::getppid()).c_str(), "new a");
+  CHECK(!attn::finish_interrupted_commit(dir.path.string(), false));
+  CHECK(attn::read_file(dir / attn::kJournalName) == journal);
+  // Holding the folder's lock, no other run can be writing it: the journal is stale.
+  const std::optional<attn::FinishedCommit> done =
+      attn::finish_interrupted_commit(dir.path.string(), true);
+  REQUIRE(done);
+  CHECK(attn::read_file(dir / "a.txt") == "new a");
+  CHECK(tree(dir) == std::vector<std::string>{"a.txt"});
+}
+
+TEST_CASE("finish_interrupted_commit: a crafted journal moves nothing outside its folder") {
+  const PlantedVictim planted;
+  const TempDir& dir = planted.dir;
+  const TempDir& elsewhere = planted.elsewhere;
+  const pid_t pid = planted.pid;
+  const std::string tail =
+      "; it is not a journal attn-trace can complete: if no attn-trace run was interrupted in "
+      "this folder, remove the file and run again; nothing was written";
+  const std::string shown = dir / attn::kJournalName;
+  std::string expected;
+  SUBCASE("a path out of the folder") {
+    write(shown, fmt::format("attn-trace journal 1\npid {}\n../{}/victim.txt\nend\n", pid,
+                             elsewhere.path.filename().string()));
+    expected = fmt::format("{}: line 3: not a plain path inside the folder: ../{}/victim.txt{}",
+                           shown, elsewhere.path.filename().string(), tail);
+  }
+  SUBCASE("an absolute path") {
+    write(shown,
+          fmt::format("attn-trace journal 1\npid {}\n{}\nend\n", pid, elsewhere / "victim.txt"));
+    expected = fmt::format("{}: line 3: not a plain path inside the folder: {}{}", shown,
+                           elsewhere / "victim.txt", tail);
+  }
+  SUBCASE("the journal is a symbolic link") {
+    write(elsewhere / "journal", fmt::format("attn-trace journal 1\npid {}\nend\n", pid));
+    std::filesystem::create_symlink(elsewhere / "journal", shown);
+    expected = fmt::format("{}: is a symbolic link to {}{}", shown, elsewhere / "journal", tail);
+  }
+  SUBCASE("cut short") {
+    write(shown, fmt::format("attn-trace journal 1\npid {}\na.txt\n", pid));
+    expected = shown + ": no 'end' line: it is cut short" + tail;
+  }
+  CHECK_THROWS_WITH_AS(attn::finish_interrupted_commit(dir.path.string(), true), expected.c_str(),
+                       attn::InputError);
+  CHECK(attn::read_file(elsewhere / "victim.txt") == "the victim");
+  CHECK(std::filesystem::exists(std::filesystem::symlink_status(shown)));  // left for the user
+}
+
+TEST_CASE("finish_interrupted_commit: a folder that became a link is not followed") {
+  const PlantedVictim planted;
+  const TempDir& dir = planted.dir;
+  const TempDir& elsewhere = planted.elsewhere;
+  const pid_t pid = planted.pid;
+  std::filesystem::create_symlink(elsewhere.path, dir / "s2");
+  write(dir / attn::kJournalName,
+        fmt::format("attn-trace journal 1\npid {}\ns2/victim.txt\nend\n", pid));
+  const std::optional<attn::FinishedCommit> done =
+      attn::finish_interrupted_commit(dir.path.string(), true);
+  REQUIRE(done);
+  CHECK(done->renamed.empty());
+  CHECK(done->lost == std::vector<std::string>{dir / "s2/victim.txt"});
+  CHECK(attn::read_file(elsewhere / "victim.txt") == "the victim");
+  CHECK(elsewhere.entries() == 2);
+}
+
+TEST_CASE("FileBatch: a commit killed during its renames is completed by the next lock") {
+  const TempDir dir;
+  const auto fill = [&](attn::FileBatch& batch, const char* run) {
+    for (const char* name : {"s1/lesson.toml", "s1/answers.toml", "s2/lesson.toml", "index.md"})
+      batch.add(dir / name, fmt::format("{} of run {}", name, run));
+  };
+  {
+    const attn::FolderLock lock(dir.path.string(), attn::FolderLock::Missing::create);
+    attn::FileBatch batch(lock);
+    fill(batch, "1");
+    batch.commit(false, "");
+  }
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::setenv("ATTN_TRACE_TEST_KILL_AFTER_RENAMES", "2", 1);
+    const attn::FolderLock lock(dir.path.string(), attn::FolderLock::Missing::create);
+    attn::FileBatch batch(lock);
+    fill(batch, "2");
+    batch.commit(true, "");
+    ::_exit(0);  // not reached: killed after its second rename
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  // Killed half way: two files of run 2, two of run 1, and the journal.
+  CHECK(attn::read_file(dir / "s1/lesson.toml") == "s1/lesson.toml of run 2");
+  CHECK(attn::read_file(dir / "s2/lesson.toml") == "s2/lesson.toml of run 1");
+  CHECK(std::filesystem::exists(dir / attn::kJournalName));
+  const attn::FolderLock next(dir.path.string(), attn::FolderLock::Missing::create);
+  REQUIRE(next.finished());
+  CHECK(next.finished()->pid == child);
+  CHECK(next.finished()->renamed ==
+        std::vector<std::string>{dir / "s2/lesson.toml", dir / "index.md"});
+  CHECK(next.finished()->in_place == 2);
+  for (const char* name : {"s1/lesson.toml", "s1/answers.toml", "s2/lesson.toml", "index.md"})
+    CHECK(attn::read_file(dir / name) == fmt::format("{} of run 2", name));
+  // The lock file (the killed run's, taken over) and nothing else beside the files.
+  CHECK(tree(dir) == std::vector<std::string>{attn::kFolderLockName, "index.md", "s1",
+                                              "s1/answers.toml", "s1/lesson.toml", "s2",
+                                              "s2/lesson.toml"});
 }
 
 TEST_CASE("read_file: a folder or a missing file is an InputError naming the path") {
