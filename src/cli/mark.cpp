@@ -47,7 +47,7 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
     files = {{gradebook, o.format == "json" ? marks_json(marks) : marks_csv(marks)},
              {dir / "summary.md", class_summary(marks)}};
     for (const StudentMark& m : marks)
-      files.emplace_back(dir / m.folder / "feedback.md", m.feedback);
+      if (!m.linked) files.emplace_back(dir / m.folder / "feedback.md", m.feedback);
   }
   FileBatch batch(lock);
   for (auto& [path, content] : files) batch.add(path.string(), std::move(content));
@@ -65,7 +65,7 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
       "marked {} of {} student(s) in {:.1f} s; wrote {}, {} and {} "
       "feedback.md\n",
       marked, marks.size(), seconds, gradebook.string(), (dir / "summary.md").string(),
-      marks.size());
+      files.size() - 2);
   for (const StudentMark& m : marks)
     if (!m.problem.empty()) out += fmt::format("not marked: {}: {}\n", m.folder, m.problem);
   write_report(out);
@@ -75,7 +75,7 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
 }  // namespace
 
 void report_finished_commit(const FolderLock& lock) {
-  if (lock.finished()) fmt::print(stderr, "{}\n", describe(*lock.finished()));
+  if (lock.finished()) print_note(describe(*lock.finished()));
 }
 
 void setup_mark(CLI::App& app, CommandContext& context) {

@@ -685,6 +685,23 @@ MarkScheme read_mark_scheme(const std::string& path) {
   return scheme;
 }
 
+// Why the student's folder, or a file of it that mark reads or writes, is a
+// symbolic link ("" when none is): mark neither reads nor writes through one,
+// and one student's link does not stop the class (its feedback is not written).
+std::string linked_problem(const fs::path& dir) {
+  for (const fs::path& path : {dir, dir / kLessonFile, dir / kAnswersFile, dir / "feedback.md"}) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(path, ec))) continue;
+    const fs::path to = fs::read_symlink(path, ec);
+    return fmt::format(
+        "{} is a symbolic link to {}: mark reads and writes a student's folder only as real "
+        "files and folders; replace the link with what it points to, then mark again (no "
+        "feedback.md was written)",
+        path.string(), ec ? std::string("?") : to.string());
+  }
+  return "";
+}
+
 StudentMark mark_student(const fs::path& class_dir, const RosterEntry& entry,
                          const MarkScheme& scheme) {
   StudentMark m;
@@ -693,6 +710,11 @@ StudentMark mark_student(const fs::path& class_dir, const RosterEntry& entry,
   m.variant = entry.variant;
   const fs::path dir = class_dir / entry.folder;
   const std::string shown_dir = dir.string();
+  m.problem = linked_problem(dir);
+  if (!m.problem.empty()) {
+    m.linked = true;
+    return m;
+  }
   // The lesson first, checked against the roster: without it there is nothing to mark against.
   std::optional<Lesson> lesson = checked_lesson(dir, entry, m);
   if (!lesson) {

@@ -55,6 +55,7 @@ struct StudentMark {
   std::string mistake;             // the diagnosis of the first wrong value, "" when none is named
   std::set<std::string> mistakes;  // every mistake behind a wrong or rounded value
   std::string problem;             // why the folder could not be marked ("" when it was)
+  bool linked = false;  // problem: the folder or one of its files is a symbolic link (no feedback)
   bool tampered = false;       // problem: lesson.toml is not what exercise wrote for this student
   std::string fingerprint;     // lesson_fingerprint of the folder's lesson.toml
   std::string lesson_student;  // the student its lesson.toml names

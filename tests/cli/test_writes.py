@@ -60,22 +60,42 @@ def test_planted_links(tmp):
     check(exercise(cls, 7, 3).returncode == 0, "exercise writes the class")
     first = run("mark", str(cls))
     check(first.returncode in (0, 1), f"a first mark: {first.returncode} {first.stderr}")
-    s2 = folders(cls)[1]
-    for name, target in (("marks.csv", cls / "marks.csv"),
-                         ("feedback.md", cls / s2 / "feedback.md")):
-        (victim / name).write_bytes(b"the victim's own " + name.encode())
-        target.unlink()
-        text = f"../victim/{name}" if name == "marks.csv" else f"../../victim/{name}"
-        target.symlink_to(text)
-        before = tree(cls)
-        for force in ([], ["--force"]):
-            r = run("mark", str(cls), "--points", str(points(tmp)), *force)
-            refused_link(r, target, text, f"mark {' '.join(force)} with {name} a link")
-            check((victim / name).read_bytes() == b"the victim's own " + name.encode(),
-                  f"mark {force}: the victim of {name} unchanged")
-            check(tree(cls) == before and target.is_symlink(),
-                  f"mark {force}: nothing in the class changed")
-        target.unlink()
+    s1, s2, s3 = folders(cls)
+    name, target = "marks.csv", cls / "marks.csv"
+    (victim / name).write_bytes(b"the victim's own " + name.encode())
+    target.unlink()
+    text = f"../victim/{name}"
+    target.symlink_to(text)
+    before = tree(cls)
+    for force in ([], ["--force"]):
+        r = run("mark", str(cls), "--points", str(points(tmp)), *force)
+        refused_link(r, target, text, f"mark {' '.join(force)} with {name} a link")
+        check((victim / name).read_bytes() == b"the victim's own " + name.encode(),
+              f"mark {force}: the victim of {name} unchanged")
+        check(tree(cls) == before and target.is_symlink(),
+              f"mark {force}: nothing in the class changed")
+    target.unlink()
+    # A student's own feedback.md or answers.toml made a link (what a student
+    # who can write only in their folder can do): that student is not marked
+    # and gets no feedback; the rest of the class is marked and written.
+    (victim / "feedback.md").write_bytes(b"the victim's own feedback.md")
+    (cls / s2 / "feedback.md").unlink()
+    (cls / s2 / "feedback.md").symlink_to("../../victim/feedback.md")
+    (cls / s3 / "answers.toml").unlink()
+    (cls / s3 / "answers.toml").symlink_to(f"../{s1}/answers.toml")
+    r = run("mark", str(cls), "--force")
+    check(r.returncode == 1 and f"not marked: {s2}: {cls / s2 / 'feedback.md'} is a symbolic link "
+          "to ../../victim/feedback.md: mark reads and writes a student's folder only as real "
+          "files and folders" in r.stdout
+          and f"not marked: {s3}: {cls / s3 / 'answers.toml'} is a symbolic link to "
+          f"../{s1}/answers.toml" in r.stdout and "marked 1 of 3" in r.stdout,
+          f"mark with a student's feedback.md and another's answers.toml links: exit 1, those two "
+          f"not marked: {r.returncode} {r.stdout} {r.stderr}")
+    check((victim / "feedback.md").read_bytes() == b"the victim's own feedback.md"
+          and (cls / s2 / "feedback.md").is_symlink() and (cls / s1 / "feedback.md").is_file()
+          and "symbolic link" in (cls / "marks.csv").read_text(encoding="utf-8-sig"),
+          "the linked feedback.md's victim unchanged, the others' feedback and marks.csv written")
+    (cls / s2 / "feedback.md").unlink()
     check(not (cls / ".attn-trace.lock").exists() and not (cls / ".attn-trace.journal").exists(),
           "a run leaves no lock file and no journal behind")
 
@@ -126,17 +146,19 @@ def test_linked_student_folder(tmp):
     check(tree(elsewhere) == away and tree(cls) == before,
           "exercise --force: nothing written, here or where the link leads")
     r = run("mark", str(cls), "--force")
-    check(r.returncode == 2 and f"the folder {cls / s2} is a symbolic link to {elsewhere}, {LINK}"
-          in r.stderr, f"mark --force with a linked student folder: exit 2: {r.stderr}")
+    check(r.returncode == 1 and f"not marked: {s2}: {cls / s2} is a symbolic link to {elsewhere}: "
+          in r.stdout, f"mark --force with a linked student folder: that student not marked: "
+          f"{r.returncode} {r.stdout} {r.stderr}")
     check(tree(elsewhere) == away and not (elsewhere / "feedback.md").exists()
-          and not (cls / "marks.csv").exists(), "mark: no feedback.md where the link leads")
+          and (cls / "marks.csv").exists(), "mark: no feedback.md where the link leads, the "
+          "class marked")
     # The folder the user names may itself be a link (a teacher's ~/classes).
     top = tmp / "top-link"
     top.symlink_to(cls)
     (cls / s2).unlink()
     shutil.move(str(elsewhere), str(cls / s2))
-    r = run("mark", str(top))
-    check(r.returncode in (0, 1) and (cls / "marks.csv").exists(),
+    r = run("mark", str(top), "--force")
+    check(r.returncode in (0, 1) and (cls / s2 / "feedback.md").is_file(),
           f"mark through a link the user named: written where it leads: {r.returncode} {r.stderr}")
 
 
