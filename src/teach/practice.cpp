@@ -272,12 +272,14 @@ std::string PracticeSession::answers_toml() const {
       "# attn-trace practice: {}. The answers given so far, as `attn-trace verify {} --answers "
       "THIS_FILE` reads them;\n# the `# practice:` lines are the session's own record.\n",
       lesson_.id, lesson_.id);
-  out += fmt::format("# practice: cells {}\n", options_.cells);
+  out += fmt::format("# practice: cells {}\n# practice: position {}\n", options_.cells,
+                     position_);
   for (const std::string& id : options_.steps) out += fmt::format("# practice: step {}\n", id);
   // Every record up to the last one touched: the order asked is kept.
   std::size_t last = 0;
   for (std::size_t k = 0; k < records_.size(); ++k)
-    if (records_[k].state != CellState::pending || records_[k].hints > 0 || k <= position_)
+    if (records_[k].state != CellState::pending || records_[k].hints > 0 ||
+        records_[k].follow_up || k <= position_)
       last = k + 1;
   for (std::size_t k = 0; k < std::min(last, records_.size()); ++k) {
     const PracticeRecord& r = records_[k];
@@ -453,13 +455,16 @@ namespace {
 struct SavedSession {
   std::vector<std::string> steps;
   std::optional<std::size_t> cells;
+  std::optional<std::size_t> position;  // the cell asked when it was saved
   std::vector<PracticeRecord> records;
 };
 
 SavedSession read_saved(std::string_view saved, const std::string& origin, const Trace& truth) {
   SavedSession s;
   for (const std::string_view line : text_lines(saved)) {
-    if (line.starts_with("# practice: cells "))
+    if (line.starts_with("# practice: position "))
+      s.position = std::strtoul(std::string(line.substr(21)).c_str(), nullptr, 10);
+    else if (line.starts_with("# practice: cells "))
       s.cells = std::strtoul(std::string(line.substr(18)).c_str(), nullptr, 10);
     else if (line.starts_with("# practice: step "))
       s.steps.emplace_back(line.substr(17));
@@ -507,11 +512,15 @@ void PracticeSession::restore(std::string_view saved, const std::string& origin)
         std::any_of(steps_.begin(), steps_.end(),
                     [&](const Step* step) { return step->id == r.cell.step; }))
       records_.push_back(r);
+  const bool kept_all = records_.size() == s.records.size();
   for (const PracticeCell& cell : base_plan())
     if (std::none_of(records_.begin(), records_.end(),
                      [&](const PracticeRecord& r) { return r.cell == cell; }))
       records_.push_back({.cell = cell});
+  // Where the learner was, when that cell is still there; else the first to answer.
   position_ = records_.size();
+  if (s.position && *s.position < s.records.size() && kept_all)
+    position_ = *s.position;
   for (std::size_t k = 0; k < records_.size() && position_ == records_.size(); ++k)
     if (records_[k].state == CellState::pending) position_ = k;
 }
