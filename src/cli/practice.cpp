@@ -143,18 +143,17 @@ std::string given_text(const Lesson& lesson, const Trace& truth, const Screen& s
     if (step.made.op == Op::given) options.steps.push_back(step.id);
   std::string out = render_text(lesson, truth, options);
   if (arma::any(arma::vectorise(truth.mask)))
-    out += "\n" + screen.paragraph(tr_format(
-                      "mask: {} cells are masked ({}); `attn-trace run {}` shows which",
-                      arma::accu(truth.mask != 0u), lesson.causal ? tr("causal") : tr("given"),
-                      lesson.id));
+    out += "\n" + screen.paragraph(
+                      tr_format("mask: {} cells are masked ({}); `attn-trace run {}` shows which",
+                                arma::accu(truth.mask != 0u),
+                                lesson.causal ? tr("causal") : tr("given"), lesson.id));
   return out;
 }
 
 std::string step_intro(const PracticeSession& s, const Step& step, const Screen& screen) {
   const StepFormula f = step_formula(s.lesson(), s.truth(), step, language());
   return "\n" + screen.paragraph(fmt::format("── {} · {}", step.id, step_display_name(step))) +
-         screen.paragraph(f.text, "  ") +
-         screen.paragraph(tr_format("shapes: {}", f.shapes), "  ");
+         screen.paragraph(f.text, "  ") + screen.paragraph(tr_format("shapes: {}", f.shapes), "  ");
 }
 
 std::string help_text(const Screen& screen) {
@@ -192,9 +191,9 @@ std::string mark_text(const PracticeSession& s, const CellMark& m, const Screen&
     case Verdict::wrong:
     case Verdict::missing:
       line(screen.verdict(c.verdict) +
-           (m.diagnosis ? tr_format(" — mistake: {}: {}", m.diagnosis->label,
-                                    m.diagnosis->detail.shown())
-                        : std::string(tr(" — none of the common mistakes gives this value"))));
+           (m.diagnosis
+                ? tr_format(" — mistake: {}: {}", m.diagnosis->label, m.diagnosis->detail.shown())
+                : std::string(tr(" — none of the common mistakes gives this value"))));
       if (m.diagnosis) {
         line(tr_format("why: {}", tr(m.diagnosis->why)));
         line(tr_format("see: attn-trace run {}", m.diagnosis->lesson));
@@ -202,10 +201,9 @@ std::string mark_text(const PracticeSession& s, const CellMark& m, const Screen&
   }
   if (!c.note.empty()) line(tr(c.note));
   if (m.follow_up_added)
-    line(tr_format("One more cell of {} comes next, to see whether you have it now.",
-                   m.asked.step));
-  if (c.verdict == Verdict::wrong)
-    line(tr("Try again, or: h a hint · s skip · ? help"));
+    line(
+        tr_format("One more cell of {} comes next, to see whether you have it now.", m.asked.step));
+  if (c.verdict == Verdict::wrong) line(tr("Try again, or: h a hint · s skip · ? help"));
   return out;
 }
 
@@ -220,20 +218,20 @@ std::string summary_text(const PracticeSession& s, const std::string& lesson_arg
                 sum.asked, sum.answered, sum.skipped, sum.right_first, sum.hints,
                 sum.cells_with_hints),
       "  ");
-  if (!sum.mistakes.empty()) out += screen.paragraph(tr("Mistakes named, and what to reread:"), "  ");
+  if (!sum.mistakes.empty())
+    out += screen.paragraph(tr("Mistakes named, and what to reread:"), "  ");
   for (const PracticeSummary::Mistake& m : sum.mistakes)
-    out += screen.paragraph(
-        tr_format("{}: {} — attn-trace run {}; docs/answers-format.md, Diagnoses",
-                  cell_name(s.truth(), m.cell), m.label, m.lesson),
-        "    ");
+    out +=
+        screen.paragraph(tr_format("{}: {} — attn-trace run {}; docs/answers-format.md, Diagnoses",
+                                   cell_name(s.truth(), m.cell), m.label, m.lesson),
+                         "    ");
   const VerifyReport& r = sum.report;
   out += screen.paragraph(
       tr_format("Your answers file as verify marks it now: {} ok · {} carried · {} rounded · {} "
                 "imprecise · {} wrong",
                 r.ok, r.carried, r.rounded, r.imprecise, r.wrong),
       "  ");
-  out += screen.paragraph(
-      tr_format("attn-trace verify {} --answers {}", lesson_arg, path), "    ");
+  out += screen.paragraph(tr_format("attn-trace verify {} --answers {}", lesson_arg, path), "    ");
   if (!s.finished())
     out += screen.paragraph(
         tr_format("To go on where you stopped: attn-trace practice {}", lesson_arg), "  ");
@@ -289,9 +287,9 @@ void practise(PracticeSession& s, const std::string& path, const Screen& screen)
 
 void practice_command(const PracticeCommandOptions& o) {
   if (o.format == "html")
-    throw InputError(std::string(tr(
-        "practice --format html: the page is not yet available; practise in the terminal "
-        "(without --format) for now (docs/practice.md)")));
+    throw InputError(std::string(
+        tr("practice --format html: the page is not yet available; practise in the terminal "
+           "(without --format) for now (docs/practice.md)")));
   const Lesson lesson = lesson_to_practise(o.lesson);
   const std::unique_ptr<Backend> backend = make_backend("cpu");
   PracticeSession s(lesson, *backend, {.steps = o.steps, .cells = o.cells});

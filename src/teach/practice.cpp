@@ -191,7 +191,8 @@ std::vector<std::string> equation_parts(const std::string& text) {
 
 std::string joined_parts(const std::vector<std::string>& parts, std::size_t count) {
   std::string out;
-  for (std::size_t k = 0; k < std::min(count, parts.size()); ++k) out += (k ? " = " : "") + parts[k];
+  for (std::size_t k = 0; k < std::min(count, parts.size()); ++k)
+    out += (k ? " = " : "") + parts[k];
   return out;
 }
 
@@ -240,8 +241,8 @@ std::vector<PracticeCell> PracticeSession::cells_in_order(const Step& step) cons
     const PracticeCell cell{step.id, r, c};
     if (std::find(cells.begin(), cells.end(), cell) == cells.end()) cells.push_back(cell);
   };
-  const bool attention = attention_shaped(step) && truth_.mask.n_rows == n &&
-                         truth_.mask.n_cols == m;
+  const bool attention =
+      attention_shaped(step) && truth_.mask.n_rows == n && truth_.mask.n_cols == m;
   if (attention && step.kind != StepKind::scores && step.kind != StepKind::scaled) {
     const arma::uvec masked = arma::find(truth_.mask);
     if (!masked.empty()) add(masked(0) % n, masked(0) / n);  // column-major index
@@ -272,14 +273,13 @@ std::string PracticeSession::answers_toml() const {
       "# attn-trace practice: {}. The answers given so far, as `attn-trace verify {} --answers "
       "THIS_FILE` reads them;\n# the `# practice:` lines are the session's own record.\n",
       lesson_.id, lesson_.id);
-  out += fmt::format("# practice: cells {}\n# practice: position {}\n", options_.cells,
-                     position_);
+  out += fmt::format("# practice: cells {}\n# practice: position {}\n", options_.cells, position_);
   for (const std::string& id : options_.steps) out += fmt::format("# practice: step {}\n", id);
   // Every record up to the last one touched: the order asked is kept.
   std::size_t last = 0;
   for (std::size_t k = 0; k < records_.size(); ++k)
-    if (records_[k].state != CellState::pending || records_[k].hints > 0 ||
-        records_[k].follow_up || k <= position_)
+    if (records_[k].state != CellState::pending || records_[k].hints > 0 || records_[k].follow_up ||
+        k <= position_)
       last = k + 1;
   for (std::size_t k = 0; k < std::min(last, records_.size()); ++k) {
     const PracticeRecord& r = records_[k];
@@ -307,9 +307,9 @@ CellMark PracticeSession::answer(std::string_view typed_text) {
   std::string typed(typed_text);
   std::erase_if(typed, [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
   const auto not_a_number = [&] {
-    return InputError(tr_format(
-        "'{}' is not a number; type a number such as 1.68, 0.50 or -inf (or ? for help)",
-        typed_text));
+    return InputError(
+        tr_format("'{}' is not a number; type a number such as 1.68, 0.50 or -inf (or ? for help)",
+                  typed_text));
   };
   if (!number_characters(typed)) throw not_a_number();
   std::vector<PracticeRecord> with = records_;
@@ -395,16 +395,14 @@ Hint PracticeSession::hint() {
   // The learner's own numbers for the earlier steps (carried forward), the
   // true ones elsewhere, as verify carries them.
   Overrides own;
-  const auto index_of = [&](const std::string& id) {
-    return &truth_.at(id) - truth_.steps.data();
-  };
+  const auto index_of = [&](const std::string& id) { return &truth_.at(id) - truth_.steps.data(); };
   for (const Answer& a : parsed_answers(records_)) {
     if (index_of(a.step) >= index_of(r.cell.step) || a.values[0][0].blank) continue;
     const Step& s = truth_.at(a.step);
-    StepOverride& o = own.try_emplace(a.step, StepOverride{s.value, arma::umat(s.value.n_rows,
-                                                                               s.value.n_cols,
-                                                                               arma::fill::zeros)})
-                          .first->second;
+    StepOverride& o =
+        own.try_emplace(a.step, StepOverride{s.value, arma::umat(s.value.n_rows, s.value.n_cols,
+                                                                 arma::fill::zeros)})
+            .first->second;
     o.value(a.where.row, a.where.col) = a.values[0][0].value;
     o.given(a.where.row, a.where.col) = 1;
   }
@@ -473,8 +471,8 @@ SavedSession read_saved(std::string_view saved, const std::string& origin, const
   }
   const std::vector<Answer> answers = parse_answers(saved, origin, truth);
   const auto start_over = [&](const std::string& why) {
-    return InputError(tr_format("{}: {}; correct the file, or start over with --restart", origin,
-                                why));
+    return InputError(
+        tr_format("{}: {}; correct the file, or start over with --restart", origin, why));
   };
   std::size_t next = 0;
   for (PracticeRecord& r : s.records) {
@@ -486,14 +484,15 @@ SavedSession read_saved(std::string_view saved, const std::string& origin, const
     if (next >= answers.size() || answers[next].step != r.cell.step ||
         answers[next].where.kind != CellSelector::Kind::cell ||
         answers[next].where.row != r.cell.row || answers[next].where.col != r.cell.col)
-      throw start_over(tr_format("the [[answer]] after the practice record of {}[{}, {}] is not "
-                                 "that cell's",
-                                 r.cell.step, r.cell.row, r.cell.col));
+      throw start_over(
+          tr_format("the [[answer]] after the practice record of {}[{}, {}] is not "
+                    "that cell's",
+                    r.cell.step, r.cell.row, r.cell.col));
     r.typed = typed_value(saved, answers[next++].values_line);
   }
   if (next != answers.size())
-    throw start_over(tr_format("line {}: an [[answer]] without its practice record",
-                               answers[next].line));
+    throw start_over(
+        tr_format("line {}: an [[answer]] without its practice record", answers[next].line));
   return s;
 }
 
@@ -519,8 +518,7 @@ void PracticeSession::restore(std::string_view saved, const std::string& origin)
       records_.push_back({.cell = cell});
   // Where the learner was, when that cell is still there; else the first to answer.
   position_ = records_.size();
-  if (s.position && *s.position < s.records.size() && kept_all)
-    position_ = *s.position;
+  if (s.position && *s.position < s.records.size() && kept_all) position_ = *s.position;
   for (std::size_t k = 0; k < records_.size() && position_ == records_.size(); ++k)
     if (records_[k].state == CellState::pending) position_ = k;
 }

@@ -41,11 +41,11 @@ enum class CellState { pending, answered, skipped };
 struct PracticeRecord {
   PracticeCell cell;
   CellState state = CellState::pending;
-  std::string typed{};                   // the answer as the learner typed it (answered)
-  int hints = 0;                         // rungs of the hint ladder taken, 0 to 3
+  std::string typed{};                     // the answer as the learner typed it (answered)
+  int hints = 0;                           // rungs of the hint ladder taken, 0 to 3
   std::optional<Verdict> first_verdict{};  // the verdict of the first answer given
-  std::string first_mistake{};           // the mistake named at the first answer, or ""
-  bool follow_up = false;                // asked after a named mistake in its step
+  std::string first_mistake{};             // the mistake named at the first answer, or ""
+  bool follow_up = false;                  // asked after a named mistake in its step
 };
 
 struct PracticeOptions {
@@ -55,11 +55,11 @@ struct PracticeOptions {
 
 // The marking of one answer: verify's verdict of the cell, on every answer so far.
 struct CellMark {
-  PracticeCell asked;                       // the cell answered
-  AnswerCell cell{};                        // status, expected value, diagnoses, own working
-  std::optional<Diagnosis> diagnosis{};     // the mistake named, when there is one
+  PracticeCell asked;                         // the cell answered
+  AnswerCell cell{};                          // status, expected value, diagnoses, own working
+  std::optional<Diagnosis> diagnosis{};       // the mistake named, when there is one
   std::vector<CarriedSource> carried_from{};  // carried: the learner's earlier values used
-  bool follow_up_added = false;             // a named mistake: one more cell of the step is asked
+  bool follow_up_added = false;               // a named mistake: one more cell of the step is asked
 };
 
 // One rung of the hint ladder: 1 the formula with the learner's own numbers
@@ -71,11 +71,11 @@ struct Hint {
 
 // The end of a session.
 struct PracticeSummary {
-  std::size_t asked = 0;           // cells asked
-  std::size_t answered = 0;        // cells answered (not skipped)
-  std::size_t skipped = 0;         // cells skipped
-  std::size_t right_first = 0;     // ok or carried at the first answer
-  std::size_t hints = 0;           // hint rungs taken, all cells together
+  std::size_t asked = 0;        // cells asked
+  std::size_t answered = 0;     // cells answered (not skipped)
+  std::size_t skipped = 0;      // cells skipped
+  std::size_t right_first = 0;  // ok or carried at the first answer
+  std::size_t hints = 0;        // hint rungs taken, all cells together
   std::size_t cells_with_hints = 0;
   struct Mistake {
     PracticeCell cell;
