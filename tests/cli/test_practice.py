@@ -211,7 +211,7 @@ check(f"attn-trace · {first}" in out7, f"the default lesson is the course's fir
 # 6. --lang zh throughout.
 out8, _ = converse(["river-bank", "--restart", "--lang", "zh", "--step", "head0.scores"],
                    lambda *a: None)
-check("输入" in out8 or "提示" in out8, f"--lang zh: the help line in Chinese\n{out8[-400:]}")
+check("个单元格；进度保存在" in out8 and "── 目前的小结" in out8, f"--lang zh: practice in Chinese\n{out8[-400:]}")
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
