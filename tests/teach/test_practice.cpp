@@ -66,7 +66,7 @@ TEST_CASE("practice: each step's cells include a masked cell, a diagonal cell an
   CHECK(cell_name(t, s.records()[0].cell) == "head0.masked[<s>, The]");
 }
 
-TEST_CASE("practice: the default steps are the computed ones but copies; a given step is refused") {
+TEST_CASE("practice: the default steps are the computed ones but copies, a given step is refused") {
   Fixture f("river-bank");
   PracticeSession s(f.lesson, *f.backend, {});
   std::vector<std::string> ids;
