@@ -29,6 +29,7 @@ void setup_mark(CLI::App& app, CommandContext& context);
 void setup_stats(CLI::App& app, CommandContext& context);
 void setup_bench(CLI::App& app, CommandContext& context);
 void setup_export(CLI::App& app, CommandContext& context);
+void setup_practice(CLI::App& app, CommandContext& context);
 
 // The width text output keeps to: `given` when set (--width), else the
 // terminal's when standard output is one, else 80.

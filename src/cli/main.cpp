@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
   attn::setup_run(app, context);
   attn::setup_lessons(app, context);
   attn::setup_verify(app, context);
+  attn::setup_practice(app, context);
   attn::setup_exercise(app, context);
   attn::setup_mark(app, context);
   attn::setup_check(app, context);
