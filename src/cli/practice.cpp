@@ -213,7 +213,7 @@ std::string summary_text(const PracticeSession& s, const std::string& lesson_arg
   std::string out = "\n" + screen.paragraph(s.finished() ? tr("── Summary: every cell asked")
                                                          : tr("── Summary so far"));
   out += screen.paragraph(
-      tr_format("{} cells asked: {} answered, {} skipped; {} right at the first try; hints "
+      tr_format("cells asked: {}; answered: {}, skipped: {}; right at the first try: {}; hints "
                 "taken: {} (cells with hints: {})",
                 sum.asked, sum.answered, sum.skipped, sum.right_first, sum.hints,
                 sum.cells_with_hints),
@@ -305,8 +305,8 @@ void practice_command(const PracticeCommandOptions& o) {
                           resuming ? tr_format("Resuming: {} of {} cells done; progress is kept "
                                                "in {}. Type ? for help.",
                                                done, s.records().size(), path)
-                                   : tr_format("{} cells to work out, step by step; progress is "
-                                               "kept in {}. Type ? for help.",
+                                   : tr_format("cells to work out, step by step: {}; progress "
+                                               "is kept in {}. Type ? for help.",
                                                s.records().size(), path)));
   save(s, path);
   practise(s, path, screen);

@@ -192,7 +192,7 @@ out4, _ = converse(["river-bank"], lambda *a: next(script))
 check("Resuming: 1 of 3 cells done" in out4, f"resumes with the saved steps\n{out4}")
 check("head0.scores[bank, river] = ? " in out4, "resumes at the next cell")
 out5, _ = converse(["river-bank", "--restart"], lambda *a: None)
-check("Resuming" not in out5 and "30 cells to work out" in out5, f"--restart starts over\n{out5[-600:]}")
+check("Resuming" not in out5 and "cells to work out, step by step: 30" in out5, f"--restart starts over\n{out5[-600:]}")
 
 # 4. Bad input: not a number, a given step, the page.
 script = iter(["1,5", "q"])
