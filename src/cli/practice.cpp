@@ -1,6 +1,7 @@
 // `attn-trace practice [LESSON]`: asks for one cell at a time in the terminal
 // and marks each answer at once (teach/practice.hpp), keeping the learner's
 // progress as an answers file that `verify` reads (docs/practice.md).
+#include <dlfcn.h>
 #include <editline/readline.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -83,6 +84,32 @@ Lesson lesson_to_practise(const std::string& name) {
   return course.front().lesson;
 }
 
+#ifndef ATTN_EDIT_LIBRARY
+#error "ATTN_EDIT_LIBRARY (libedit's soname) is set by CMakeLists.txt"
+#endif
+
+// libedit's readline interface, opened by its soname the first time practice
+// reads from a terminal (as OpenBLAS is, core/blas_loader.cpp): linked, its
+// library and the three it needs would load at every start of every command.
+struct LineEditor {
+  decltype(&::readline) read_line = nullptr;
+  decltype(&::add_history) remember = nullptr;
+};
+
+// The editor, or nullptr when libedit cannot be opened (the prompt then reads
+// plain lines, which the terminal still echoes and lets the learner erase).
+const LineEditor* line_editor() {
+  static const LineEditor editor = [] {
+    LineEditor e;
+    if (void* library = dlopen(ATTN_EDIT_LIBRARY, RTLD_NOW | RTLD_LOCAL)) {
+      e.read_line = reinterpret_cast<decltype(e.read_line)>(dlsym(library, "readline"));
+      e.remember = reinterpret_cast<decltype(e.remember)>(dlsym(library, "add_history"));
+    }
+    return e;
+  }();
+  return editor.read_line && editor.remember ? &editor : nullptr;
+}
+
 // Lines from the learner: libedit's readline (line editing, history) when
 // standard input is a terminal, else one line at a time, echoed after the
 // prompt so that a piped session reads as a transcript.
@@ -90,13 +117,14 @@ class LineReader {
  public:
   LineReader() : terminal_(isatty(STDIN_FILENO) == 1) {}
   std::optional<std::string> read(const std::string& prompt) {
-    if (terminal_) {
+    const LineEditor* editor = terminal_ ? line_editor() : nullptr;
+    if (editor) {
       std::fflush(stdout);
-      char* line = readline(prompt.c_str());
+      char* line = editor->read_line(prompt.c_str());
       if (!line) return std::nullopt;
       std::string text(line);
       std::free(line);
-      if (!text.empty()) add_history(text.c_str());
+      if (!text.empty()) editor->remember(text.c_str());
       return text;
     }
     write_stdout(prompt);
@@ -105,7 +133,7 @@ class LineReader {
       write_stdout("\n");
       return std::nullopt;
     }
-    write_stdout(show_controls(text) + "\n");
+    if (!terminal_) write_stdout(show_controls(text) + "\n");  // a terminal echoed it
     return text;
   }
 
@@ -124,14 +152,24 @@ bool use_colour() {
 struct Screen {
   std::size_t width = 80;
   bool colour = false;
+  // `text` (which may echo a token or a typed answer) with its control
+  // characters shown, wrapped to the width.
   std::string paragraph(std::string_view text, std::string_view indent = "") const {
-    return wrap_text(text, width, indent, std::string(indent) + "  ");
+    return wrap_text(show_controls(text), width, indent, std::string(indent) + "  ");
   }
-  std::string verdict(Verdict v) const {
+  // A paragraph that begins with a verdict's name, the name coloured when
+  // colour is on (after the wrap, so that the escape codes take no width).
+  std::string verdict_paragraph(Verdict v, std::string_view rest, std::string_view indent) const {
     const std::string name(verdict_name(v));
-    if (!colour) return name;
+    std::string out = paragraph(name + std::string(rest), indent);
+    if (!colour) return out;
     const bool good = v == Verdict::ok || v == Verdict::carried;
-    return fmt::format("\x1b[{}m{}\x1b[0m", good ? "32" : v == Verdict::wrong ? "31" : "33", name);
+    return out.replace(indent.size(), name.size(),
+                       fmt::format("\x1b[{}m{}\x1b[0m",
+                                   good                  ? "32"
+                                   : v == Verdict::wrong ? "31"
+                                                         : "33",
+                                   name));
   }
 };
 
@@ -168,32 +206,34 @@ std::string mark_text(const PracticeSession& s, const CellMark& m, const Screen&
   const Trace& truth = s.truth();
   std::string out;
   const auto line = [&](std::string_view text) { out += screen.paragraph(text, "  "); };
+  const auto verdict = [&](const std::string& rest) {
+    out += screen.verdict_paragraph(m.cell.verdict, rest, "  ");
+  };
   const AnswerCell& c = m.cell;
   switch (c.verdict) {
     case Verdict::ok:
-      line(screen.verdict(c.verdict));
+      verdict("");
       break;
     case Verdict::carried:
-      line(screen.verdict(c.verdict) + " — " +
-           (m.carried_from.empty()
-                ? tr_format("right on your own earlier numbers (they give {})",
-                            format_by_hand(c.carried_expected.value_or(c.expected), 4))
-                : tr_format("right on your own earlier numbers: your {} was wrong at {}",
-                            m.carried_from[0].step,
-                            cell_name(truth, {m.carried_from[0].step, m.carried_from[0].row,
-                                              m.carried_from[0].col}))));
+      verdict(" — " +
+              (m.carried_from.empty()
+                   ? tr_format("right on your own earlier numbers (they give {})",
+                               format_by_hand(c.carried_expected.value_or(c.expected), 4))
+                   : tr_format("right on your own earlier numbers: your {} was wrong at {}",
+                               m.carried_from[0].step,
+                               cell_name(truth, {m.carried_from[0].step, m.carried_from[0].row,
+                                                 m.carried_from[0].col}))));
       break;
     case Verdict::imprecise:
-      line(screen.verdict(c.verdict) + " — " +
-           tr_format("right, but write {} decimals to show the value", c.required_decimals));
+      verdict(" — " +
+              tr_format("right, but write {} decimals to show the value", c.required_decimals));
       break;
     case Verdict::rounded:
     case Verdict::wrong:
     case Verdict::missing:
-      line(screen.verdict(c.verdict) +
-           (m.diagnosis
-                ? tr_format(" — mistake: {}: {}", m.diagnosis->label, m.diagnosis->detail.shown())
-                : std::string(tr(" — none of the common mistakes gives this value"))));
+      verdict(m.diagnosis
+                  ? tr_format(" — mistake: {}: {}", m.diagnosis->label, m.diagnosis->detail.shown())
+                  : std::string(tr(" — none of the common mistakes gives this value")));
       if (m.diagnosis) {
         line(tr_format("why: {}", tr(m.diagnosis->why)));
         line(tr_format("see: attn-trace run {}", m.diagnosis->lesson));
@@ -272,7 +312,7 @@ void practise(PracticeSession& s, const std::string& path, const Screen& screen)
     } else {
       try {
         const CellMark mark = s.answer(input);
-        write_report(mark_text(s, mark, screen));
+        write_stdout(mark_text(s, mark, screen));  // coloured; its paragraphs show controls
         // After a wrong answer, the next rung of the ladder.
         if (mark.cell.verdict == Verdict::wrong && s.current().hints < 3)
           write_report(screen.paragraph(s.hint().text, "  "));
