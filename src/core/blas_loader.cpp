@@ -99,13 +99,13 @@ Blas open_blas() {
   if (!std::getenv("OPENBLAS_CORETYPE"))
     if (const char* kernel = kernel_for_this_cpu()) setenv("OPENBLAS_CORETYPE", kernel, 1);
   if (!threads_chosen_by_user()) setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  Blas blas{};
+  blas.memory_capped = memory_is_capped();
   void* library = dlopen(ATTN_BLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   // Under a memory limit the likely reason is the limit ("failed to map
   // segment"): out of memory, exit 4, as any other allocation.
-  if (!library && memory_is_capped()) throw std::bad_alloc();
+  if (!library && blas.memory_capped) throw std::bad_alloc();
   if (!library) broken_install(dlerror());
-  Blas blas{};
-  blas.memory_capped = memory_is_capped();
   bind(library, "dgemm_", blas.dgemm);
   bind(library, "dgemv_", blas.dgemv);
   bind(library, "dsyrk_", blas.dsyrk);
