@@ -157,6 +157,12 @@ struct Screen {
   std::string paragraph(std::string_view text, std::string_view indent = "") const {
     return wrap_text(show_controls(text), width, indent, std::string(indent) + "  ");
   }
+  // Each line of `text` (a hint's lines) as a paragraph of its own.
+  std::string lines(std::string_view text, std::string_view indent) const {
+    std::string out;
+    for (const std::string_view line : text_lines(text)) out += paragraph(line, indent);
+    return out;
+  }
   // A paragraph that begins with a verdict's name, the name coloured when
   // colour is on (after the wrap, so that the escape codes take no width).
   std::string verdict_paragraph(Verdict v, std::string_view rest, std::string_view indent) const {
@@ -203,74 +209,20 @@ std::string help_text(const Screen& screen) {
 }
 
 std::string mark_text(const PracticeSession& s, const CellMark& m, const Screen& screen) {
-  const Trace& truth = s.truth();
-  std::string out;
-  const auto line = [&](std::string_view text) { out += screen.paragraph(text, "  "); };
-  const auto verdict = [&](const std::string& rest) {
-    out += screen.verdict_paragraph(m.cell.verdict, rest, "  ");
-  };
-  const AnswerCell& c = m.cell;
-  switch (c.verdict) {
-    case Verdict::ok:
-      verdict("");
-      break;
-    case Verdict::carried:
-      verdict(" — " +
-              (m.carried_from.empty()
-                   ? tr_format("right on your own earlier numbers (they give {})",
-                               format_by_hand(c.carried_expected.value_or(c.expected), 4))
-                   : tr_format("right on your own earlier numbers: your {} was wrong at {}",
-                               m.carried_from[0].step,
-                               cell_name(truth, {m.carried_from[0].step, m.carried_from[0].row,
-                                                 m.carried_from[0].col}))));
-      break;
-    case Verdict::imprecise:
-      verdict(" — " +
-              tr_format("right, but write {} decimals to show the value", c.required_decimals));
-      break;
-    case Verdict::rounded:
-    case Verdict::wrong:
-    case Verdict::missing:
-      verdict(m.diagnosis
-                  ? tr_format(" — mistake: {}: {}", m.diagnosis->label, m.diagnosis->detail.shown())
-                  : std::string(tr(" — none of the common mistakes gives this value")));
-      if (m.diagnosis) {
-        line(tr_format("why: {}", tr(m.diagnosis->why)));
-        line(tr_format("see: attn-trace run {}", m.diagnosis->lesson));
-      }
-  }
-  if (!c.note.empty()) line(tr(c.note));
-  if (m.follow_up_added)
-    line(
-        tr_format("One more cell of {} comes next, to see whether you have it now.", m.asked.step));
-  if (c.verdict == Verdict::wrong) line(tr("Try again, or: h a hint · s skip · ? help"));
+  const Feedback f = practice_feedback(s.truth(), m);
+  std::string out = screen.verdict_paragraph(f.verdict, f.rest, "  ");
+  for (const std::string& line : f.lines) out += screen.paragraph(line, "  ");
+  if (f.verdict == Verdict::wrong)
+    out += screen.paragraph(tr("Try again, or: h a hint · s skip · ? help"), "  ");
   return out;
 }
 
 std::string summary_text(const PracticeSession& s, const std::string& lesson_arg,
                          const std::string& path, const Screen& screen) {
-  const PracticeSummary sum = s.summary();
   std::string out = "\n" + screen.paragraph(s.finished() ? tr("── Summary: every cell asked")
                                                          : tr("── Summary so far"));
-  out += screen.paragraph(
-      tr_format("cells asked: {}; answered: {}, skipped: {}; right at the first try: {}; hints "
-                "taken: {} (cells with hints: {})",
-                sum.asked, sum.answered, sum.skipped, sum.right_first, sum.hints,
-                sum.cells_with_hints),
-      "  ");
-  if (!sum.mistakes.empty())
-    out += screen.paragraph(tr("Mistakes named, and what to reread:"), "  ");
-  for (const PracticeSummary::Mistake& m : sum.mistakes)
-    out +=
-        screen.paragraph(tr_format("{}: {} — attn-trace run {}; docs/answers-format.md, Diagnoses",
-                                   cell_name(s.truth(), m.cell), m.label, m.lesson),
-                         "    ");
-  const VerifyReport& r = sum.report;
-  out += screen.paragraph(
-      tr_format("Your answers file as verify marks it now: {} ok · {} carried · {} rounded · {} "
-                "imprecise · {} wrong",
-                r.ok, r.carried, r.rounded, r.imprecise, r.wrong),
-      "  ");
+  for (const SummaryLine& line : practice_summary_lines(s, s.summary()))
+    out += screen.paragraph(line.text, line.inner ? "    " : "  ");
   out += screen.paragraph(tr_format("attn-trace verify {} --answers {}", lesson_arg, path), "    ");
   if (!s.finished())
     out += screen.paragraph(
@@ -303,7 +255,7 @@ void practise(PracticeSession& s, const std::string& path, const Screen& screen)
     if (input == "?") {
       write_report(help_text(screen));
     } else if (input == "h") {
-      write_report(screen.paragraph(s.hint().text, "  "));
+      write_report(screen.lines(s.hint().text, "  "));
     } else if (input == "s") {
       s.skip();
     } else if (input == "b") {
@@ -315,7 +267,7 @@ void practise(PracticeSession& s, const std::string& path, const Screen& screen)
         write_stdout(mark_text(s, mark, screen));  // coloured; its paragraphs show controls
         // After a wrong answer, the next rung of the ladder.
         if (mark.cell.verdict == Verdict::wrong && s.current().hints < 3)
-          write_report(screen.paragraph(s.hint().text, "  "));
+          write_report(screen.lines(s.hint().text, "  "));
       } catch (const InputError& e) {
         write_report(screen.paragraph(e.what(), "  "));
         continue;

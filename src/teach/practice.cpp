@@ -198,6 +198,78 @@ std::string joined_parts(const std::vector<std::string>& parts, std::size_t coun
 
 }  // namespace
 
+CellMark mark_of(const VerifyReport& report, const PracticeCell& cell) {
+  CellMark mark{.asked = cell};
+  for (const AnswerVerdict& v : report.answers)
+    if (v.answer.step == cell.step && v.answer.where.row == cell.row &&
+        v.answer.where.col == cell.col) {
+      mark.cell = v.cells.at(0);
+      mark.carried_from = v.carried_from;
+      mark.diagnosis = v.diagnosis;
+      if (!mark.diagnosis && !mark.cell.diagnoses.empty()) mark.diagnosis = mark.cell.diagnoses[0];
+    }
+  return mark;
+}
+
+Feedback practice_feedback(const Trace& truth, const CellMark& m) {
+  const AnswerCell& c = m.cell;
+  Feedback f{.verdict = c.verdict};
+  switch (c.verdict) {
+    case Verdict::ok:
+      break;
+    case Verdict::carried:
+      f.rest =
+          " — " + (m.carried_from.empty()
+                       ? tr_format("right on your own earlier numbers (they give {})",
+                                   format_by_hand(c.carried_expected.value_or(c.expected), 4))
+                       : tr_format("right on your own earlier numbers: your {} was wrong at {}",
+                                   m.carried_from[0].step,
+                                   cell_name(truth, {m.carried_from[0].step, m.carried_from[0].row,
+                                                     m.carried_from[0].col})));
+      break;
+    case Verdict::imprecise:
+      f.rest =
+          " — " + tr_format("right, but write {} decimals to show the value", c.required_decimals);
+      break;
+    case Verdict::rounded:
+    case Verdict::wrong:
+    case Verdict::missing:
+      f.rest = m.diagnosis ? tr_format(" — mistake: {}: {}", m.diagnosis->label,
+                                       m.diagnosis->detail.shown())
+                           : std::string(tr(" — none of the common mistakes gives this value"));
+      if (m.diagnosis) {
+        f.lines.push_back(tr_format("why: {}", tr(m.diagnosis->why)));
+        f.lines.push_back(tr_format("see: attn-trace run {}", m.diagnosis->lesson));
+      }
+  }
+  if (!c.note.empty()) f.lines.emplace_back(tr(c.note));
+  if (m.follow_up_added)
+    f.lines.push_back(
+        tr_format("One more cell of {} comes next, to see whether you have it now.", m.asked.step));
+  return f;
+}
+
+std::vector<SummaryLine> practice_summary_lines(const PracticeSession& s,
+                                                const PracticeSummary& sum) {
+  std::vector<SummaryLine> out;
+  out.push_back({tr_format(
+      "cells asked: {}; answered: {}, skipped: {}; right at the first try: "
+      "{}; hints taken: {} (cells with hints: {})",
+      sum.asked, sum.answered, sum.skipped, sum.right_first, sum.hints, sum.cells_with_hints)});
+  if (!sum.mistakes.empty())
+    out.push_back({std::string(tr("Mistakes named, and what to reread:"))});
+  for (const PracticeSummary::Mistake& m : sum.mistakes)
+    out.push_back({tr_format("{}: {} — attn-trace run {}; docs/answers-format.md, Diagnoses",
+                             cell_name(s.truth(), m.cell), m.label, m.lesson),
+                   true});
+  const VerifyReport& r = sum.report;
+  out.push_back(
+      {tr_format("Your answers file as verify marks it now: {} ok · {} carried · {} "
+                 "rounded · {} imprecise · {} wrong",
+                 r.ok, r.carried, r.rounded, r.imprecise, r.wrong)});
+  return out;
+}
+
 std::string cell_name(const Trace& trace, const PracticeCell& cell) {
   const Step& step = trace.at(cell.step);
   return fmt::format("{}[{}, {}]", cell.step, step.rows.at(cell.row), step.cols.at(cell.col));
@@ -324,15 +396,7 @@ CellMark PracticeSession::answer(std::string_view typed_text) {
   PracticeRecord& r = records_[position_];
   r.typed = typed;
   r.state = CellState::answered;
-  CellMark mark{.asked = r.cell};
-  for (const AnswerVerdict& v : report.answers)
-    if (v.answer.step == r.cell.step && v.answer.where.row == r.cell.row &&
-        v.answer.where.col == r.cell.col) {
-      mark.cell = v.cells.at(0);
-      mark.carried_from = v.carried_from;
-      mark.diagnosis = v.diagnosis;
-      if (!mark.diagnosis && !mark.cell.diagnoses.empty()) mark.diagnosis = mark.cell.diagnoses[0];
-    }
+  CellMark mark = mark_of(report, r.cell);
   if (!r.first_verdict) {
     r.first_verdict = mark.cell.verdict;
     if (mark.diagnosis) r.first_mistake = mark.diagnosis->label;
@@ -343,6 +407,28 @@ CellMark PracticeSession::answer(std::string_view typed_text) {
   }
   if (mark.cell.verdict != Verdict::wrong) move_on();
   return mark;
+}
+
+std::vector<CellMark> PracticeSession::marks() const {
+  const VerifyReport report = verify_answers(lesson_, backend_, parsed_answers(records_));
+  std::vector<CellMark> out;
+  for (const PracticeRecord& r : records_)
+    if (r.state == CellState::answered) out.push_back(mark_of(report, r.cell));
+  return out;
+}
+
+void PracticeSession::go_to(const PracticeCell& cell) {
+  const Step* step = truth_.find(cell.step);
+  const bool practised =
+      std::any_of(steps_.begin(), steps_.end(), [&](const Step* s) { return s->id == cell.step; });
+  if (!step || !practised || cell.row >= step->value.n_rows || cell.col >= step->value.n_cols)
+    throw InputError(tr_format("{}[{}, {}] is not a cell of a step practised here", cell.step,
+                               cell.row, cell.col));
+  const auto at = std::find_if(records_.begin(), records_.end(),
+                               [&](const PracticeRecord& r) { return r.cell == cell; });
+  if (at == records_.end()) records_.push_back({.cell = cell});
+  position_ =
+      at == records_.end() ? records_.size() - 1 : static_cast<std::size_t>(at - records_.begin());
 }
 
 // One more cell of `cell`'s step, asked right after it: the next one practice
@@ -469,7 +555,14 @@ SavedSession read_saved(std::string_view saved, const std::string& origin, const
     else if (std::optional<PracticeRecord> r = parse_record(std::string(line)))
       s.records.push_back(*r);
   }
-  const std::vector<Answer> answers = parse_answers(saved, origin, truth);
+  // A session quit before its first answer has no [[answer]] (which
+  // parse_answers refuses as an empty answers file).
+  const bool any = saved.find("[[answer") != std::string_view::npos ||
+                   std::any_of(s.records.begin(), s.records.end(), [](const PracticeRecord& r) {
+                     return r.state == CellState::answered;
+                   });
+  const std::vector<Answer> answers =
+      any ? parse_answers(saved, origin, truth) : std::vector<Answer>{};
   const auto start_over = [&](const std::string& why) {
     return InputError(
         tr_format("{}: {}; correct the file, or start over with --restart", origin, why));

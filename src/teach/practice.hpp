@@ -111,6 +111,12 @@ class PracticeSession {
   // a named mistake at a cell's first answer one more cell of the step is
   // asked next. Throws InputError, changing nothing, when `typed` is not a number.
   CellMark answer(std::string_view typed);
+  // Makes `cell` (any cell of a step practised) the current one, asking it
+  // after the others when it was not among the cells asked (the page lets a
+  // learner fill any cell of a grid). Throws InputError for another cell.
+  void go_to(const PracticeCell& cell);
+  // verify's verdict of every cell answered, on every answer so far, in the order asked.
+  std::vector<CellMark> marks() const;
   // The next rung of the current cell's hint ladder (the third again once all
   // are taken), recorded.
   Hint hint();
@@ -148,6 +154,28 @@ class PracticeSession {
   std::vector<PracticeRecord> records_;
   std::size_t position_ = 0;
 };
+
+// The verdict of `cell` in `report` (verify_answers on answers that include it).
+CellMark mark_of(const VerifyReport& report, const PracticeCell& cell);
+
+// What a learner is told of one marked answer, in the terminal and on the
+// page alike: a line that begins with the verdict's name (verdict_name(verdict)
+// then `rest`), then more lines (why, where to read, a note, what comes next).
+struct Feedback {
+  Verdict verdict = Verdict::ok;
+  std::string rest{};
+  std::vector<std::string> lines{};
+};
+Feedback practice_feedback(const Trace& truth, const CellMark& mark);
+
+// The end summary's lines (after its heading): the counts, the mistakes
+// named with what to reread (`inner`: one of that list), and verify's marks.
+struct SummaryLine {
+  std::string text;
+  bool inner = false;
+};
+std::vector<SummaryLine> practice_summary_lines(const PracticeSession& s,
+                                                const PracticeSummary& summary);
 
 // "head0.scaled[river, bank]": a cell by its token names.
 std::string cell_name(const Trace& trace, const PracticeCell& cell);

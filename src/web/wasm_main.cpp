@@ -16,8 +16,12 @@ extern "C" {
 EMSCRIPTEN_KEEPALIVE const char* attn_practice(const char* lesson_toml, const char* saved,
                                                const char* action, const char* cell,
                                                const char* typed, const char* lang) {
-  result = attn::practice_json({.lesson_toml = lesson_toml, .saved = saved, .action = action,
-                                .cell = cell, .typed = typed, .lang = lang});
+  result = attn::practice_json({.lesson_toml = lesson_toml,
+                                .saved = saved,
+                                .action = action,
+                                .cell = cell,
+                                .typed = typed,
+                                .lang = lang});
   return result.c_str();
 }
 

@@ -208,6 +208,18 @@ first = run("lessons", env=ENV).stdout.split("\n 1  ")[1].split()[0]
 out7, _ = converse([], lambda *a: None)
 check(f"attn-trace · {first}" in out7, f"the default lesson is the course's first ({first})")
 
+# 5b. Quit before the first answer, then resume (the saved file has no [[answer]] yet);
+# a hint's two lines come out as two lines, not joined by a shown control (␊).
+quit_early = os.path.join(STATE, "quit-early.toml")
+r1 = run("practice", "river-bank", "--save", quit_early, env=ENV, stdin="q\n")
+r2 = run("practice", "river-bank", "--save", quit_early, env=ENV, stdin="1.5\nq\n")
+check(r1.returncode == 0 and r2.returncode == 0 and "Resuming: 0 of 30 cells done" in r2.stdout,
+      f"resume after quitting at once: exit {r2.returncode} {r2.stderr}")
+check("\u240a" not in r2.stdout and "\n  with your numbers: Q[river,d1] = " in r2.stdout,
+      f"the hint's lines\n{r2.stdout[-500:]}")
+saved = open(quit_early).read()
+check(saved.count("[[answer]]") == 1 and "value = 1.5\n" in saved, f"the answer after resuming is kept\n{saved}")
+
 # 6. --lang zh throughout.
 out8, _ = converse(["river-bank", "--restart", "--lang", "zh", "--step", "head0.scores"],
                    lambda *a: None)
