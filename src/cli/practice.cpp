@@ -20,13 +20,16 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/i18n.hpp"
+#include "core/install_paths.hpp"
 #include "core/lesson_library.hpp"
+#include "core/read_input.hpp"
 #include "render/escape.hpp"
 #include "render/formula.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
 #include "teach/diagnose.hpp"
 #include "teach/practice.hpp"
+#include "web/practice_page.hpp"
 
 namespace attn {
 
@@ -277,11 +280,50 @@ void practise(PracticeSession& s, const std::string& path, const Screen& screen)
   }
 }
 
+// The lesson to practise and its TOML as its file holds it (the page carries
+// the text; a lesson on standard input is read once).
+std::pair<Lesson, std::string> lesson_and_text(const std::string& name) {
+  for (const EmbeddedLesson& e : embedded_lessons())
+    if (name == e.id) return {find_lesson(name), e.text};
+  if (!name.empty()) {
+    std::string text = read_input(name);
+    return {parse_lesson(text, input_name(name)), std::move(text)};
+  }
+  Lesson lesson = lesson_to_practise(name);
+  std::string text = embedded_lesson(lesson.id).text;
+  return {std::move(lesson), std::move(text)};
+}
+
+// attn-engine.js: beside the program in a build folder, else where
+// `cmake --install` puts it (<prefix>/share/attn-trace/).
+std::string engine_script() {
+  const std::optional<std::filesystem::path> folder = program_folder();
+  std::error_code ec;
+  if (folder)
+    for (const std::filesystem::path& path :
+         {*folder / "attn-engine.js", *folder / "../share/attn-trace/attn-engine.js"})
+      if (std::filesystem::is_regular_file(path, ec)) return read_file(path.string());
+  throw InputError(std::string(
+      tr("practice --format html: this build has no WebAssembly engine (attn-engine.js), which "
+         "the page judges with; install emscripten (Debian's package, or scripts/setup "
+         "--with-test-tools) and build again, or practise in the terminal (docs/practice.md)")));
+}
+
+// `practice LESSON --format html`: the page, on standard output.
+void write_page(const PracticeCommandOptions& o) {
+  const auto [lesson, text] = lesson_and_text(o.lesson);
+  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  const PracticeSession s(lesson, *backend, {.steps = o.steps, .cells = o.cells});
+  const std::string engine = engine_script();
+  const DocumentScope document;
+  write_stdout(practice_page(s, {.lesson_text = text,
+                                 .engine_script = engine,
+                                 .page_script = practice_page_script(),
+                                 .page_style = practice_page_style()}));
+}
+
 void practice_command(const PracticeCommandOptions& o) {
-  if (o.format == "html")
-    throw InputError(std::string(
-        tr("practice --format html: the page is not yet available; practise in the terminal "
-           "(without --format) for now (docs/practice.md)")));
+  if (o.format == "html") return write_page(o);
   const Lesson lesson = lesson_to_practise(o.lesson);
   const std::unique_ptr<Backend> backend = make_backend("cpu");
   PracticeSession s(lesson, *backend, {.steps = o.steps, .cells = o.cells});
@@ -327,8 +369,10 @@ void setup_practice(CLI::App& app, CommandContext& /*context*/) {
                                  "$XDG_STATE_HOME/attn-trace/LESSON.answers.toml)")));
   cmd->add_flag("--restart", options->restart,
                 std::string(tr("Start over instead of going on from the saved progress")));
-  cmd->add_option("--format", options->format,
-                  std::string(tr("text (the terminal); html is not yet available")))
+  cmd->add_option(
+         "--format", options->format,
+         std::string(tr("text (the terminal) or html (a page that asks and marks in a browser, "
+                        "written to standard output)")))
       ->check(CLI::IsMember({"text", "html"}));
   cmd->add_option("--width", options->width,
                   std::string(tr("Columns no line may pass (default: the terminal's width, 80 "

@@ -392,11 +392,11 @@ CellMark PracticeSession::answer(std::string_view typed_text) {
   } catch (const InputError&) {
     throw not_a_number();
   }
-  const VerifyReport report = verify_answers(lesson_, backend_, answers);
+  report_ = verify_answers(lesson_, backend_, answers);
   PracticeRecord& r = records_[position_];
   r.typed = typed;
   r.state = CellState::answered;
-  CellMark mark = mark_of(report, r.cell);
+  CellMark mark = mark_of(*report_, r.cell);
   if (!r.first_verdict) {
     r.first_verdict = mark.cell.verdict;
     if (mark.diagnosis) r.first_mistake = mark.diagnosis->label;
@@ -409,11 +409,15 @@ CellMark PracticeSession::answer(std::string_view typed_text) {
   return mark;
 }
 
+const VerifyReport& PracticeSession::report() const {
+  if (!report_) report_ = verify_answers(lesson_, backend_, parsed_answers(records_));
+  return *report_;
+}
+
 std::vector<CellMark> PracticeSession::marks() const {
-  const VerifyReport report = verify_answers(lesson_, backend_, parsed_answers(records_));
   std::vector<CellMark> out;
   for (const PracticeRecord& r : records_)
-    if (r.state == CellState::answered) out.push_back(mark_of(report, r.cell));
+    if (r.state == CellState::answered) out.push_back(mark_of(report(), r.cell));
   return out;
 }
 
@@ -426,9 +430,8 @@ void PracticeSession::go_to(const PracticeCell& cell) {
                                cell.row, cell.col));
   const auto at = std::find_if(records_.begin(), records_.end(),
                                [&](const PracticeRecord& r) { return r.cell == cell; });
-  if (at == records_.end()) records_.push_back({.cell = cell});
-  position_ =
-      at == records_.end() ? records_.size() - 1 : static_cast<std::size_t>(at - records_.begin());
+  position_ = static_cast<std::size_t>(at - records_.begin());
+  if (position_ == records_.size()) records_.push_back({.cell = cell});
 }
 
 // One more cell of `cell`'s step, asked right after it: the next one practice
@@ -593,6 +596,7 @@ SavedSession read_saved(std::string_view saved, const std::string& origin, const
 
 void PracticeSession::restore(std::string_view saved, const std::string& origin) {
   SavedSession s = read_saved(saved, origin, truth_);
+  report_.reset();
   if (options_.steps.empty()) options_.steps = s.steps;
   if (!cells_given_ && s.cells && *s.cells > 0) options_.cells = *s.cells;
   choose_steps();
@@ -630,7 +634,7 @@ PracticeSummary PracticeSession::summary() const {
     const CommonMistake* m = find_common_mistake(r.first_mistake);
     s.mistakes.push_back({r.cell, r.first_mistake, m ? std::string(m->lesson) : ""});
   }
-  s.report = verify_answers(lesson_, backend_, parsed_answers(records_));
+  s.report = report();
   return s;
 }
 

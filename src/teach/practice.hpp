@@ -153,6 +153,9 @@ class PracticeSession {
   std::vector<const Step*> steps_;
   std::vector<PracticeRecord> records_;
   std::size_t position_ = 0;
+  // verify on the answers as they stand, made when first needed after a change
+  mutable std::optional<VerifyReport> report_;
+  const VerifyReport& report() const;
 };
 
 // The verdict of `cell` in `report` (verify_answers on answers that include it).

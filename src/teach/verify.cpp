@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "core/bounds.hpp"
 #include "core/dtype.hpp"
@@ -346,11 +348,27 @@ std::vector<CarriedSource> carried_from(const Marking& m, const EarlierValues& e
   return out;
 }
 
+// What the answers of one step are marked against: the learner's earlier
+// values, and the diagnoser made from them at the first wrong cell. Answers
+// are marked in trace order, so the answers of a step come one after another,
+// and between them only that step's own values (which an answer never
+// carries from) join the learner's: one context serves them all, and the
+// diagnoser's mistaken traces are made once per step, not once per answer
+// (a file of one [[answer]] per cell, as practice writes, has many).
+struct StepContext {
+  StepContext(const Marking& m, const std::string& id) : step(id), earlier(earlier_values(m, id)) {}
+  StepContext(const StepContext&) = delete;  // the diagnoser refers into `earlier`
+  StepContext& operator=(const StepContext&) = delete;
+  std::string step;
+  EarlierValues earlier;
+  std::optional<Diagnoser> diagnoser{};
+};
+
 // One answer marked: its cells, the mistake that explains them, its verdict
 // and what it carried from; then its values join the learner's own.
-AnswerVerdict mark_answer(Marking& m, const Answer& answer) {
-  const EarlierValues earlier = earlier_values(m, answer.step);
-  std::optional<Diagnoser> diagnoser;
+AnswerVerdict mark_answer(Marking& m, const Answer& answer, StepContext& context) {
+  const EarlierValues& earlier = context.earlier;
+  std::optional<Diagnoser>& diagnoser = context.diagnoser;
   AnswerVerdict a;
   a.answer = answer;
   const std::vector<WrittenCell> this_answer = written_cells(answer);
@@ -433,8 +451,11 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
   }
 
   std::vector<AnswerVerdict> marked(answers.size());
+  std::unique_ptr<StepContext> context;
   for (std::size_t index : trace_order(truth, answers)) {
-    marked[index] = mark_answer(m, answers[index]);
+    if (!context || context->step != answers[index].step)
+      context = std::make_unique<StepContext>(m, answers[index].step);
+    marked[index] = mark_answer(m, answers[index], *context);
     note_first_wrong(report, truth, marked[index]);
   }
   report.missing = missing_steps(lesson, truth, answers);

@@ -255,7 +255,16 @@ std::string explore_json(const ExploreRequest& q) {
     }
     const Lesson lesson = parse_lesson(text, kLessonOrigin);
     const Trace trace = run_pipeline(lesson, backend);
-    return fmt::format(R"({{"ok": true, "toml": {}, "trace": {}}})", json_string(text),
+    // The given steps written number by number, which the page lets the learner edit.
+    const TomlReader reader(text, kLessonOrigin);
+    std::vector<std::string> editable;
+    for (const Step& step : trace.steps)
+      if (step.made.op == Op::given && !step.value.empty()) {
+        const toml::node* first = given_number(reader.root(), {step.id, 0, 0});
+        if (first && first->is_number()) editable.push_back(step.id);
+      }
+    return fmt::format(R"({{"ok": true, "toml": {}, "editable": {}, "trace": {}}})",
+                       json_string(text), json_strings(editable),
                        render_json(lesson, trace, RenderOptions{}));
   } catch (const std::exception& e) {
     return failure(e.what());

@@ -1,0 +1,291 @@
+// The practice page's script (docs/practice.md). Every judgement comes from
+// the engine (src/web/engine.cpp compiled to WebAssembly: attn_practice,
+// attn_explore); this script only draws what it answers and keeps the
+// learner's answers file in localStorage.
+(function () {
+  "use strict";
+  var A = window.ATTN;
+  var doc = document;
+  doc.documentElement.className += " js";
+  var status = doc.getElementById("status");
+  var words = A.words;
+  var practice = null, explore = null;
+  var state = null;      // the engine's last answer (attn_practice's JSON)
+  var selected = null;   // "STEP:ROW:COL" of the cell the feedback is about
+  var lessonText = A.lesson;
+
+  function say(format) {
+    var args = Array.prototype.slice.call(arguments, 1), k = 0;
+    return format.replace(/\{\}/g, function () { return String(args[k++]); });
+  }
+  function el(tag, cls, text) {
+    var e = doc.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function button(label, action) {
+    var b = el("button", "", label);
+    b.type = "button";
+    b.addEventListener("click", action);
+    return b;
+  }
+  function cellKey(c) { return c.step + ":" + c.row + ":" + c.col; }
+  function tdOf(key) { return doc.querySelector('#practice td[data-cell="' + key + '"]'); }
+  function load(key) { try { return localStorage.getItem(key); } catch (e) { return null; } }
+  function store(key, value) { try { localStorage.setItem(key, value); } catch (e) { /* private mode */ } }
+  function download(name, text) {
+    var a = el("a");
+    a.href = URL.createObjectURL(new Blob([text], { type: "application/toml" }));
+    a.download = name;
+    doc.body.appendChild(a);
+    a.click();
+    a.remove();
+  }
+
+  // ---- practice ------------------------------------------------------------
+  function call(action, cell, typed) {
+    var saved = state ? state.saved : (load(A.key) || A.saved);
+    var answer = JSON.parse(practice(A.lesson, saved, action, cell || "", typed || "", A.lang));
+    if (!answer.ok && !state && saved !== A.saved) {
+      // A stored session this lesson no longer reads: start again from the page's own.
+      answer = JSON.parse(practice(A.lesson, A.saved, "view", "", "", A.lang));
+    }
+    if (answer.ok) {
+      state = answer;
+      store(A.key, state.saved);
+    }
+    return answer;
+  }
+
+  function feedbackFor(key) {
+    if (!state) return null;
+    for (var i = 0; i < state.marks.length; i++)
+      if (cellKey(state.marks[i].cell) === key) return state.marks[i];
+    return null;
+  }
+
+  function showFeedback(key, answer) {
+    doc.querySelectorAll("#practice .feedback").forEach(function (f) { f.textContent = ""; });
+    var td = tdOf(key);
+    if (!td) return;
+    var box = td.closest("section.step").querySelector(".feedback");
+    var mark = feedbackFor(key);
+    if (answer && !answer.ok) {
+      box.appendChild(el("p", "error", answer.error));
+      return;
+    }
+    if (mark) {
+      box.appendChild(el("p", "verdict v-" + mark.verdict, mark.cell.name + " — " + mark.text));
+      mark.lines.forEach(function (l) { box.appendChild(el("p", "line", l)); });
+    }
+    if (answer && answer.mark && answer.mark.follow_up_added && (!mark || mark.lines.indexOf(answer.mark.lines[0]) < 0))
+      answer.mark.lines.forEach(function (l) { box.appendChild(el("p", "line", l)); });
+    if (answer && answer.hint && state.current && cellKey(state.current) === key)
+      answer.hint.text.split("\n").forEach(function (l) { box.appendChild(el("p", "hint", l)); });
+    if (answer && answer.notice) box.appendChild(el("p", "line", answer.notice));
+  }
+
+  function draw(answer) {
+    var records = {};
+    state.records.forEach(function (r, i) { records[cellKey(r.cell)] = { r: r, order: i + 1 }; });
+    doc.querySelectorAll("#practice td[data-cell]").forEach(function (td) {
+      var key = td.getAttribute("data-cell"), rec = records[key], input = td.querySelector("input");
+      td.className = rec ? "asked" : "";
+      var sup = td.querySelector("sup");
+      if (rec) {
+        if (!sup) { sup = el("sup"); td.insertBefore(sup, input); }
+        sup.textContent = rec.order;
+        if (doc.activeElement !== input || rec.r.typed) input.value = rec.r.typed;
+        if (rec.r.state === "skipped") td.className += " skipped";
+      } else if (sup) {
+        sup.remove();
+      }
+      var mark = feedbackFor(key);
+      if (mark) td.className += " v-" + mark.verdict;
+      input.title = mark ? mark.text : "";
+    });
+    var current = state.current ? cellKey(state.current) : null;
+    if (current) tdOf(current).className += " current";
+    var done = state.records.filter(function (r) { return r.state !== "pending"; }).length;
+    progress.textContent = say(words.done, done, state.records.length);
+    drawSummary();
+    showFeedback(selected || current, answer);
+  }
+
+  function drawSummary() {
+    var box = doc.getElementById("summary");
+    box.textContent = "";
+    box.appendChild(el("h3", "", words.summary));
+    if (state.finished) box.appendChild(el("p", "", words.finished));
+    state.summary.lines.forEach(function (l) { box.appendChild(el("p", "", l)); });
+  }
+
+  function focusCurrent() {
+    if (!state.current) return;
+    var td = tdOf(cellKey(state.current));
+    if (td) td.querySelector("input").focus();
+  }
+
+  function act(action, key, typed) {
+    var answer = call(action, key, typed);
+    selected = key || (state.current ? cellKey(state.current) : null);
+    if (!answer.ok) {
+      showFeedback(key || selected, answer);
+      return answer;
+    }
+    if (action === "answer") selected = answer.mark ? cellKey(answer.mark.cell) : selected;
+    draw(answer);
+    if (action !== "answer" || (answer.mark && answer.mark.verdict !== "wrong")) focusCurrent();
+    return answer;
+  }
+
+  function typedIn(input, key) {
+    var value = input.value.trim();
+    if (value === "") return;
+    if (value === "h" || value === "s" || value === "b" || value === "?") {
+      input.value = "";
+      if (value === "?") { status.textContent = words.ready; return; }
+      act({ h: "hint", s: "skip", b: "back" }[value], value === "h" ? key : "");
+      return;
+    }
+    act("answer", key, value);
+  }
+
+  var progress = el("span", "progress");
+  function startPractice() {
+    var bar = doc.getElementById("bar");
+    bar.appendChild(progress);
+    bar.appendChild(button(words.hint, function () { act("hint", selected || ""); }));
+    bar.appendChild(button(words.skip, function () { act("skip"); }));
+    bar.appendChild(button(words.back, function () { act("back"); }));
+    bar.appendChild(button(words.download, function () { download(A.id + ".answers.toml", state.saved); }));
+    bar.appendChild(button(words.restart, function () {
+      if (!window.confirm(words.restart_sure)) return;
+      state = null;
+      store(A.key, A.saved);
+      doc.querySelectorAll("#practice td input").forEach(function (i) { i.value = ""; });
+      act("view");
+    }));
+    bar.appendChild(el("span", "kept", words.saved_in));
+    doc.querySelectorAll("#practice td[data-cell]").forEach(function (td) {
+      var key = td.getAttribute("data-cell"), input = td.querySelector("input");
+      input.addEventListener("keydown", function (e) {
+        if (e.key === "Enter") { e.preventDefault(); typedIn(input, key); }
+      });
+      input.addEventListener("change", function () { typedIn(input, key); });
+      input.addEventListener("focus", function () {
+        selected = key;
+        showFeedback(key, null);
+      });
+    });
+    act("view");
+    status.textContent = words.ready;
+  }
+
+  // ---- explore -------------------------------------------------------------
+  function number(v) { return typeof v === "number" ? v : parseFloat(v); }
+  function shown(v) {
+    var x = number(v);
+    if (!isFinite(x)) return String(v);
+    var s = x.toFixed(4);
+    return s === "-0.0000" ? "0.0000" : s;
+  }
+
+  function drawTrace(answer) {
+    var trace = answer.trace;
+    var box = doc.getElementById("explore-steps");
+    box.textContent = "";
+    trace.steps.forEach(function (step) {
+      var given = answer.editable.indexOf(step.id) >= 0;
+      var fig = el("figure", given ? "given" : "computed");
+      fig.setAttribute("data-step", step.id);
+      var cap = el("figcaption");
+      cap.appendChild(el("b", "", step.id));
+      cap.appendChild(doc.createTextNode(" · " + step.name + (step.formula ? " · " + step.formula : "")));
+      fig.appendChild(cap);
+      var table = el("table"), head = el("tr");
+      head.appendChild(el("th"));
+      step.cols.forEach(function (c) { head.appendChild(el("th", "", c)); });
+      table.appendChild(head);
+      step.data.forEach(function (row, r) {
+        var tr = el("tr");
+        tr.appendChild(el("th", "", step.rows[r]));
+        row.forEach(function (v, c) {
+          var td = el("td");
+          td.setAttribute("data-cell", step.id + ":" + r + ":" + c);
+          if (given) {
+            var input = el("input");
+            input.value = String(number(v));
+            input.setAttribute("inputmode", "decimal");
+            input.setAttribute("aria-label", step.id + "[" + step.rows[r] + ", " + step.cols[c] + "]");
+            input.addEventListener("change", function () { edit(step.id + ":" + r + ":" + c, input); });
+            td.appendChild(input);
+          } else {
+            td.textContent = shown(v);
+          }
+          tr.appendChild(td);
+        });
+        table.appendChild(tr);
+      });
+      fig.appendChild(table);
+      box.appendChild(fig);
+    });
+  }
+
+  var timing, exploreError;
+  function edit(cell, input) {
+    var t0 = performance.now();
+    var answer = JSON.parse(explore(lessonText, cell + "=" + input.value.trim(), A.lang));
+    var ms = performance.now() - t0;
+    if (!answer.ok) {
+      exploreError.textContent = answer.error;
+      input.className = "bad";
+      return;
+    }
+    exploreError.textContent = "";
+    lessonText = answer.toml;
+    store(A.key + "/explore", lessonText);
+    drawTrace(answer);
+    timing.textContent = say(words.recomputed, ms.toFixed(1));
+    doc.documentElement.setAttribute("data-explore-ms", ms.toFixed(3));
+  }
+
+  function startExplore() {
+    var box = doc.getElementById("explore");
+    box.appendChild(el("h2", "", words.explore));
+    box.appendChild(el("p", "", words.explore_how));
+    var bar = el("div", "bar");
+    bar.appendChild(button(words.download_lesson, function () { download(A.id + "-explored.toml", lessonText); }));
+    bar.appendChild(button(words.reset_lesson, function () {
+      lessonText = A.lesson;
+      store(A.key + "/explore", lessonText);
+      drawTrace(JSON.parse(explore(lessonText, "", A.lang)));
+    }));
+    timing = el("span", "timing");
+    bar.appendChild(timing);
+    box.appendChild(bar);
+    exploreError = el("p", "error");
+    box.appendChild(exploreError);
+    box.appendChild(el("div", "", "")).id = "explore-steps";
+    var kept = load(A.key + "/explore");
+    var answer = JSON.parse(explore(kept || lessonText, "", A.lang));
+    if (kept && answer.ok) lessonText = kept;
+    else answer = JSON.parse(explore(lessonText, "", A.lang));
+    if (answer.ok) drawTrace(answer);
+  }
+
+  status.textContent = words.loading;
+  AttnEngine().then(function (M) {
+    var strings = ["string", "string", "string", "string", "string", "string"];
+    practice = M.cwrap("attn_practice", "string", strings);
+    explore = M.cwrap("attn_explore", "string", strings.slice(0, 3));
+    startPractice();
+    startExplore();
+    doc.documentElement.setAttribute("data-ready", "1");
+  }, function () {
+    status.textContent = words.failed;
+  });
+  // For tests and the curious: the same calls the page makes.
+  window.attnPage = { act: function (a, k, t) { return act(a, k, t); }, state: function () { return state; } };
+})();
