@@ -31,7 +31,6 @@
     return b;
   }
   function cellKey(c) { return c.step + ":" + c.row + ":" + c.col; }
-  function tdOf(key) { return doc.querySelector('#practice td[data-cell="' + key + '"]'); }
   function load(key) { try { return localStorage.getItem(key); } catch (e) { return null; } }
   function store(key, value) { try { localStorage.setItem(key, value); } catch (e) { /* private mode */ } }
   function download(name, text) {
@@ -65,23 +64,23 @@
     return null;
   }
 
+  // The verdict of `key` (the cell last answered or chosen), the engine's
+  // notice or error, and the hint just taken, under the prompt.
   function showFeedback(key, answer) {
-    doc.querySelectorAll("#practice .feedback").forEach(function (f) { f.textContent = ""; });
-    var td = tdOf(key);
-    if (!td) return;
-    var box = td.closest("section.step").querySelector(".feedback");
-    var mark = feedbackFor(key);
+    var box = doc.getElementById("feedback");
+    box.textContent = "";
     if (answer && !answer.ok) {
       box.appendChild(el("p", "error", answer.error));
       return;
     }
+    var mark = key ? feedbackFor(key) : null;
     if (mark) {
       box.appendChild(el("p", "verdict v-" + mark.verdict, mark.cell.name + " — " + mark.text));
       mark.lines.forEach(function (l) { box.appendChild(el("p", "line", l)); });
     }
-    if (answer && answer.mark && answer.mark.follow_up_added && (!mark || mark.lines.indexOf(answer.mark.lines[0]) < 0))
-      answer.mark.lines.forEach(function (l) { box.appendChild(el("p", "line", l)); });
-    if (answer && answer.hint && state.current && cellKey(state.current) === key)
+    if (answer && answer.mark && answer.mark.follow_up_added)
+      answer.mark.lines.slice(-1).forEach(function (l) { box.appendChild(el("p", "line", l)); });
+    if (answer && answer.hint)
       answer.hint.text.split("\n").forEach(function (l) { box.appendChild(el("p", "hint", l)); });
     if (answer && answer.notice) box.appendChild(el("p", "line", answer.notice));
   }
@@ -91,26 +90,30 @@
     state.records.forEach(function (r, i) { records[cellKey(r.cell)] = { r: r, order: i + 1 }; });
     doc.querySelectorAll("#practice td[data-cell]").forEach(function (td) {
       var key = td.getAttribute("data-cell"), rec = records[key], input = td.querySelector("input");
-      td.className = rec ? "asked" : "";
+      var cls = rec ? "asked" : "";
       var sup = td.querySelector("sup");
       if (rec) {
         if (!sup) { sup = el("sup"); td.insertBefore(sup, input); }
         sup.textContent = rec.order;
-        if (doc.activeElement !== input || rec.r.typed) input.value = rec.r.typed;
-        if (rec.r.state === "skipped") td.className += " skipped";
-      } else if (sup) {
-        sup.remove();
+        input.value = rec.r.typed;
+        if (rec.r.state === "skipped") cls += " skipped";
+      } else {
+        if (sup) sup.remove();
+        input.value = "";
       }
       var mark = feedbackFor(key);
-      if (mark) td.className += " v-" + mark.verdict;
+      if (mark) cls += " v-" + mark.verdict;
+      if (state.current && cellKey(state.current) === key) cls += " current";
+      td.className = cls;
       input.title = mark ? mark.text : "";
     });
-    var current = state.current ? cellKey(state.current) : null;
-    if (current) tdOf(current).className += " current";
     var done = state.records.filter(function (r) { return r.state !== "pending"; }).length;
     progress.textContent = say(words.done, done, state.records.length);
+    promptName.textContent = state.current ? state.current.name + " = " : words.finished;
+    promptInput.hidden = !state.current;
+    promptInput.value = "";
     drawSummary();
-    showFeedback(selected || current, answer);
+    showFeedback(selected, answer);
   }
 
   function drawSummary() {
@@ -121,59 +124,66 @@
     state.summary.lines.forEach(function (l) { box.appendChild(el("p", "", l)); });
   }
 
-  function focusCurrent() {
-    if (!state.current) return;
-    var td = tdOf(cellKey(state.current));
-    if (td) td.querySelector("input").focus();
-  }
+  // After an answer the prompt asks the next cell; the learner's eyes stay there.
+  function focusPrompt() { if (state.current) promptInput.focus(); }
 
+  // One thing done: the engine's answer drawn. `key`: the cell it is about
+  // (empty: the cell asked now).
   function act(action, key, typed) {
+    var was = state && state.current ? cellKey(state.current) : null;
     var answer = call(action, key, typed);
-    selected = key || (state.current ? cellKey(state.current) : null);
     if (!answer.ok) {
-      showFeedback(key || selected, answer);
+      showFeedback(null, answer);
       return answer;
     }
-    if (action === "answer") selected = answer.mark ? cellKey(answer.mark.cell) : selected;
+    selected = answer.mark ? cellKey(answer.mark.cell) : (key || was);
     draw(answer);
-    if (action !== "answer" || (answer.mark && answer.mark.verdict !== "wrong")) focusCurrent();
     return answer;
   }
 
-  function typedIn(input, key) {
-    var value = input.value.trim();
+  // A line typed at the prompt or into a grid's cell: a command letter, or an answer.
+  function typedIn(value, key) {
+    value = value.trim();
     if (value === "") return;
-    if (value === "h" || value === "s" || value === "b" || value === "?") {
-      input.value = "";
-      if (value === "?") { status.textContent = words.ready; return; }
-      act({ h: "hint", s: "skip", b: "back" }[value], value === "h" ? key : "");
-      return;
-    }
-    act("answer", key, value);
+    if (value === "?") { showFeedback(null, { ok: true, notice: words.ready }); return; }
+    var command = { h: "hint", s: "skip", b: "back" }[value];
+    if (command) act(command, command === "hint" ? key : "");
+    else act("answer", key, value);
   }
 
-  var progress = el("span", "progress");
+  var progress = el("span", "progress"), promptName = el("label", "prompt"), promptInput = el("input");
+  function reset() {
+    state = null;
+    selected = null;
+    store(A.key, A.saved);
+    act("view");
+  }
   function startPractice() {
-    var bar = doc.getElementById("bar");
-    bar.appendChild(progress);
-    bar.appendChild(button(words.hint, function () { act("hint", selected || ""); }));
-    bar.appendChild(button(words.skip, function () { act("skip"); }));
-    bar.appendChild(button(words.back, function () { act("back"); }));
-    bar.appendChild(button(words.download, function () { download(A.id + ".answers.toml", state.saved); }));
-    bar.appendChild(button(words.restart, function () {
-      if (!window.confirm(words.restart_sure)) return;
-      state = null;
-      store(A.key, A.saved);
-      doc.querySelectorAll("#practice td input").forEach(function (i) { i.value = ""; });
-      act("view");
-    }));
-    bar.appendChild(el("span", "kept", words.saved_in));
+    var bar = doc.querySelector("#bar .controls");
+    promptInput.setAttribute("inputmode", "decimal");
+    promptInput.setAttribute("autocomplete", "off");
+    promptInput.id = "prompt";
+    promptName.htmlFor = "prompt";
+    promptInput.addEventListener("keydown", function (e) {
+      if (e.key !== "Enter") return;
+      e.preventDefault();
+      typedIn(promptInput.value, "");
+      focusPrompt();
+    });
+    [progress, promptName, promptInput,
+     button(words.hint, function () { act("hint", ""); }),
+     button(words.skip, function () { act("skip"); }),
+     button(words.back, function () { act("back"); }),
+     button(words.download, function () { download(A.id + ".answers.toml", state.saved); }),
+     button(words.restart, function () { if (window.confirm(words.restart_sure)) reset(); }),
+     el("span", "kept", words.saved_in)].forEach(function (e) { bar.appendChild(e); });
     doc.querySelectorAll("#practice td[data-cell]").forEach(function (td) {
       var key = td.getAttribute("data-cell"), input = td.querySelector("input");
       input.addEventListener("keydown", function (e) {
-        if (e.key === "Enter") { e.preventDefault(); typedIn(input, key); }
+        if (e.key !== "Enter") return;
+        e.preventDefault();
+        typedIn(input.value, key);
       });
-      input.addEventListener("change", function () { typedIn(input, key); });
       input.addEventListener("focus", function () {
         selected = key;
         showFeedback(key, null);
@@ -181,6 +191,7 @@
     });
     act("view");
     status.textContent = words.ready;
+    focusPrompt();
   }
 
   // ---- explore -------------------------------------------------------------
@@ -193,7 +204,7 @@
   }
 
   function drawTrace(answer) {
-    var trace = answer.trace;
+    var trace = lastTrace = answer.trace;
     var box = doc.getElementById("explore-steps");
     box.textContent = "";
     trace.steps.forEach(function (step) {
@@ -233,7 +244,7 @@
     });
   }
 
-  var timing, exploreError;
+  var timing, exploreError, lastTrace = null;
   function edit(cell, input) {
     var t0 = performance.now();
     var answer = JSON.parse(explore(lessonText, cell + "=" + input.value.trim(), A.lang));
@@ -283,9 +294,15 @@
     startPractice();
     startExplore();
     doc.documentElement.setAttribute("data-ready", "1");
+    doc.documentElement.setAttribute("data-ready-ms", performance.now().toFixed(1));
   }, function () {
     status.textContent = words.failed;
   });
   // For tests and the curious: the same calls the page makes.
-  window.attnPage = { act: function (a, k, t) { return act(a, k, t); }, state: function () { return state; } };
+  window.attnPage = {
+    act: act, reset: reset, typed: typedIn,
+    state: function () { return state; },
+    lesson: function () { return lessonText; },
+    trace: function () { return lastTrace; }
+  };
 })();

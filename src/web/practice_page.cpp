@@ -19,6 +19,8 @@ namespace attn {
 namespace {
 
 constexpr int kGivenDecimals = 4;
+// Steps (and given matrices) with more rows or columns are not drawn as grids.
+constexpr std::size_t kGridMax = 32;
 
 // `json` inside a <script>: "</" written "<\/", which JSON and JavaScript read
 // as "</" and which cannot end the script element.
@@ -34,8 +36,13 @@ std::string header_row(const std::vector<std::string>& cols) {
   return out + "</tr>";
 }
 
-// A given matrix, its numbers as the lesson writes them.
+// A given matrix, its numbers as the lesson writes them (a large one: its shape).
 std::string given_table(const Step& step) {
+  if (step.value.n_rows > kGridMax || step.value.n_cols > kGridMax)
+    return fmt::format("<figure class=\"given\" data-step=\"{}\"><figcaption><b>{}</b> · {} · {}×{}"
+                       "</figcaption></figure>",
+                       xml_text(step.id), xml_text(step.id), xml_text(step_display_name(step)),
+                       step.value.n_rows, step.value.n_cols);
   std::string out = fmt::format(
       "<figure class=\"given\" data-step=\"{}\"><figcaption><b>{}</b> · {}</figcaption><table>"
       "<thead>{}</thead><tbody>",
@@ -53,6 +60,10 @@ std::string given_table(const Step& step) {
 
 // Which query may attend to which key: the mask as the steps apply it.
 std::string mask_table(const Trace& truth, const Step& shaped) {
+  if (truth.mask.n_rows > kGridMax || truth.mask.n_cols > kGridMax)
+    return fmt::format("<figure class=\"given mask\"><figcaption><b>mask</b> · {}</figcaption></figure>",
+                       xml_text(tr_format("{} of {}×{} cells masked", arma::accu(truth.mask != 0u),
+                                          truth.mask.n_rows, truth.mask.n_cols)));
   std::string out = fmt::format(
       "<figure class=\"given mask\"><figcaption><b>mask</b> · {}</figcaption><table><thead>{}"
       "</thead><tbody>",
@@ -87,9 +98,16 @@ std::string step_section(const PracticeSession& s, const Step& step) {
   const StepFormula f = step_formula(s.lesson(), s.truth(), step, language());
   std::string out = fmt::format(
       "<section class=\"step\" data-step=\"{}\"><h3><b>{}</b> · {}</h3><p class=\"formula\">{}</p>"
-      "<p class=\"shapes\">{}</p><table class=\"grid\"><thead>{}</thead><tbody>",
+      "<p class=\"shapes\">{}</p>",
       xml_text(step.id), xml_text(step.id), xml_text(step_display_name(step)), xml_text(f.text),
-      xml_text(tr_format("shapes: {}", f.shapes)), header_row(step.cols));
+      xml_text(tr_format("shapes: {}", f.shapes)));
+  if (step.value.n_rows > kGridMax || step.value.n_cols > kGridMax)
+    return out +
+           fmt::format("<p class=\"large\">{}</p></section>",
+                       xml_text(tr_format("{} is {}×{}, too large for a grid here: its cells are "
+                                          "asked one at a time at the prompt above.",
+                                          step.id, step.value.n_rows, step.value.n_cols)));
+  out += fmt::format("<table class=\"grid\"><thead>{}</thead><tbody>", header_row(step.cols));
   for (std::size_t r = 0; r < step.value.n_rows; ++r) {
     out += fmt::format("<tr><th scope=\"row\">{}</th>", xml_text(step.rows[r]));
     for (std::size_t c = 0; c < step.value.n_cols; ++c) {
@@ -105,7 +123,7 @@ std::string step_section(const PracticeSession& s, const Step& step) {
     }
     out += "</tr>";
   }
-  return out + "</tbody></table><div class=\"feedback\" aria-live=\"polite\"></div></section>";
+  return out + "</tbody></table></section>";
 }
 
 // The words the script shows, in the page's language.
@@ -168,7 +186,8 @@ std::string practice_page(const PracticeSession& s, const PracticePageParts& par
       "content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{}</style></head>"
       "<body><header><h1>{}</h1><p class=\"story\">{}</p><p class=\"how\">{}</p>"
       "<p id=\"status\" class=\"needs-js\"></p></header><main>{}<section id=\"practice\"><h2>{}"
-      "</h2><div id=\"bar\" class=\"needs-js\"></div>{}<section id=\"summary\" class=\"needs-js\">"
+      "</h2><div id=\"bar\" class=\"needs-js\"><div class=\"controls\"></div><div id=\"feedback\" "
+      "aria-live=\"polite\"></div></div>{}<section id=\"summary\" class=\"needs-js\">"
       "</section></section><section id=\"explore\" class=\"needs-js\"></section></main>"
       "<script>{}</script><script>{}</script><script>{}</script></body></html>\n",
       lang == Language::zh ? "zh-CN" : "en",
