@@ -1,12 +1,13 @@
 // Escaping text for LaTeX, Markdown, XML and CSV, and control characters made visible.
 #include "render/escape.hpp"
 
-#include <charconv>
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 
 namespace attn {
 
@@ -328,15 +329,38 @@ std::string xml_cdata(std::string_view text) {
 
 namespace {
 
+// Whether all of `s` is one double as std::from_chars reads it (the general
+// format: an optional '-', then digits with an optional point and exponent, or
+// inf, infinity, nan, nan(...)), within range: neither infinity nor zero from
+// a number that is neither. Read with strtod, because emscripten's libc++ has
+// no floating-point from_chars (the page's engine, cmake/wasm.cmake); the
+// program never calls setlocale, so strtod's point is the "C" locale's "."
+// as from_chars's. What strtod reads and from_chars does not (leading spaces,
+// a '+', hexadecimal) is refused first; tests/render/test_escape.cpp compares
+// the two on the cases where they could differ.
+bool is_whole_number(std::string_view s) {
+  const std::string_view body = s.substr(!s.empty() && s.front() == '-' ? 1 : 0);
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (body.empty() || !(digit(body.front()) || body.front() == '.' ||
+                        std::string_view("iInN").find(body.front()) != std::string_view::npos))
+    return false;
+  if (body.size() > 1 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')) return false;
+  const std::string text(s);
+  char* end = nullptr;
+  const double number = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return false;
+  if (!digit(body.front()) && body.front() != '.') return true;  // inf, nan
+  const std::string_view mantissa = body.substr(0, body.find_first_of("eE"));
+  const bool nonzero = mantissa.find_first_of("123456789") != std::string_view::npos;
+  return std::isfinite(number) && (number != 0 || !nonzero);
+}
+
 // Whether a spreadsheet would read `s` as a formula: its first character
 // starts one, and it is not simply a number ("-0.5", "+3").
 bool looks_like_formula(std::string_view s) {
   if (s.empty() || std::string_view("=+-@\t\r").find(s.front()) == std::string_view::npos)
     return false;
-  double number = 0;
-  const std::string_view digits = s.substr(s.front() == '+' ? 1 : 0);
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
-  return error != std::errc() || end != digits.data() + digits.size();
+  return !is_whole_number(s.substr(s.front() == '+' ? 1 : 0));
 }
 
 }  // namespace

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""The practice page's WebAssembly engine (cmake/wasm.cmake) against the native
+build, in Node.js: build/attn-engine.js loads, its entry points answer JSON, and it is installed;
+and the test-only probe module (tests/web/wasm_probe.cpp, compiled by both
+builds) reads every number of every lessons/*.toml to the same double as the
+native build, computes every step of their traces to the same bits on the
+reference backend (several heads: parallel_for without threads), and guards
+the same CSV fields. Exits 77 (skipped) when this build has no module or no node.
+
+Usage: test_wasm.py BUILD_DIR SOURCE_DIR WITH_WASM(ON|OFF) NATIVE_PROBE
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from clitest import check, failures
+
+BUILD, SOURCE = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+WITH_WASM, NATIVE_PROBE = sys.argv[3] == "ON", sys.argv[4]
+ENGINE, PROBE = BUILD / "attn-engine.js", BUILD / "wasm" / "attn_probe.js"
+PAGE_BUDGET = 1_500_000  # bytes: the whole page, the module inside it (issue 22)
+
+# Loads MODULE (a MODULARIZE'd emscripten module), then answers each call of a
+# JSON list on stdin, [FUNCTION, [STRING...]], with the string it returns.
+DRIVER = r"""
+const factory = require(process.argv[2]);
+const calls = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+factory().then((module) => {
+  const answers = calls.map(([name, args]) =>
+    module.ccall(name, 'string', args.map(() => 'string'), args));
+  process.stdout.write(JSON.stringify(answers));
+});
+"""
+
+
+def skip(why):
+    print(f"SKIPPED: {why}")
+    sys.exit(77)
+
+
+def call_module(node, module, calls):
+    """The answers of `module` to `calls` ([name, [args]] each), run in node."""
+    with tempfile.TemporaryDirectory() as tmp:
+        driver = pathlib.Path(tmp) / "driver.js"
+        driver.write_text(DRIVER, encoding="utf-8")
+        r = subprocess.run([node, str(driver), str(module.resolve())], input=json.dumps(calls),
+                           capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"node runs {module.name}: {r.stderr[-2000:]}")
+    return json.loads(r.stdout) if r.returncode == 0 else [""] * len(calls)
+
+
+def test_engine(node, lesson):
+    size = ENGINE.stat().st_size
+    print(f"attn-engine.js: {size} bytes")
+    check(size <= PAGE_BUDGET, f"the module ({size} bytes) fits the page's {PAGE_BUDGET} bytes")
+    answers = call_module(node, ENGINE, [
+        ["attn_practice", [lesson, "", "view", "", "", "en"]],
+        ["attn_explore", [lesson, "", "en"]],
+    ])
+    for name, answer in zip(("attn_practice", "attn_explore"), answers):
+        try:
+            value = json.loads(answer)
+        except json.JSONDecodeError:
+            value = None
+        check(isinstance(value, dict) and isinstance(value.get("ok"), bool),
+              f"{name} answers a JSON object with a boolean ok: {answer[:200]!r}")
+
+
+def test_installed():
+    """cmake --install puts the module in share/attn-trace/, as built."""
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(["cmake", "--install", str(BUILD), "--prefix", tmp],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, f"cmake --install succeeds: {r.stderr}")
+        installed = pathlib.Path(tmp) / "share" / "attn-trace" / "attn-engine.js"
+        check(installed.exists() and installed.read_bytes() == ENGINE.read_bytes(),
+              "attn-engine.js is installed in share/attn-trace/ as built")
+
+
+def native_probe(*args):
+    r = subprocess.run([NATIVE_PROBE, *args], capture_output=True, text=True)
+    check(r.returncode == 0, f"the native probe runs {args[:2]}: {r.stderr}")
+    return r.stdout
+
+
+def compare_lessons(node, lessons):
+    texts = [p.read_text(encoding="utf-8") for p in lessons]
+    wasm = call_module(node, PROBE, [["probe_lesson", [t]] for t in texts])
+    counts = {"toml": 0, "given": 0, "computed": 0}
+    for path, mine in zip(lessons, wasm):
+        native = native_probe("lesson", str(path))
+        check("error" not in native and native.count("\n") > 0,
+              f"{path.name}: the native probe reads and runs it: {native[-300:]}")
+        differ = [(a, b) for a, b in zip(native.splitlines(), mine.splitlines()) if a != b]
+        check(native == mine, f"{path.name}: the WebAssembly build reads and computes the same "
+                              f"bits as the native one (native, wasm): {differ[:5]} "
+                              f"({native.count(chr(10))} and {mine.count(chr(10))} lines)")
+        for line in native.splitlines():
+            kind = line.split(" ", 1)[0]
+            counts[{"toml": "toml", "given": "given", "step": "computed"}.get(kind, "toml")] += 1
+    heads = sum(" head1." in t for t in wasm)
+    check(heads > 0, f"lessons with several heads ran in WebAssembly ({heads})")
+    print(f"{len(lessons)} lessons: {counts['toml']} TOML numbers, {counts['given']} given "
+          f"and {counts['computed']} computed trace cells, compared between the two builds")
+
+
+# Where the native from_chars and strtod readers could differ (as in
+# tests/render/test_escape.cpp), and the guarded kinds.
+CSV_CASES = ["-0.5", "+3", "-.5", "-5.", "-", "++3", "+ 3", "-1e-3", "-1e+", "-0x10", "+0x1p3",
+             "-inf", "+NaN", "-nan(1)", "-infinit", "-1e308", "-1e309", "-1e-310", "-2e-324",
+             "-0e999", "-0.000e400", "-1,5", "-5 ", "=SUM(A1)", "@x", "\t5", "Ann=Bo", "José"]
+
+
+def compare_csv(node):
+    wasm = call_module(node, PROBE, [["probe_csv_field", [c]] for c in CSV_CASES])
+    native = native_probe("csv", *CSV_CASES).split("\n")[:len(CSV_CASES)]
+    differ = [(c, a, b) for c, a, b in zip(CSV_CASES, native, wasm) if a != b]
+    check(not differ, f"csv_field guards the same fields in both builds: {differ}")
+
+
+if not WITH_WASM:
+    skip("this build has no WebAssembly engine (ATTN_WASM=OFF, or AUTO without em++)")
+node = shutil.which("node")
+if not node:
+    skip("no node (Node.js) to load the module in")
+check(ENGINE.exists(), f"the build wrote {ENGINE}")
+check(PROBE.exists(), f"the build wrote {PROBE}")
+if ENGINE.exists():
+    test_engine(node, (SOURCE / "lessons" / "river-bank.toml").read_text(encoding="utf-8"))
+    test_installed()
+if PROBE.exists():
+    compare_lessons(node, sorted((SOURCE / "lessons").glob("*.toml")))
+    compare_csv(node)
+sys.exit(1 if failures else 0)
