@@ -96,5 +96,6 @@ if(ATTN_WITH_WASM)
     BUILD_ALWAYS ON
     INSTALL_COMMAND ""
     DEPENDS attn_generated_sources
-    BUILD_BYPRODUCTS ${ATTN_ENGINE_SCRIPT})
+    BUILD_BYPRODUCTS ${ATTN_ENGINE_SCRIPT} ${CMAKE_BINARY_DIR}/attn-engine.wasm
+                     ${CMAKE_BINARY_DIR}/attn-engine.wasm.gz)
 endif()

@@ -294,15 +294,18 @@ std::pair<Lesson, std::string> lesson_and_text(const std::string& name) {
   return {std::move(lesson), std::move(text)};
 }
 
-// attn-engine.js: beside the program in a build folder, else where
-// `cmake --install` puts it (<prefix>/share/attn-trace/).
-std::string engine_script() {
+// The engine (attn-engine.js, its loader, and attn-engine.wasm.gz, its
+// module): beside the program in a build folder, else where `cmake --install`
+// puts them (<prefix>/share/attn-trace/).
+std::pair<std::string, std::string> engine_files() {
   const std::optional<std::filesystem::path> folder = program_folder();
   std::error_code ec;
   if (folder)
-    for (const std::filesystem::path& path :
-         {*folder / "attn-engine.js", *folder / "../share/attn-trace/attn-engine.js"})
-      if (std::filesystem::is_regular_file(path, ec)) return read_file(path.string());
+    for (const std::filesystem::path& dir : {*folder, *folder / "../share/attn-trace"})
+      if (std::filesystem::is_regular_file(dir / "attn-engine.js", ec) &&
+          std::filesystem::is_regular_file(dir / "attn-engine.wasm.gz", ec))
+        return {read_file((dir / "attn-engine.js").string()),
+                read_file((dir / "attn-engine.wasm.gz").string())};
   throw InputError(std::string(
       tr("practice --format html: this build has no WebAssembly engine (attn-engine.js), which "
          "the page judges with; install emscripten (Debian's package, or scripts/setup "
@@ -314,10 +317,11 @@ void write_page(const PracticeCommandOptions& o) {
   const auto [lesson, text] = lesson_and_text(o.lesson);
   const std::unique_ptr<Backend> backend = make_backend("cpu");
   const PracticeSession s(lesson, *backend, {.steps = o.steps, .cells = o.cells});
-  const std::string engine = engine_script();
+  const auto [engine, module] = engine_files();
   const DocumentScope document;
   write_stdout(practice_page(s, {.lesson_text = text,
                                  .engine_script = engine,
+                                 .engine_module_gz = module,
                                  .page_script = practice_page_script(),
                                  .page_style = practice_page_style()}));
 }

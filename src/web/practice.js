@@ -286,8 +286,18 @@
     if (answer.ok) drawTrace(answer);
   }
 
+  // The engine's module: base64 of its gzip (attn-engine.wasm.gz), inflated
+  // by the browser; emscripten's loader is given the bytes and fetches nothing.
+  function engineModule() {
+    var text = atob(A.engine), bytes = new Uint8Array(text.length);
+    for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    var inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(inflated).arrayBuffer();
+  }
+
   status.textContent = words.loading;
-  AttnEngine().then(function (M) {
+  var started = typeof DecompressionStream === "function" ? engineModule() : Promise.reject(new Error("no DecompressionStream"));
+  started.then(function (module) { return AttnEngine({ wasmBinary: new Uint8Array(module) }); }).then(function (M) {
     var strings = ["string", "string", "string", "string", "string", "string"];
     practice = M.cwrap("attn_practice", "string", strings);
     explore = M.cwrap("attn_explore", "string", strings.slice(0, 3));

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "core/error.hpp"
@@ -39,10 +41,11 @@ std::string header_row(const std::vector<std::string>& cols) {
 // A given matrix, its numbers as the lesson writes them (a large one: its shape).
 std::string given_table(const Step& step) {
   if (step.value.n_rows > kGridMax || step.value.n_cols > kGridMax)
-    return fmt::format("<figure class=\"given\" data-step=\"{}\"><figcaption><b>{}</b> · {} · {}×{}"
-                       "</figcaption></figure>",
-                       xml_text(step.id), xml_text(step.id), xml_text(step_display_name(step)),
-                       step.value.n_rows, step.value.n_cols);
+    return fmt::format(
+        "<figure class=\"given\" data-step=\"{}\"><figcaption><b>{}</b> · {} · {}×{}"
+        "</figcaption></figure>",
+        xml_text(step.id), xml_text(step.id), xml_text(step_display_name(step)), step.value.n_rows,
+        step.value.n_cols);
   std::string out = fmt::format(
       "<figure class=\"given\" data-step=\"{}\"><figcaption><b>{}</b> · {}</figcaption><table>"
       "<thead>{}</thead><tbody>",
@@ -61,9 +64,10 @@ std::string given_table(const Step& step) {
 // Which query may attend to which key: the mask as the steps apply it.
 std::string mask_table(const Trace& truth, const Step& shaped) {
   if (truth.mask.n_rows > kGridMax || truth.mask.n_cols > kGridMax)
-    return fmt::format("<figure class=\"given mask\"><figcaption><b>mask</b> · {}</figcaption></figure>",
-                       xml_text(tr_format("{} of {}×{} cells masked", arma::accu(truth.mask != 0u),
-                                          truth.mask.n_rows, truth.mask.n_cols)));
+    return fmt::format(
+        "<figure class=\"given mask\"><figcaption><b>mask</b> · {}</figcaption></figure>",
+        xml_text(tr_format("{} of {}×{} cells masked", arma::accu(truth.mask != 0u),
+                           truth.mask.n_rows, truth.mask.n_cols)));
   std::string out = fmt::format(
       "<figure class=\"given mask\"><figcaption><b>mask</b> · {}</figcaption><table><thead>{}"
       "</thead><tbody>",
@@ -157,15 +161,32 @@ std::string page_words() {
   return "{" + fmt::format("{}", fmt::join(items, ", ")) + "}";
 }
 
+// RFC 4648 base64, with padding.
+std::string base64(std::string_view bytes) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 3; ++k)
+      v = v << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kDigits[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
 // The data the script starts from.
 std::string page_data(const PracticeSession& s, const PracticePageParts& parts) {
   const std::string saved = s.answers_toml();
   return fmt::format(
       "window.ATTN = {{\"lesson\": {}, \"id\": {}, \"saved\": {}, \"lang\": \"{}\", \"key\": "
-      "\"attn-trace/practice/{}/{:016x}\", \"words\": {}}};",
+      "\"attn-trace/practice/{}/{:016x}\", \"words\": {}, \"engine\": \"{}\"}};",
       script_safe(json_string(parts.lesson_text)), script_safe(json_string(s.lesson().id)),
       script_safe(json_string(saved)), language() == Language::zh ? "zh" : "en",
-      fnv1a64(s.lesson().id), fnv1a64(parts.lesson_text + saved), script_safe(page_words()));
+      fnv1a64(s.lesson().id), fnv1a64(parts.lesson_text + saved), script_safe(page_words()),
+      base64(parts.engine_module_gz));
 }
 
 }  // namespace

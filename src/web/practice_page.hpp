@@ -15,7 +15,8 @@ namespace attn {
 
 struct PracticePageParts {
   std::string lesson_text;    // the lesson's TOML, as its file holds it
-  std::string engine_script;  // attn-engine.js: the engine as WebAssembly, in one script
+  std::string engine_script;     // attn-engine.js: emscripten's loader of the engine
+  std::string engine_module_gz;  // attn-engine.wasm.gz: the engine, gzip-compressed
   std::string page_script;    // practice.js: the page's own script
   std::string page_style;     // practice.css
 };

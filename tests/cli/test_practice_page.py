@@ -197,6 +197,17 @@ def answers_file(path, st):
             f.write(f'[[answer]]\nstep = "{step}"\ncell = [{row}, {col}]\nvalue = "{typed}"\n\n')
 
 
+# Every lesson's page, the largest lessons too, within 1.5 MB.
+LESSONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lessons")
+sizes = {}
+for name in sorted(os.listdir(LESSONS)):
+    r = run("practice", os.path.join(LESSONS, name), "--format", "html")
+    check(r.returncode == 0, f"{name}: page: exit {r.returncode} {r.stderr}")
+    sizes[name] = len(r.stdout.encode())
+largest = max(sizes, key=sizes.get)
+check(sizes[largest] <= 1.5 * 1024 * 1024, f"{largest}: the page is {sizes[largest]} bytes (at most 1.5 MB)")
+print(f"pages of {len(sizes)} lessons: {min(sizes.values())} to {sizes[largest]} bytes ({largest})")
+
 tmp = tempfile.mkdtemp(prefix="practice-page-")
 profile = os.path.join(tmp, "profile")
 seen_verdicts, seen_mistakes, compared, class_size = set(), set(), 0, 0
@@ -253,7 +264,7 @@ for offset, lesson in enumerate(["river-bank", "causal-decoder"]):
     edited = os.path.join(tmp, lesson + "-explored.toml")
     with open(edited, "w") as f:
         f.write(results["lesson"])
-    original = open(os.path.join(os.path.dirname(__file__), "..", "..", "lessons", lesson + ".toml")).read()
+    original = open(os.path.join(LESSONS, lesson + ".toml")).read()
     changed = [(a, b) for a, b in zip(original.splitlines(), results["lesson"].splitlines()) if a != b]
     check(len(changed) == 1 and "0.25" in changed[0][1], f"{lesson}: the explored lesson changes one line: {changed}")
     ran = json.loads(run("run", edited, "--format", "json").stdout)
