@@ -9,7 +9,6 @@ namespace attn {
 
 class CpuBackend final : public ReferenceBackend {
  public:
-  std::string_view name() const override { return "cpu"; }
   std::unique_ptr<ForwardPlan> plan_forward(const ForwardShape& shape, const arma::mat& W_QKV,
                                             const arma::mat& W_O) override;
 };

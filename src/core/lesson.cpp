@@ -61,7 +61,7 @@ std::vector<std::string> default_tokens(std::size_t n) {
 
 class LessonParser {
  public:
-  LessonParser(std::string_view text, const std::string& origin) : toml_(text, origin) {}
+  explicit LessonParser(const TomlReader& toml) : toml_(toml) {}
 
   Lesson parse() {
     const toml::table& root = toml_.root();
@@ -790,7 +790,7 @@ class LessonParser {
           tr_format("{} has {} entries but {}; give {} entries", key, v->n_elem, why, width));
   }
 
-  TomlReader toml_;
+  const TomlReader& toml_;
   Lesson lesson_;
   const toml::table* model_ = nullptr;
   const toml::table* weights_ = nullptr;
@@ -804,8 +804,10 @@ class LessonParser {
 }  // namespace
 
 Lesson parse_lesson(std::string_view toml_text, const std::string& origin) {
-  return LessonParser(toml_text, origin).parse();
+  return parse_lesson(TomlReader(toml_text, origin));
 }
+
+Lesson parse_lesson(const TomlReader& toml) { return LessonParser(toml).parse(); }
 
 Lesson load_lesson_file(const std::string& path) {
   return parse_lesson(read_input(path), input_name(path));

@@ -202,6 +202,10 @@ struct Lesson {
 // Parses and checks a lesson. `origin` names it in every error message.
 // Throws InputError naming the origin, the key (and line) and the fix.
 Lesson parse_lesson(std::string_view toml_text, const std::string& origin);
+// The same, from TOML already read (the practice page's engine reads a
+// lesson's text once for the lesson and for where its numbers are written).
+class TomlReader;
+Lesson parse_lesson(const TomlReader& toml);
 
 // Reads and parses a lesson file.
 Lesson load_lesson_file(const std::string& path);

@@ -11,7 +11,8 @@ namespace attn {
 
 class ReferenceBackend : public Backend {
  public:
-  std::string_view name() const override { return "reference"; }
+  // "cpu": the same arithmetic as the CPU backend's trace (dtype emulation included).
+  std::string_view name() const override { return "cpu"; }
   // A:(n,k) B:(k,p) -> (n,p), through f64_arithmetic().
   arma::mat matmul(const arma::mat& A, const arma::mat& B) override;
   std::vector<HeadAttention> attend(const AttentionInput& in) override;

@@ -18,7 +18,9 @@
 #include "core/pipeline.hpp"
 #include "core/reference_backend.hpp"
 #include "core/toml_read.hpp"
+#include "render/formula.hpp"
 #include "render/json_writer.hpp"
+#include "render/numbers.hpp"
 #include "render/render.hpp"
 #include "teach/practice.hpp"
 
@@ -211,7 +213,7 @@ const toml::node* given_number(const toml::table& root, const PracticeCell& cell
 
 // The lesson's text with the given number at `edit` ("STEP:ROW:COL=VALUE")
 // replaced by VALUE as typed; the rest of the file (comments, story) as it was.
-std::string edited_lesson(const std::string& text, const Trace& trace, std::string_view edit) {
+std::string edited_lesson(const std::string& text, std::string_view edit) {
   const std::size_t eq = edit.find('=');
   if (eq == std::string_view::npos)
     throw InputError(tr_format("'{}' is no edit; write STEP:ROW:COL=VALUE", edit));
@@ -225,21 +227,31 @@ std::string edited_lesson(const std::string& text, const Trace& trace, std::stri
   if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(number) ||
       value.find_first_of("xXpP") != std::string::npos)
     throw InputError(tr_format("'{}' is not a number; type a number such as 0.5 or -1.25", value));
-  const Step* step = trace.find(cell.step);
-  if (!step || step->made.op != Op::given || cell.row >= step->value.n_rows ||
-      cell.col >= step->value.n_cols)
-    throw InputError(
-        tr_format("{}[{}, {}] is not a number the lesson gives", cell.step, cell.row, cell.col));
   const TomlReader reader(text, kLessonOrigin);
   const toml::node* node = given_number(reader.root(), cell);
-  if (!node || !(node->is_number()))
-    throw InputError(tr_format(
-        "{} is not written cell by cell in this lesson (e.g. \"identity\"), so it cannot be "
-        "edited here",
-        cell.step));
+  if (!node || !node->is_number())
+    throw InputError(
+        tr_format("{}[{}, {}] is not a number the lesson gives", cell.step, cell.row, cell.col));
   const std::size_t begin = offset_of(text, node->source().begin);
   const std::size_t stop = offset_of(text, node->source().end);
   return text.substr(0, begin) + value + text.substr(stop);
+}
+
+// Steps of more rows or columns than this come as their shape and statistics.
+constexpr std::size_t kExploreCells = 32;
+
+// One step as explore draws it: its numbers, or for a large one its statistics.
+std::string explore_step(const Lesson& lesson, const Trace& trace, const Step& step) {
+  const bool small = step.value.n_rows <= kExploreCells && step.value.n_cols <= kExploreCells;
+  return fmt::format(
+      R"({{"id": {}, "name": {}, "formula": {}, "shape": [{}, {}], "rows": {}, "cols": {}, "data": {}, "stats": {}}})",
+      json_string(step.id), json_string(step_display_name(step)),
+      json_string(step_formula(lesson, trace, step, language()).text), step.value.n_rows,
+      step.value.n_cols, small ? json_strings(step.rows) : "[]",
+      small ? json_strings(step.cols) : "[]", small ? json_matrix(step.value) : "null",
+      // a large given matrix (768×768 identity weights) is the lesson's: its shape says enough
+      small || step.made.op == Op::given ? "null"
+                                         : json_string(format_stats(matrix_stats(step.value), 4)));
 }
 
 }  // namespace
@@ -247,25 +259,21 @@ std::string edited_lesson(const std::string& text, const Trace& trace, std::stri
 std::string explore_json(const ExploreRequest& q) {
   const LanguageScope scope(q.lang);
   try {
+    const std::string text = q.edit.empty() ? q.lesson_toml : edited_lesson(q.lesson_toml, q.edit);
+    const TomlReader reader(text, kLessonOrigin);
+    const Lesson lesson = parse_lesson(reader);
     ReferenceBackend backend;
-    std::string text = q.lesson_toml;
-    if (!q.edit.empty()) {
-      const Lesson before = parse_lesson(text, kLessonOrigin);
-      text = edited_lesson(text, run_pipeline(before, backend), q.edit);
-    }
-    const Lesson lesson = parse_lesson(text, kLessonOrigin);
     const Trace trace = run_pipeline(lesson, backend);
     // The given steps written number by number, which the page lets the learner edit.
-    const TomlReader reader(text, kLessonOrigin);
-    std::vector<std::string> editable;
-    for (const Step& step : trace.steps)
-      if (step.made.op == Op::given && !step.value.empty()) {
-        const toml::node* first = given_number(reader.root(), {step.id, 0, 0});
-        if (first && first->is_number()) editable.push_back(step.id);
-      }
-    return fmt::format(R"({{"ok": true, "toml": {}, "editable": {}, "trace": {}}})",
-                       json_string(text), json_strings(editable),
-                       render_json(lesson, trace, RenderOptions{}));
+    std::vector<std::string> editable, steps;
+    for (const Step& step : trace.steps) {
+      steps.push_back(explore_step(lesson, trace, step));
+      if (step.made.op != Op::given || step.value.empty()) continue;
+      const toml::node* first = given_number(reader.root(), {step.id, 0, 0});
+      if (first && first->is_number()) editable.push_back(step.id);
+    }
+    return fmt::format(R"({{"ok": true, "toml": {}, "editable": {}, "steps": [{}]}})",
+                       json_string(text), json_strings(editable), fmt::join(steps, ",\n"));
   } catch (const std::exception& e) {
     return failure(e.what());
   }

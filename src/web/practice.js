@@ -203,18 +203,25 @@
     return s === "-0.0000" ? "0.0000" : s;
   }
 
+  // Every step of the explored lesson: its numbers (the given ones as inputs),
+  // or for a step too large to show, its shape and statistics.
   function drawTrace(answer) {
-    var trace = lastTrace = answer.trace;
+    lastSteps = answer.steps;
     var box = doc.getElementById("explore-steps");
     box.textContent = "";
-    trace.steps.forEach(function (step) {
+    answer.steps.forEach(function (step) {
       var given = answer.editable.indexOf(step.id) >= 0;
       var fig = el("figure", given ? "given" : "computed");
       fig.setAttribute("data-step", step.id);
       var cap = el("figcaption");
       cap.appendChild(el("b", "", step.id));
-      cap.appendChild(doc.createTextNode(" · " + step.name + (step.formula ? " · " + step.formula : "")));
+      cap.appendChild(doc.createTextNode(" · " + step.name + " · " + step.formula));
       fig.appendChild(cap);
+      if (!step.data) {
+        fig.appendChild(el("p", "large", step.shape[0] + "×" + step.shape[1] + (step.stats ? " · " + step.stats : "")));
+        box.appendChild(fig);
+        return;
+      }
       var table = el("table"), head = el("tr");
       head.appendChild(el("th"));
       step.cols.forEach(function (c) { head.appendChild(el("th", "", c)); });
@@ -223,14 +230,14 @@
         var tr = el("tr");
         tr.appendChild(el("th", "", step.rows[r]));
         row.forEach(function (v, c) {
-          var td = el("td");
-          td.setAttribute("data-cell", step.id + ":" + r + ":" + c);
+          var td = el("td"), key = step.id + ":" + r + ":" + c;
+          td.setAttribute("data-cell", key);
           if (given) {
             var input = el("input");
             input.value = String(number(v));
             input.setAttribute("inputmode", "decimal");
             input.setAttribute("aria-label", step.id + "[" + step.rows[r] + ", " + step.cols[c] + "]");
-            input.addEventListener("change", function () { edit(step.id + ":" + r + ":" + c, input); });
+            input.addEventListener("change", function () { edit(key, input); });
             td.appendChild(input);
           } else {
             td.textContent = shown(v);
@@ -244,7 +251,7 @@
     });
   }
 
-  var timing, exploreError, lastTrace = null;
+  var timing, exploreError, lastSteps = null;
   function edit(cell, input) {
     var t0 = performance.now();
     var answer = JSON.parse(explore(lessonText, cell + "=" + input.value.trim(), A.lang));
@@ -313,6 +320,6 @@
     act: act, reset: reset, typed: typedIn,
     state: function () { return state; },
     lesson: function () { return lessonText; },
-    trace: function () { return lastTrace; }
+    steps: function () { return lastSteps; }
   };
 })();
