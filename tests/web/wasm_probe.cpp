@@ -29,7 +29,8 @@ std::string bits(double value) {
 // Every number of the TOML tree under `node`, one line each: "toml PATH BITS".
 void toml_numbers(const toml::node& node, const std::string& path, std::string& out) {
   if (const toml::table* table = node.as_table()) {
-    for (const auto& [key, value] : *table) toml_numbers(value, path + "." + std::string(key.str()), out);
+    for (const auto& [key, value] : *table)
+      toml_numbers(value, path + "." + std::string(key.str()), out);
   } else if (const toml::array* array = node.as_array()) {
     for (std::size_t i = 0; i < array->size(); ++i)
       toml_numbers(*array->get(i), fmt::format("{}[{}]", path, i), out);
