@@ -5,7 +5,7 @@ and the test-only probe module (tests/web/wasm_probe.cpp, compiled by both
 builds) reads every number of every lessons/*.toml to the same double as the
 native build, computes every step of their traces on the reference backend to
 within rounding of the native values (several heads: parallel_for without
-threads), and guards
+threads), embeds the same lessons and zh catalog, and guards
 the same CSV fields. Exits 77 (skipped) when this build has no module or no node.
 
 Usage: test_wasm.py BUILD_DIR SOURCE_DIR WITH_WASM(ON|OFF) NATIVE_PROBE
@@ -150,6 +150,19 @@ CSV_CASES = ["-0.5", "+3", "-.5", "-5.", "-", "++3", "+ 3", "-1e-3", "-1e+", "-0
              "-0e999", "-0.000e400", "-1,5", "-5 ", "=SUM(A1)", "@x", "\t5", "Ann=Bo", "José"]
 
 
+def compare_embedded(node, lessons):
+    """The embedded lessons and the zh catalog: the same in both builds."""
+    mine = call_module(node, PROBE, [["probe_embedded", []]])[0]
+    native = native_probe("embedded")
+    check(mine == native, f"the same embedded lessons and messages in both builds:\n"
+                          f"native {native[-600:]}\nwasm {mine[-600:]}")
+    check(mine.count("\nlesson ") + mine.startswith("lesson ") == len(lessons),
+          f"every lesson is embedded in the module ({len(lessons)})")
+    zh = [line for line in mine.splitlines() if line.startswith("error zh ")]
+    check(zh and any("\u4e00" <= c <= "\u9fff" for c in zh[0]),
+          f"an error in Chinese from the module's catalog: {zh}")
+
+
 def compare_csv(node):
     wasm = call_module(node, PROBE, [["probe_csv_field", [c]] for c in CSV_CASES])
     native = native_probe("csv", *CSV_CASES).split("\n")[:len(CSV_CASES)]
@@ -169,5 +182,6 @@ if ENGINE.exists():
     test_installed()
 if PROBE.exists():
     compare_lessons(node, sorted((SOURCE / "lessons").glob("*.toml")))
+    compare_embedded(node, sorted((SOURCE / "lessons").glob("*.toml")))
     compare_csv(node)
 sys.exit(1 if failures else 0)
