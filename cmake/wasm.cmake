@@ -1,6 +1,7 @@
 # The practice page's engine compiled to WebAssembly (issue 22, docs/build.md):
 # ATTN_WASM=AUTO|ON|OFF, default AUTO. AUTO builds it when emscripten's em++
-# is found (on PATH), ON requires it, OFF never builds it. Sets ATTN_WITH_WASM
+# is found (ATTN_EMXX if given, else on PATH), ON requires it, OFF never
+# builds it. Sets ATTN_WITH_WASM
 # and ATTN_ENGINE_SCRIPT (${CMAKE_BINARY_DIR}/attn-engine.js, where the module
 # is written when built).
 #
@@ -36,9 +37,15 @@ function(attn_emscripten_toolchain out emxx)
 endfunction()
 
 if(NOT attn_wasm_mode STREQUAL "OFF")
-  find_program(attn_emxx NAMES em++ NO_CACHE)
+  if(ATTN_EMXX)  # -DATTN_EMXX=/path/to/em++ chooses one
+    set(attn_emxx ${ATTN_EMXX})
+    set(attn_searched "ATTN_EMXX=${ATTN_EMXX}")
+  else()
+    find_program(attn_emxx NAMES em++ NO_CACHE)
+    set(attn_searched "em++ on PATH")
+  endif()
   set(attn_emscripten_toolchain "")
-  if(attn_emxx)
+  if(attn_emxx AND EXISTS "${attn_emxx}")
     attn_emscripten_toolchain(attn_emscripten_toolchain ${attn_emxx})
   endif()
   if(attn_emscripten_toolchain)
@@ -46,13 +53,13 @@ if(NOT attn_wasm_mode STREQUAL "OFF")
     message(STATUS "WebAssembly engine: on (${attn_emxx}), writes ${ATTN_ENGINE_SCRIPT}")
   elseif(attn_wasm_mode STREQUAL "ON")
     message(FATAL_ERROR
-      "ATTN_WASM=ON but emscripten was not found (no em++ on PATH, or no "
-      "cmake/Modules/Platform/Emscripten.cmake beside it). Install it (Debian: "
-      "apt-get install emscripten, or scripts/setup --with-test-tools), or put emsdk's em++ "
-      "on PATH, or configure with -DATTN_WASM=AUTO (build without the page's engine when "
-      "em++ is missing) or -DATTN_WASM=OFF.")
+      "ATTN_WASM=ON but emscripten was not found (looked at ${attn_searched}; the toolchain "
+      "file cmake/Modules/Platform/Emscripten.cmake must be beside it). Install it (Debian: "
+      "apt-get install emscripten, or scripts/setup --with-test-tools), or give its em++ with "
+      "-DATTN_EMXX=/path/to/em++, or configure with -DATTN_WASM=AUTO (build without the "
+      "page's engine when em++ is missing) or -DATTN_WASM=OFF.")
   else()
-    message(STATUS "WebAssembly engine: off (ATTN_WASM=AUTO, no em++ on PATH)")
+    message(STATUS "WebAssembly engine: off (ATTN_WASM=AUTO, no emscripten at ${attn_searched})")
   endif()
 else()
   message(STATUS "WebAssembly engine: off (ATTN_WASM=OFF)")

@@ -11,7 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "core/i18n.hpp"
 #include "core/lesson.hpp"
+#include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "core/reference_backend.hpp"
 #include "core/toml.hpp"
@@ -29,7 +31,8 @@ std::string bits(double value) {
 // Every number of the TOML tree under `node`, one line each: "toml PATH BITS".
 void toml_numbers(const toml::node& node, const std::string& path, std::string& out) {
   if (const toml::table* table = node.as_table()) {
-    for (const auto& [key, value] : *table) toml_numbers(value, path + "." + std::string(key.str()), out);
+    for (const auto& [key, value] : *table)
+      toml_numbers(value, path + "." + std::string(key.str()), out);
   } else if (const toml::array* array = node.as_array()) {
     for (std::size_t i = 0; i < array->size(); ++i)
       toml_numbers(*array->get(i), fmt::format("{}[{}]", path, i), out);
@@ -62,6 +65,25 @@ std::string probe_lesson_text(std::string_view text) {
   return out;
 }
 
+// The embedded lessons, "lesson ID PATH BYTES" each, then a lesson's error in
+// English and in Chinese (the embedded zh catalog): "error LANG MESSAGE".
+std::string probe_embedded_text() {
+  std::string out;
+  for (const attn::EmbeddedLesson& e : attn::embedded_lessons())
+    out += fmt::format("lesson {} {} {}\n", e.id, e.path, std::string_view(e.text).size());
+  for (attn::Language lang : {attn::Language::en, attn::Language::zh}) {
+    attn::set_languages(lang, lang);
+    try {
+      attn::parse_lesson("[lesson]\nid = 1\n", "probe");
+      out += "error none\n";
+    } catch (const std::exception& e) {
+      out += fmt::format("error {} {}\n", lang == attn::Language::zh ? "zh" : "en", e.what());
+    }
+  }
+  attn::set_languages(attn::Language::en, attn::Language::en);
+  return out;
+}
+
 }  // namespace
 
 #ifdef __EMSCRIPTEN__
@@ -76,6 +98,10 @@ EMSCRIPTEN_KEEPALIVE const char* probe_lesson(const char* text) {
   result = probe_lesson_text(text);
   return result.c_str();
 }
+EMSCRIPTEN_KEEPALIVE const char* probe_embedded() {
+  result = probe_embedded_text();
+  return result.c_str();
+}
 EMSCRIPTEN_KEEPALIVE const char* probe_csv_field(const char* text) {
   result = attn::csv_field(text);
   return result.c_str();
@@ -88,7 +114,8 @@ EMSCRIPTEN_KEEPALIVE const char* probe_csv_field(const char* text) {
 #include <sstream>
 
 // wasm_probe lesson FILE: the lines of probe_lesson_text for the file's text;
-// wasm_probe csv TEXT...: csv_field of each TEXT, one a line.
+// wasm_probe embedded: probe_embedded_text; wasm_probe csv TEXT...: csv_field
+// of each TEXT, one a line.
 int main(int argc, char** argv) {
   const std::string_view mode = argc > 1 ? argv[1] : "";
   std::string out;
@@ -98,10 +125,12 @@ int main(int argc, char** argv) {
     text << file.rdbuf();
     if (!file) return 2;
     out = probe_lesson_text(text.str());
+  } else if (mode == "embedded") {
+    out = probe_embedded_text();
   } else if (mode == "csv") {
     for (int i = 2; i < argc; ++i) out += attn::csv_field(argv[i]) + "\n";
   } else {
-    std::fputs("usage: wasm_probe lesson FILE | csv TEXT...\n", stderr);
+    std::fputs("usage: wasm_probe lesson FILE | embedded | csv TEXT...\n", stderr);
     return 2;
   }
   return std::fwrite(out.data(), 1, out.size(), stdout) == out.size() && std::fflush(stdout) == 0
