@@ -10,6 +10,7 @@ the same CSV fields. Exits 77 (skipped) when this build has no module or no node
 
 Usage: test_wasm.py BUILD_DIR SOURCE_DIR WITH_WASM(ON|OFF) NATIVE_PROBE
 """
+import gzip
 import json
 import math
 import pathlib
@@ -35,9 +36,13 @@ COMPUTED_TOLERANCE = 1e-12
 # Loads MODULE (a MODULARIZE'd emscripten module), then answers each call of a
 # JSON list on stdin, [FUNCTION, [STRING...]], with the string it returns.
 DRIVER = r"""
+const fs = require('fs');
 const factory = require(process.argv[2]);
-const calls = JSON.parse(require('fs').readFileSync(0, 'utf8'));
-factory().then((module) => {
+const calls = JSON.parse(fs.readFileSync(0, 'utf8'));
+// The module beside its loader, given as bytes: emscripten 3.1.6 would fetch()
+// it, which Node.js 18 and later have, and which cannot read a file path.
+const wasm = process.argv[2].replace(/\.js$/, '.wasm');
+factory(fs.existsSync(wasm) ? { wasmBinary: fs.readFileSync(wasm) } : {}).then((module) => {
   const answers = calls.map(([name, args]) =>
     module.ccall(name, 'string', args.map(() => 'string'), args));
   process.stdout.write(JSON.stringify(answers));
@@ -62,9 +67,13 @@ def call_module(node, module, calls):
 
 
 def test_engine(node, lesson):
-    size = ENGINE.stat().st_size
-    print(f"attn-engine.js: {size} bytes")
-    check(size <= PAGE_BUDGET, f"the module ({size} bytes) fits the page's {PAGE_BUDGET} bytes")
+    gz = BUILD / "attn-engine.wasm.gz"
+    size = ENGINE.stat().st_size + (gz.stat().st_size if gz.exists() else 0)
+    print(f"attn-engine.js and attn-engine.wasm.gz: {size} bytes")
+    check(gz.exists() and gzip.decompress(gz.read_bytes()) == (BUILD / "attn-engine.wasm").read_bytes(),
+          "attn-engine.wasm.gz is the module, compressed")
+    # base64 makes the module's bytes a third more in the page
+    check(size * 4 / 3 <= PAGE_BUDGET, f"the module ({size} bytes) fits the page's {PAGE_BUDGET} bytes")
     answers = call_module(node, ENGINE, [
         ["attn_practice", [lesson, "", "view", "", "", "en"]],
         ["attn_explore", [lesson, "", "en"]],
@@ -84,9 +93,10 @@ def test_installed():
         r = subprocess.run(["cmake", "--install", str(BUILD), "--prefix", tmp],
                            capture_output=True, text=True)
         check(r.returncode == 0, f"cmake --install succeeds: {r.stderr}")
-        installed = pathlib.Path(tmp) / "share" / "attn-trace" / "attn-engine.js"
-        check(installed.exists() and installed.read_bytes() == ENGINE.read_bytes(),
-              "attn-engine.js is installed in share/attn-trace/ as built")
+        for name in ("attn-engine.js", "attn-engine.wasm.gz"):
+            installed = pathlib.Path(tmp) / "share" / "attn-trace" / name
+            check(installed.exists() and installed.read_bytes() == (BUILD / name).read_bytes(),
+                  f"{name} is installed in share/attn-trace/ as built")
 
 
 def native_probe(*args):
@@ -170,6 +180,53 @@ def compare_csv(node):
     check(not differ, f"csv_field guards the same fields in both builds: {differ}")
 
 
+def explore_all(node, lessons, attn_trace):
+    """The engine's explore on every lesson, with its first given number
+    changed to 0.5: the lesson it gives back differs from the file in that
+    number alone, and `attn-trace run` of it computes what the engine showed."""
+    texts = [p.read_text(encoding="utf-8") for p in lessons]
+    first = call_module(node, ENGINE, [["attn_explore", [t, "", "en"]] for t in texts])
+    edits = []
+    for path, text, answer in zip(lessons, texts, first):
+        a = json.loads(answer)
+        check(a["ok"], f"{path.name}: explore: {a.get('error')}")
+        edits.append(f"{a['editable'][0]}:0:0=0.123" if a["ok"] and a["editable"] else "")
+    edited = call_module(node, ENGINE, [["attn_explore", [t, e, "en"]] for t, e in zip(texts, edits)])
+    compared, worst = 0, 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path, text, edit, answer in zip(lessons, texts, edits, edited):
+            a = json.loads(answer)
+            if not a["ok"]:
+                check(False, f"{path.name}: explore {edit}: {a.get('error')}")
+                continue
+            changed = [l for l, m in zip(text.splitlines(), a["toml"].splitlines()) if l != m]
+            check(len(changed) == (1 if edit else 0) and len(text.splitlines()) == len(a["toml"].splitlines()),
+                  f"{path.name}: the edited lesson differs from the file in one line: {changed[:2]}")
+            out = pathlib.Path(tmp) / path.name
+            out.write_text(a["toml"], encoding="utf-8")
+            r = subprocess.run([attn_trace, "run", str(out), "--format", "json"], capture_output=True, text=True)
+            check(r.returncode == 0, f"{path.name}: run of the edited lesson: {r.stderr}")
+            if r.returncode:
+                continue
+            ran = {s["id"]: s for s in json.loads(r.stdout)["steps"]}
+            for step in a["steps"]:
+                want = ran.get(step["id"])
+                check(want is not None and step["shape"] == want["shape"], f"{path.name}: {step['id']} shape")
+                if not step["data"] or want is None:
+                    continue
+                scale = max([1.0] + [abs(float(x)) for row in want["data"] for x in row if math.isfinite(float(x))])
+                for row_a, row_b in zip(step["data"], want["data"]):
+                    for x, y in zip(row_a, row_b):
+                        x, y = float(x), float(y)
+                        compared += 1
+                        if math.isfinite(x) and math.isfinite(y):
+                            worst = max(worst, abs(x - y) / scale)
+                        else:
+                            check(str(x) == str(y), f"{path.name}: {step['id']} {x} vs {y}")
+    check(worst <= COMPUTED_TOLERANCE, f"explore and run differ by {worst:.3g} of a step")
+    print(f"explore: {len(lessons)} lessons edited, {compared} cells equal to run's within {worst:.2g}")
+
+
 if not WITH_WASM:
     skip("this build has no WebAssembly engine (ATTN_WASM=OFF, or AUTO without em++)")
 node = shutil.which("node")
@@ -180,6 +237,7 @@ check(PROBE.exists(), f"the build wrote {PROBE}")
 if ENGINE.exists():
     test_engine(node, (SOURCE / "lessons" / "river-bank.toml").read_text(encoding="utf-8"))
     test_installed()
+    explore_all(node, sorted((SOURCE / "lessons").glob("*.toml")), str(BUILD / "attn-trace"))
 if PROBE.exists():
     compare_lessons(node, sorted((SOURCE / "lessons").glob("*.toml")))
     compare_embedded(node, sorted((SOURCE / "lessons").glob("*.toml")))
