@@ -237,19 +237,26 @@ std::string edited_lesson(const std::string& text, std::string_view edit) {
   return text.substr(0, begin) + value + text.substr(stop);
 }
 
-// Steps of more rows or columns than this come as their shape and statistics.
+// Steps of more rows or columns than this come as their shape, their
+// statistics and their top-left corner of kExploreCorner rows and columns.
 constexpr std::size_t kExploreCells = 32;
+constexpr std::size_t kExploreCorner = 8;
 
-// One step as explore draws it: its numbers, or for a large one its statistics.
+// One step as explore draws it: its numbers (a large one: its corner, and
+// for a computed one its statistics; `rows` and `cols` label what is sent).
 std::string explore_step(const Lesson& lesson, const Trace& trace, const Step& step) {
   const bool small = step.value.n_rows <= kExploreCells && step.value.n_cols <= kExploreCells;
+  const std::size_t n = small ? step.value.n_rows : std::min<std::size_t>(step.value.n_rows, kExploreCorner);
+  const std::size_t m = small ? step.value.n_cols : std::min<std::size_t>(step.value.n_cols, kExploreCorner);
+  const std::vector<std::string> rows(step.rows.begin(), step.rows.begin() + n);
+  const std::vector<std::string> cols(step.cols.begin(), step.cols.begin() + m);
   return fmt::format(
-      R"({{"id": {}, "name": {}, "formula": {}, "shape": [{}, {}], "rows": {}, "cols": {}, "data": {}, "stats": {}}})",
+      R"({{"id": {}, "name": {}, "formula": {}, "shape": [{}, {}], "rows": {}, "cols": {}, "data": {}, "whole": {}, "stats": {}}})",
       json_string(step.id), json_string(step_display_name(step)),
       json_string(step_formula(lesson, trace, step, language()).text), step.value.n_rows,
-      step.value.n_cols, small ? json_strings(step.rows) : "[]",
-      small ? json_strings(step.cols) : "[]", small ? json_matrix(step.value) : "null",
-      // a large given matrix (768×768 identity weights) is the lesson's: its shape says enough
+      step.value.n_cols, json_strings(rows), json_strings(cols),
+      n && m ? json_matrix(step.value.submat(0, 0, n - 1, m - 1)) : "[]", small,
+      // a large given matrix (768×768 identity weights) is the lesson's: its corner says enough
       small || step.made.op == Op::given ? "null"
                                          : json_string(format_stats(matrix_stats(step.value), 4)));
 }

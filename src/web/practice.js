@@ -203,55 +203,81 @@
     return s === "-0.0000" ? "0.0000" : s;
   }
 
-  // Every step of the explored lesson: its numbers (the given ones as inputs),
-  // or for a step too large to show, its shape and statistics.
-  function drawTrace(answer) {
-    lastSteps = answer.steps;
-    var box = doc.getElementById("explore-steps");
-    box.textContent = "";
-    answer.steps.forEach(function (step) {
-      var given = answer.editable.indexOf(step.id) >= 0;
-      var fig = el("figure", given ? "given" : "computed");
-      fig.setAttribute("data-step", step.id);
-      var cap = el("figcaption");
-      cap.appendChild(el("b", "", step.id));
-      cap.appendChild(doc.createTextNode(" · " + step.name + " · " + step.formula));
-      fig.appendChild(cap);
-      if (!step.data) {
-        fig.appendChild(el("p", "large", step.shape[0] + "×" + step.shape[1] + (step.stats ? " · " + step.stats : "")));
-        box.appendChild(fig);
-        return;
-      }
-      var table = el("table"), head = el("tr");
-      head.appendChild(el("th"));
-      step.cols.forEach(function (c) { head.appendChild(el("th", "", c)); });
-      table.appendChild(head);
-      step.data.forEach(function (row, r) {
-        var tr = el("tr");
-        tr.appendChild(el("th", "", step.rows[r]));
-        row.forEach(function (v, c) {
-          var td = el("td"), key = step.id + ":" + r + ":" + c;
-          td.setAttribute("data-cell", key);
-          if (given) {
-            var input = el("input");
-            input.value = String(number(v));
-            input.setAttribute("inputmode", "decimal");
-            input.setAttribute("aria-label", step.id + "[" + step.rows[r] + ", " + step.cols[c] + "]");
-            input.addEventListener("change", function () { edit(key, input); });
-            td.appendChild(input);
-          } else {
-            td.textContent = shown(v);
-          }
-          tr.appendChild(td);
-        });
-        table.appendChild(tr);
-      });
-      fig.appendChild(table);
-      box.appendChild(fig);
+  function escaped(text) {
+    return String(text).replace(/[&<>"]/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c];
     });
   }
 
-  var timing, exploreError, lastSteps = null;
+  // Every step of the explored lesson: its numbers (the given ones as inputs),
+  // or for a large step its top-left corner, shape and statistics. Written as
+  // one piece of HTML (a hundred steps redrawn at once); the inputs' changes
+  // reach one listener on the section (startExplore).
+  function drawTrace(answer) {
+    lastSteps = answer.steps;
+    var html = [];
+    answer.steps.forEach(function (step) {
+      var given = answer.editable.indexOf(step.id) >= 0;
+      html.push('<figure class="' + (given ? "given" : "computed") + '" data-step="' + escaped(step.id) +
+                '"><figcaption><b>' + escaped(step.id) + "</b> · " + escaped(step.name) + " · " +
+                escaped(step.formula) + "</figcaption>");
+      if (!step.whole)
+        html.push('<p class="large">' + escaped(say(words.corner, step.data.length, step.cols.length,
+                  step.shape[0], step.shape[1]) + (step.stats ? " · " + step.stats : "")) + "</p>");
+      html.push("<table><tr><th></th>");
+      step.cols.forEach(function (c) { html.push("<th>" + escaped(c) + "</th>"); });
+      html.push("</tr>");
+      step.data.forEach(function (row, r) {
+        html.push("<tr><th>" + escaped(step.rows[r]) + "</th>");
+        row.forEach(function (v, c) {
+          var key = escaped(step.id + ":" + r + ":" + c);
+          html.push('<td data-cell="' + key + '">' + (given
+            ? '<input inputmode="decimal" data-edit="' + key + '" value="' + escaped(number(v)) +
+              '" aria-label="' + escaped(step.id + "[" + step.rows[r] + ", " + step.cols[c] + "]") + '">'
+            : escaped(shown(v))) + "</td>");
+        });
+        html.push("</tr>");
+      });
+      html.push("</table></figure>");
+    });
+    var box = doc.getElementById("explore-steps");
+    box.innerHTML = html.join("");
+    drawn = Array.prototype.map.call(box.querySelectorAll("figure"), function (fig) {
+      return fig.querySelectorAll("td");
+    });
+  }
+
+  // After an edit only the numbers change: each cell's text (or a given
+  // number's box) is set again in place, and nothing is laid out anew.
+  function redrawNumbers(answer) {
+    var same = drawn && drawn.length === answer.steps.length && answer.steps.every(function (step, k) {
+      return lastSteps[k].id === step.id && drawn[k].length === step.data.length * step.cols.length;
+    });
+    if (!same) return drawTrace(answer);
+    lastSteps = answer.steps;
+    answer.steps.forEach(function (step, k) {
+      var tds = drawn[k], i = 0;
+      step.data.forEach(function (row) {
+        row.forEach(function (v) {
+          var td = tds[i++], input = td.firstChild;
+          if (input && input.tagName === "INPUT") {
+            if (doc.activeElement !== input) input.value = String(number(v));
+          } else {
+            var text = shown(v);
+            if (td.textContent !== text) td.textContent = text;
+          }
+        });
+      });
+      var note = step.stats && tds[0] && tds[0].closest("figure").querySelector("p.large");
+      if (note) note.textContent = say(words.corner, step.data.length, step.cols.length, step.shape[0],
+                                       step.shape[1]) + " · " + step.stats;
+    });
+  }
+
+  // The edits made, in order, kept in localStorage (not the edited text, which
+  // for a large lesson is a megabyte to write at every edit) and made again
+  // when the page is opened again.
+  var timing, exploreError, lastSteps = null, edits = [], drawn = null;
   function edit(cell, input) {
     var t0 = performance.now();
     var answer = JSON.parse(explore(lessonText, cell + "=" + input.value.trim(), A.lang));
@@ -263,8 +289,10 @@
     }
     exploreError.textContent = "";
     lessonText = answer.toml;
-    store(A.key + "/explore", lessonText);
-    drawTrace(answer);
+    edits.push(cell + "=" + input.value.trim());
+    store(A.key + "/explore", JSON.stringify(edits));
+    input.className = "";
+    redrawNumbers(answer);
     timing.textContent = say(words.recomputed, ms.toFixed(1));
     doc.documentElement.setAttribute("data-explore-ms", ms.toFixed(3));
   }
@@ -277,7 +305,8 @@
     bar.appendChild(button(words.download_lesson, function () { download(A.id + "-explored.toml", lessonText); }));
     bar.appendChild(button(words.reset_lesson, function () {
       lessonText = A.lesson;
-      store(A.key + "/explore", lessonText);
+      edits = [];
+      store(A.key + "/explore", "[]");
       drawTrace(JSON.parse(explore(lessonText, "", A.lang)));
     }));
     timing = el("span", "timing");
@@ -285,11 +314,23 @@
     box.appendChild(bar);
     exploreError = el("p", "error");
     box.appendChild(exploreError);
-    box.appendChild(el("div", "", "")).id = "explore-steps";
-    var kept = load(A.key + "/explore");
-    var answer = JSON.parse(explore(kept || lessonText, "", A.lang));
-    if (kept && answer.ok) lessonText = kept;
-    else answer = JSON.parse(explore(lessonText, "", A.lang));
+    var steps = el("div");
+    steps.id = "explore-steps";
+    steps.addEventListener("change", function (e) {
+      var key = e.target.getAttribute("data-edit");
+      if (key) edit(key, e.target);
+    });
+    box.appendChild(steps);
+    var kept = [];
+    try { kept = JSON.parse(load(A.key + "/explore") || "[]"); } catch (e) { kept = []; }
+    var answer = JSON.parse(explore(lessonText, "", A.lang));
+    (Array.isArray(kept) ? kept : []).forEach(function (change) {
+      var again = answer.ok ? JSON.parse(explore(lessonText, String(change), A.lang)) : answer;
+      if (!again.ok) return;
+      answer = again;
+      lessonText = again.toml;
+      edits.push(String(change));
+    });
     if (answer.ok) drawTrace(answer);
   }
 

@@ -151,6 +151,7 @@ std::string page_words() {
       {"explore_how", tr("Change any given number and every step is recomputed at once. The "
                          "changed lesson can be downloaded; attn-trace run traces it.")},
       {"recomputed", tr("recomputed in {} ms")},
+      {"corner", tr("the first {} rows and {} columns of {}×{}")},
       {"download_lesson", tr("Download the lesson")},
       {"reset_lesson", tr("Back to the lesson as given")},
       {"saved_in", tr("Your progress is kept in this browser.")},
