@@ -66,7 +66,7 @@ TEST_CASE("web engine: an answer is marked with verify's verdict, a wrong one br
   CHECK(wrong["summary"]["verify"]["wrong"].number == 1);
 }
 
-TEST_CASE("web engine: any cell of a practised step may be answered; others are refused") {
+TEST_CASE("web engine: any cell of a practised step may be answered, no other") {
   const JsonValue start = practice("", "view");
   // head0.scores[river, river] is not among the cells asked: it joins the session.
   // Its true value is Q[river,:]·K[river,:] = 1.6787.
