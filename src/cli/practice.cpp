@@ -220,8 +220,10 @@ std::string mark_text(const PracticeSession& s, const CellMark& m, const Screen&
   return out;
 }
 
+// `saved_where`: empty when progress is kept in the default file, else the --save FILE.
 std::string summary_text(const PracticeSession& s, const std::string& lesson_arg,
-                         const std::string& path, const Screen& screen) {
+                         const std::string& path, const std::string& saved_where,
+                         const Screen& screen) {
   std::string out = "\n" + screen.paragraph(s.finished() ? tr("── Summary: every cell asked")
                                                          : tr("── Summary so far"));
   for (const SummaryLine& line : practice_summary_lines(s, s.summary()))
@@ -229,7 +231,9 @@ std::string summary_text(const PracticeSession& s, const std::string& lesson_arg
   out += screen.paragraph(tr_format("attn-trace verify {} --answers {}", lesson_arg, path), "    ");
   if (!s.finished())
     out += screen.paragraph(
-        tr_format("To go on where you stopped: attn-trace practice {}", lesson_arg), "  ");
+        tr_format("To go on where you stopped: attn-trace practice {}",
+                  saved_where.empty() ? lesson_arg : lesson_arg + " --save " + saved_where),
+        "  ");
   return out;
 }
 
@@ -349,7 +353,7 @@ void practice_command(const PracticeCommandOptions& o) {
   save(s, path);
   practise(s, path, screen);
   save(s, path);
-  write_report(summary_text(s, o.lesson.empty() ? lesson.id : o.lesson, path, screen));
+  write_report(summary_text(s, o.lesson.empty() ? lesson.id : o.lesson, path, o.save, screen));
 }
 
 }  // namespace

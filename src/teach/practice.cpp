@@ -62,6 +62,22 @@ bool worth_asking(const Step& step) {
   return false;
 }
 
+// A step that comes out equal to its first input, cell for cell, asks
+// nothing new either: Q = X·I (identity weights), scores scaled by 1
+// (scale = "none"), a mask that masks nothing.
+bool copies_its_input(const Trace& trace, const Step& step) {
+  if (step.made.inputs.empty()) return false;
+  const Step* input = trace.find(step.made.inputs.front());
+  if (!input || input == &step || input->value.n_rows != step.value.n_rows ||
+      input->value.n_cols != step.value.n_cols)
+    return false;
+  for (arma::uword k = 0; k < step.value.n_elem; ++k) {
+    const double a = step.value(k), b = input->value(k);
+    if (a != b && !(std::isnan(a) && std::isnan(b))) return false;
+  }
+  return true;
+}
+
 // Steps whose rows are queries and columns keys, where the diagonal pairs a
 // token with itself and the mask decides cells.
 bool attention_shaped(const Step& step) {
@@ -299,7 +315,7 @@ void PracticeSession::choose_steps() {
   }
   steps_.clear();
   for (const Step& step : truth_.steps)
-    if (asked.empty() ? worth_asking(step)
+    if (asked.empty() ? worth_asking(step) && !copies_its_input(truth_, step)
                       : std::find(asked.begin(), asked.end(), step.id) != asked.end())
       steps_.push_back(&step);
 }
@@ -505,7 +521,9 @@ Hint PracticeSession::hint() {
     case 1: {
       const StepFormula f = step_formula(lesson_, truth_, step, language());
       h.text = tr_format("hint 1 of 3, the formula: {}", f.text) + "\n" +
-               tr_format("with your numbers: {}", joined_parts(parts, parts.size() > 2 ? 3 : 2));
+               // never the last part, the value itself (exp(0.8088) = 2.2452 would give it away)
+               tr_format("with your numbers: {}",
+                         joined_parts(parts, std::clamp<std::size_t>(parts.size() - 1, 1, 3)));
       break;
     }
     case 2: {

@@ -246,8 +246,10 @@ constexpr std::size_t kExploreCorner = 8;
 // for a computed one its statistics; `rows` and `cols` label what is sent).
 std::string explore_step(const Lesson& lesson, const Trace& trace, const Step& step) {
   const bool small = step.value.n_rows <= kExploreCells && step.value.n_cols <= kExploreCells;
-  const std::size_t n = small ? step.value.n_rows : std::min<std::size_t>(step.value.n_rows, kExploreCorner);
-  const std::size_t m = small ? step.value.n_cols : std::min<std::size_t>(step.value.n_cols, kExploreCorner);
+  const std::size_t n =
+      small ? step.value.n_rows : std::min<std::size_t>(step.value.n_rows, kExploreCorner);
+  const std::size_t m =
+      small ? step.value.n_cols : std::min<std::size_t>(step.value.n_cols, kExploreCorner);
   const std::vector<std::string> rows(step.rows.begin(), step.rows.begin() + n);
   const std::vector<std::string> cols(step.cols.begin(), step.cols.begin() + m);
   return fmt::format(

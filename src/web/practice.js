@@ -80,8 +80,9 @@
     }
     if (answer && answer.mark && answer.mark.follow_up_added)
       answer.mark.lines.slice(-1).forEach(function (l) { box.appendChild(el("p", "line", l)); });
-    if (answer && answer.hint)
-      answer.hint.text.split("\n").forEach(function (l) { box.appendChild(el("p", "hint", l)); });
+    if (answer && answer.mark && answer.mark.verdict === "wrong" && cellKey(answer.mark.cell) === key)
+      box.appendChild(el("p", "line", words.try_again));
+    if (key === hintsFor) hints.forEach(function (l) { box.appendChild(el("p", "hint", l)); });
     if (answer && answer.notice) box.appendChild(el("p", "line", answer.notice));
   }
 
@@ -109,11 +110,15 @@
     });
     var done = state.records.filter(function (r) { return r.state !== "pending"; }).length;
     progress.textContent = say(words.done, done, state.records.length);
-    promptName.textContent = state.current ? state.current.name + " = " : words.finished;
+    var now = state.current ? records[cellKey(state.current)] : null;
+    promptName.textContent = !state.current ? words.finished
+      : state.current.name + (now && now.r.typed ? say(words.wrote, now.r.typed) : "") + " = ";
     promptInput.hidden = !state.current;
     promptInput.value = "";
     drawSummary();
     showFeedback(selected, answer);
+    var td = state.current && doc.querySelector('#practice td[data-cell="' + cellKey(state.current) + '"]');
+    if (td && td.scrollIntoView) td.scrollIntoView({ block: "center" });
   }
 
   function drawSummary() {
@@ -136,7 +141,16 @@
       showFeedback(null, answer);
       return answer;
     }
-    selected = answer.mark ? cellKey(answer.mark.cell) : (key || was);
+    var now = state.current ? cellKey(state.current) : null;
+    // The hints shown are those of the cell asked, every rung taken since it was asked.
+    if (answer.hint) {
+      if (hintsFor !== (answer.mark ? cellKey(answer.mark.cell) : now)) hints = [];
+      hintsFor = answer.mark ? cellKey(answer.mark.cell) : now;
+      hints = hints.concat(answer.hint.text.split("\n"));
+    } else if (hintsFor !== now) {
+      hints = [];
+    }
+    selected = answer.mark ? cellKey(answer.mark.cell) : action === "hint" ? now : (key || now);
     draw(answer);
     return answer;
   }
@@ -145,16 +159,19 @@
   function typedIn(value, key) {
     value = value.trim();
     if (value === "") return;
-    if (value === "?") { showFeedback(null, { ok: true, notice: words.ready }); return; }
+    if (value === "?") { showFeedback(null, { ok: true, notice: words.help }); return; }
     var command = { h: "hint", s: "skip", b: "back" }[value];
     if (command) act(command, command === "hint" ? key : "");
     else act("answer", key, value);
   }
 
   var progress = el("span", "progress"), promptName = el("label", "prompt"), promptInput = el("input");
+  var hints = [], hintsFor = null;
   function reset() {
     state = null;
     selected = null;
+    hints = [];
+    hintsFor = null;
     store(A.key, A.saved);
     act("view");
   }
@@ -183,6 +200,12 @@
         if (e.key !== "Enter") return;
         e.preventDefault();
         typedIn(input.value, key);
+      });
+      // Leaving a cell (Tab, a click elsewhere) marks it as Enter does, unless
+      // what it holds is already its answer.
+      input.addEventListener("change", function () {
+        var rec = state && state.records.filter(function (r) { return cellKey(r.cell) === key; })[0];
+        if (!rec || rec.typed !== input.value.trim()) typedIn(input.value, key);
       });
       input.addEventListener("focus", function () {
         selected = key;
@@ -297,7 +320,10 @@
     doc.documentElement.setAttribute("data-explore-ms", ms.toFixed(3));
   }
 
+  var exploring = false;
   function startExplore() {
+    if (exploring) return;
+    exploring = true;
     var box = doc.getElementById("explore");
     box.appendChild(el("h2", "", words.explore));
     box.appendChild(el("p", "", words.explore_how));
@@ -350,7 +376,8 @@
     practice = M.cwrap("attn_practice", "string", strings);
     explore = M.cwrap("attn_explore", "string", strings.slice(0, 3));
     startPractice();
-    startExplore();
+    var box = doc.getElementById("explore-box");
+    box.addEventListener("toggle", function () { if (box.open) startExplore(); });
     doc.documentElement.setAttribute("data-ready", "1");
     doc.documentElement.setAttribute("data-ready-ms", performance.now().toFixed(1));
   }, function () {
@@ -359,6 +386,7 @@
   // For tests and the curious: the same calls the page makes.
   window.attnPage = {
     act: act, reset: reset, typed: typedIn,
+    explore: function () { doc.getElementById("explore-box").open = true; startExplore(); },
     state: function () { return state; },
     lesson: function () { return lessonText; },
     steps: function () { return lastSteps; }

@@ -130,6 +130,26 @@ std::string step_section(const PracticeSession& s, const Step& step) {
   return out + "</tbody></table></section>";
 }
 
+// The lesson's story as paragraphs: in English a blank line ends one (its
+// lines are wrapped in the file), in Chinese every line is one.
+std::string story_html(std::string_view story, Language lang) {
+  std::string out, paragraph;
+  const auto end_paragraph = [&] {
+    if (!paragraph.empty()) out += "<p>" + xml_text(paragraph) + "</p>";
+    paragraph.clear();
+  };
+  for (const std::string_view line : text_lines(story)) {
+    if (line.find_first_not_of(' ') == std::string_view::npos) {
+      end_paragraph();
+      continue;
+    }
+    paragraph += (paragraph.empty() ? "" : " ") + std::string(line);
+    if (lang == Language::zh) end_paragraph();
+  }
+  end_paragraph();
+  return out;
+}
+
 // The words the script shows, in the page's language.
 std::string page_words() {
   const std::vector<std::pair<const char*, std::string_view>> words = {
@@ -155,6 +175,12 @@ std::string page_words() {
       {"download_lesson", tr("Download the lesson")},
       {"reset_lesson", tr("Back to the lesson as given")},
       {"saved_in", tr("Your progress is kept in this browser.")},
+      {"wrote", tr(" (you wrote {})")},
+      {"try_again", tr("Try again, or: h a hint · s skip · ? help")},
+      {"help", tr("Type the cell's value as you worked it out (keep the decimals you mean: 0.50 "
+                  "is not 0.5; a masked score is -inf) and press Enter. Or type: ? this help · h "
+                  "a hint (three, each more: the formula with your numbers, the terms, the worked "
+                  "value) · s skip this cell · b back to the cell before.")},
   };
   std::vector<std::string> items;
   for (const auto& [key, text] : words)
@@ -183,10 +209,11 @@ std::string page_data(const PracticeSession& s, const PracticePageParts& parts) 
   const std::string saved = s.answers_toml();
   return fmt::format(
       "window.ATTN = {{\"lesson\": {}, \"id\": {}, \"saved\": {}, \"lang\": \"{}\", \"key\": "
-      "\"attn-trace/practice/{}/{:016x}\", \"words\": {}, \"engine\": \"{}\"}};",
+      "\"attn-trace/practice/{}/{}/{:016x}\", \"words\": {}, \"engine\": \"{}\"}};",
       script_safe(json_string(parts.lesson_text)), script_safe(json_string(s.lesson().id)),
       script_safe(json_string(saved)), language() == Language::zh ? "zh" : "en",
-      fnv1a64(s.lesson().id), fnv1a64(parts.lesson_text + saved), script_safe(page_words()),
+      language() == Language::zh ? "zh" : "en", fnv1a64(s.lesson().id),
+      fnv1a64(parts.lesson_text + saved), script_safe(page_words()),
       base64(parts.engine_module_gz));
 }
 
@@ -200,25 +227,30 @@ std::string practice_page(const PracticeSession& s, const PracticePageParts& par
   const Language lang = language();
   std::string steps;
   for (const Step* step : s.steps()) steps += step_section(s, *step);
-  std::string story;
-  for (const std::string_view line : text_lines(lesson.story_for(lang)))
-    story += fmt::format("{}<br>", xml_text(line));
+  const std::string story = story_html(lesson.story_for(lang), lang);
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"{}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
       "content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{}</style></head>"
-      "<body><header><h1>{}</h1><p class=\"story\">{}</p><p class=\"how\">{}</p>"
+      "<body><header><h1>{}</h1><details class=\"story\"><summary>{}</summary>{}</details><p "
+      "class=\"how\">{}</p>"
       "<p id=\"status\" class=\"needs-js\"></p></header><main>{}<section id=\"practice\"><h2>{}"
       "</h2><div id=\"bar\" class=\"needs-js\"><div class=\"controls\"></div><div id=\"feedback\" "
       "aria-live=\"polite\"></div></div>{}<section id=\"summary\" class=\"needs-js\">"
-      "</section></section><section id=\"explore\" class=\"needs-js\"></section></main>"
+      "</section></section><details id=\"explore-box\" class=\"needs-js\"><summary>{}</summary>"
+      "<section id=\"explore\"></section></details></main>"
       "<script>{}</script><script>{}</script><script>{}</script></body></html>\n",
       lang == Language::zh ? "zh-CN" : "en",
       xml_text(tr_format("Practice · {}", lesson.title_for(lang))), parts.page_style,
-      xml_text(lesson.title_for(lang)), story,
+      xml_text(lesson.title_for(lang)),
+      xml_text(
+          tr("About this lesson (read it after practising: it gives some of the values away)")),
+      story,
       xml_text(tr("Work each step out by hand, cell by cell. Without JavaScript (or printed) "
                   "this page is a sheet: the given numbers and a blank grid for each step.")),
-      given_section(s), xml_text(tr("Work it out")), steps, page_data(s, parts),
-      parts.engine_script, parts.page_script);
+      given_section(s), xml_text(tr("Work it out")), steps,
+      xml_text(tr("Explore: change a given number, see every step recomputed (it shows every "
+                  "value: open it after practising)")),
+      page_data(s, parts), parts.engine_script, parts.page_script);
 }
 
 }  // namespace attn

@@ -192,7 +192,7 @@ out4, _ = converse(["river-bank"], lambda *a: next(script))
 check("Resuming: 1 of 3 cells done" in out4, f"resumes with the saved steps\n{out4}")
 check("head0.scores[bank, river] = ? " in out4, "resumes at the next cell")
 out5, _ = converse(["river-bank", "--restart"], lambda *a: None)
-check("Resuming" not in out5 and "cells to work out, step by step: 30" in out5, f"--restart starts over\n{out5[-600:]}")
+check("Resuming" not in out5 and "cells to work out, step by step: 27" in out5, f"--restart starts over\n{out5[-600:]}")
 
 # 4. Bad input: not a number, a given step, the page.
 script = iter(["1,5", "q"])
@@ -218,7 +218,7 @@ check(f"attn-trace · {first}" in out7, f"the default lesson is the course's fir
 quit_early = os.path.join(STATE, "quit-early.toml")
 r1 = run("practice", "river-bank", "--save", quit_early, env=ENV, stdin="q\n")
 r2 = run("practice", "river-bank", "--save", quit_early, env=ENV, stdin="1.5\nq\n")
-check(r1.returncode == 0 and r2.returncode == 0 and "Resuming: 0 of 30 cells done" in r2.stdout,
+check(r1.returncode == 0 and r2.returncode == 0 and "Resuming: 0 of 27 cells done" in r2.stdout,
       f"resume after quitting at once: exit {r2.returncode} {r2.stderr}")
 check("\u240a" not in r2.stdout and "\n  with your numbers: Q[river,d1] = " in r2.stdout,
       f"the hint's lines\n{r2.stdout[-500:]}")

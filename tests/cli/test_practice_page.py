@@ -162,6 +162,7 @@ DRIVER = """<script>
       setTimeout(next, 0);
     }
     function explore() {
+      window.attnPage.explore();  // closed until the learner opens it
       var input = document.querySelector('#explore td[data-cell="X:0:1"] input');
       input.value = "0.25";
       input.dispatchEvent(new Event("change", { bubbles: true }));

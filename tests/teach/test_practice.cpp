@@ -71,10 +71,23 @@ TEST_CASE("practice: the default steps are the computed ones but copies, a given
   PracticeSession s(f.lesson, *f.backend, {});
   std::vector<std::string> ids;
   for (const Step* step : s.steps()) ids.push_back(step->id);
+  // head0.masked is left out: river-bank masks nothing, so it equals head0.scaled.
   CHECK(ids == std::vector<std::string>{"Q", "K", "V", "head0.scores", "head0.scaled",
-                                        "head0.masked", "head0.exp", "head0.row_sum",
-                                        "head0.weights", "head0.context"});
+                                        "head0.exp", "head0.row_sum", "head0.weights",
+                                        "head0.context"});
   CHECK(s.records().size() == 3 * ids.size());  // 3 a step (row_sum has 4 rows)
+  // raw-similarity: identity weights (Q = K = V = X) and no scaling (scale = "none").
+  Fixture raw("raw-similarity");
+  PracticeSession r(raw.lesson, *raw.backend, {});
+  ids.clear();
+  for (const Step* step : r.steps()) ids.push_back(step->id);
+  CHECK(ids == std::vector<std::string>{"head0.scores", "head0.exp", "head0.row_sum",
+                                        "head0.weights", "head0.context"});
+  // A causal lesson's mask is asked.
+  Fixture causal("causal-decoder");
+  PracticeSession c(causal.lesson, *causal.backend, {});
+  CHECK(std::any_of(c.steps().begin(), c.steps().end(),
+                    [](const Step* step) { return step->id == "head0.masked"; }));
   CHECK_THROWS_WITH_AS(PracticeSession(f.lesson, *f.backend, {.steps = {"W_Q"}}),
                        doctest::Contains("the lesson gives W_Q"), InputError);
   CHECK_THROWS_WITH_AS(PracticeSession(f.lesson, *f.backend, {.steps = {"head0.score"}}),
