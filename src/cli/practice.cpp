@@ -169,7 +169,7 @@ struct Screen {
   // A paragraph that begins with a verdict's name, the name coloured when
   // colour is on (after the wrap, so that the escape codes take no width).
   std::string verdict_paragraph(Verdict v, std::string_view rest, std::string_view indent) const {
-    const std::string name(verdict_name(v));
+    const std::string name(tr(verdict_name(v)));  // "错误（wrong）" under --lang zh
     std::string out = paragraph(name + std::string(rest), indent);
     if (!colour) return out;
     const bool good = v == Verdict::ok || v == Verdict::carried;

@@ -162,7 +162,7 @@ class PracticeSession {
 CellMark mark_of(const VerifyReport& report, const PracticeCell& cell);
 
 // What a learner is told of one marked answer, in the terminal and on the
-// page alike: a line that begins with the verdict's name (verdict_name(verdict)
+// page alike: a line that begins with the verdict's name (tr(verdict_name(verdict))
 // then `rest`), then more lines (why, where to read, a note, what comes next).
 struct Feedback {
   Verdict verdict = Verdict::ok;

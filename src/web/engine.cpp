@@ -102,7 +102,7 @@ std::string mark_json(const Trace& truth, const CellMark& m) {
   return fmt::format(
       R"({{"cell": {}, "verdict": "{}", "text": {}, "lines": {}, "mistake": {}, "follow_up_added": {}}})",
       cell_json(truth, m.asked), verdict_name(f.verdict),
-      json_string(std::string(verdict_name(f.verdict)) + f.rest), json_strings(f.lines),
+      json_string(std::string(tr(verdict_name(f.verdict))) + f.rest), json_strings(f.lines),
       m.diagnosis ? json_string(m.diagnosis->label) : "null", m.follow_up_added);
 }
 

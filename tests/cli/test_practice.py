@@ -229,6 +229,10 @@ check(saved.count("[[answer]]") == 1 and "value = 1.5\n" in saved, f"the answer 
 out8, _ = converse(["river-bank", "--restart", "--lang", "zh", "--step", "head0.scores"],
                    lambda *a: None)
 check("个单元格；进度保存在" in out8 and "── 目前的小结" in out8, f"--lang zh: practice in Chinese\n{out8[-400:]}")
+r = run("practice", "river-bank", "--restart", "--lang", "zh", "--step", "head0.scores", env=ENV,
+        stdin="7\n")
+check(r.returncode == 0 and "\n  错误（wrong） — " in r.stdout,
+      f"--lang zh: the verdict's word in Chinese\n{r.stdout[-400:]}")
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -95,6 +95,8 @@ TEST_CASE("web engine: the page's words and the engine's messages follow the lan
   const JsonValue wrong = practice(start["saved"].text, "answer", "", "7", "zh");
   REQUIRE(wrong["ok"].boolean);
   CHECK(wrong["hint"]["text"].text.find("提示") != std::string::npos);
+  CHECK(wrong["mark"]["verdict"].text == "wrong");                   // for the page's script
+  CHECK(wrong["mark"]["text"].text.rfind("错误（wrong）", 0) == 0);  // for the learner
 }
 
 TEST_CASE("web engine: explore changes one given number in the lesson's own text") {
