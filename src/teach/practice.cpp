@@ -130,22 +130,10 @@ bool number_characters(std::string_view typed) {
          });
 }
 
-std::string_view state_name(const PracticeRecord& r) {
-  switch (r.state) {
-    case CellState::pending:
-      return "pending";
-    case CellState::answered:
-      return "answered";
-    case CellState::skipped:
-      return "skipped";
-  }
-  return "";
-}
-
 // "# practice: head0.scores[0, 1] · answered · hints 1 · first wrong unscaled · follow-up"
 std::string record_comment(const PracticeRecord& r) {
   std::string line = fmt::format("# practice: {}[{}, {}] · {} · hints {}", r.cell.step, r.cell.row,
-                                 r.cell.col, state_name(r), r.hints);
+                                 r.cell.col, cell_state_name(r.state), r.hints);
   if (r.first_verdict)
     line += fmt::format(" · first {}{}", verdict_name(*r.first_verdict),
                         r.first_mistake.empty() ? "" : " " + r.first_mistake);
@@ -213,6 +201,18 @@ std::string joined_parts(const std::vector<std::string>& parts, std::size_t coun
 }
 
 }  // namespace
+
+std::string_view cell_state_name(CellState state) {
+  switch (state) {
+    case CellState::pending:
+      return "pending";
+    case CellState::answered:
+      return "answered";
+    case CellState::skipped:
+      return "skipped";
+  }
+  return "";
+}
 
 CellMark mark_of(const VerifyReport& report, const PracticeCell& cell) {
   CellMark mark{.asked = cell};

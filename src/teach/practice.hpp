@@ -36,6 +36,8 @@ struct PracticeCell {
 };
 
 enum class CellState { pending, answered, skipped };
+// "pending", "answered", "skipped": the saved file's and the page's word for it.
+std::string_view cell_state_name(CellState state);
 
 // What became of one asked cell.
 struct PracticeRecord {

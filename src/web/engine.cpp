@@ -78,23 +78,11 @@ std::string cell_json(const Trace& truth, const PracticeCell& c) {
                      c.row, c.col, json_string(cell_name(truth, c)));
 }
 
-std::string_view state_name(CellState s) {
-  switch (s) {
-    case CellState::pending:
-      return "pending";
-    case CellState::answered:
-      return "answered";
-    case CellState::skipped:
-      return "skipped";
-  }
-  return "";
-}
-
 std::string record_json(const Trace& truth, const PracticeRecord& r) {
   return fmt::format(
       R"({{"cell": {}, "state": "{}", "typed": {}, "hints": {}, "follow_up": {}, "first": {}}})",
-      cell_json(truth, r.cell), state_name(r.state), json_string(r.typed), r.hints, r.follow_up,
-      r.first_verdict ? json_string(verdict_name(*r.first_verdict)) : "null");
+      cell_json(truth, r.cell), cell_state_name(r.state), json_string(r.typed), r.hints,
+      r.follow_up, r.first_verdict ? json_string(verdict_name(*r.first_verdict)) : "null");
 }
 
 std::string mark_json(const Trace& truth, const CellMark& m) {

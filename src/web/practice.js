@@ -135,7 +135,6 @@
   // One thing done: the engine's answer drawn. `key`: the cell it is about
   // (empty: the cell asked now).
   function act(action, key, typed) {
-    var was = state && state.current ? cellKey(state.current) : null;
     var answer = call(action, key, typed);
     if (!answer.ok) {
       showFeedback(null, answer);
