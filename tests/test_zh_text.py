@@ -96,7 +96,7 @@ def typography_faults(text):
     text = re.sub(r"`[^`]*`", "`x`", text)  # code spans are Latin, quoted whole
     for m in re.finditer(f"[{HAN}][,;:!?]|[,;:!?][{HAN}]|[{HAN}]\\.(?!\\d)", text):
         faults.append(f"half-width punctuation in Chinese: {m.group()!r}")
-    for m in re.finditer(f"[{HAN}]\\(|\\)[{HAN}]", text):
+    for m in re.finditer(f"[{HAN}]\\(|\\)[{HAN}]|\\([{HAN}]|[{HAN}。]\\)", text):
         faults.append(f"half-width bracket in Chinese: {m.group()!r}")
     for m in re.finditer(f"[{FULL_PUNCT}] +(?=\\S)|(?<=\\S) +[{FULL_PUNCT}]", text):
         faults.append(f"space next to full-width punctuation: {text[max(0, m.start() - 3):m.end() + 3]!r}")

@@ -33,11 +33,11 @@ Q K V X W PE Q K V O I q k v x d n m h t i j c a e E S A C b
 FLOPs FLOP GFLOP GFLOPs MiB KiB GiB MB GB KB ms
 f16 bf16 f32 f64 IEEE KV BLAS OpenBLAS CPU GPU CUDA PyTorch NumPy BERT GPT ReLU GELU
 TOML JSON HTML SVG CSV PDF LaTeX Markdown Moodle Cloze UTF BOM WebAssembly
-attn trace WordPiece inf NaN nan eps pid XDG
-ok carried rounded imprecise wrong blank missing unreadable
+WordPiece inf NaN nan eps pid XDG
+ok carried rounded imprecise wrong blank missing unreadable unscaled rounding
 """.split())
 COMMANDS = {"run", "verify", "check", "lessons", "practice", "exercise", "mark", "golden",
-            "stats", "bench", "export", "show", "help"}
+            "stats", "bench", "export", "show", "help", "attn-trace"}
 failures = []
 counts = collections.Counter()
 words_left = collections.Counter()
