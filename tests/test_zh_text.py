@@ -94,6 +94,7 @@ def typography_faults(text):
     """What `text` breaks of the typography rule, as short descriptions."""
     faults = []
     text = re.sub(r"`[^`]*`", "`x`", text)  # code spans are Latin, quoted whole
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # a Markdown link: its words
     for m in re.finditer(f"[{HAN}][,;:!?]|[,;:!?][{HAN}]|[{HAN}]\\.(?!\\d)", text):
         faults.append(f"half-width punctuation in Chinese: {m.group()!r}")
     for m in re.finditer(f"[{HAN}]\\(|\\)[{HAN}]|\\([{HAN}]|[{HAN}。]\\)", text):
