@@ -78,7 +78,7 @@ TEST_CASE("river-bank: Q(river)·K(bank) = 1.727 is carried from the document's 
   // 0.69×0.66 + 0.50×0.54 + 0.86×0.66 + 0.85×0.51, its own Q(river) and K(bank)
   CHECK(cell.own->value == doctest::Approx(1.7265).epsilon(1e-12));
   REQUIRE(cell.own->used.size() == 1);
-  CHECK(cell.own->used[0] == "K[bank,d3] = 0.51 (true 0.45)");
+  CHECK(cell.own->used[0].text(attn::Language::en) == "K[bank,d3] = 0.51 (true 0.45)");
   CHECK(contains(cell.explanation, "carried: right on the document's own K[bank,d3] = 0.51"));
 }
 
