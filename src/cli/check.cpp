@@ -34,11 +34,11 @@ struct CheckOptions {
 void check_command(const CheckOptions& o, CommandContext& context) {
   if (o.all == !o.lesson.empty())
     throw InputError(
-        tr("check: name one lesson (id or path) or give --all, not both and not neither"));
+        std::string(tr("check: name one lesson (id or path) or give --all, not both and not neither")));
   if (o.all && !o.golden.empty())
     throw InputError(
-        tr("check: --golden names one lesson's file; with --all use --golden-dir DIR"));
-  if (!(o.tolerance >= 0)) throw InputError(tr("check: --tol must be a non-negative number"));
+        std::string(tr("check: --golden names one lesson's file; with --all use --golden-dir DIR")));
+  if (!(o.tolerance >= 0)) throw InputError(std::string(tr("check: --tol must be a non-negative number")));
   std::vector<Lesson> lessons = o.all ? all_embedded_lessons() : std::vector<Lesson>{};
   if (!o.all) lessons.push_back(find_lesson(o.lesson));
 

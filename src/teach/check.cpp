@@ -36,9 +36,9 @@ std::string claim_place(const Trace& trace, const Claim& claim) {
   const std::size_t r = claim.where.row, c = claim.where.col;
   switch (claim.where.kind) {
     case CellSelector::Kind::cell:
-      return fmt::format("{}[{},{}] ({}, {})", step.id, r, c, step.rows.at(r), step.cols.at(c));
+      return tr_format("{}[{},{}] ({}, {})", step.id, r, c, step.rows.at(r), step.cols.at(c));
     case CellSelector::Kind::row:
-      return fmt::format("{}[{},:] ({})", step.id, r, step.rows.at(r));
+      return tr_format("{}[{},:] ({})", step.id, r, step.rows.at(r));
     case CellSelector::Kind::matrix:
       return step.id;
   }
