@@ -31,32 +31,31 @@ struct CheckOptions {
   std::size_t width = 0;  // 0: the terminal's (output_width)
 };
 
+// ./golden, else an installed program's <prefix>/share/attn-trace/golden,
+// else the project's folder this program was built from.
+std::string default_golden_dir() {
+  std::error_code error;
+  const std::optional<std::filesystem::path> folder = program_folder();
+  const std::filesystem::path installed =
+      folder ? folder->parent_path() / "share" / "attn-trace" / "golden" : "";
+  if (std::filesystem::is_directory("golden", error)) return "golden";
+  if (folder && std::filesystem::is_directory(installed, error)) return installed.string();
+  return ATTN_GOLDEN_DIR;
+}
+
 void check_command(const CheckOptions& o, CommandContext& context) {
   if (o.all == !o.lesson.empty())
-    throw InputError(
-        std::string(tr("check: name one lesson (id or path) or give --all, not both and not neither")));
+    throw InputError(std::string(
+        tr("check: name one lesson (id or path) or give --all, not both and not neither")));
   if (o.all && !o.golden.empty())
-    throw InputError(
-        std::string(tr("check: --golden names one lesson's file; with --all use --golden-dir DIR")));
-  if (!(o.tolerance >= 0)) throw InputError(std::string(tr("check: --tol must be a non-negative number")));
+    throw InputError(std::string(
+        tr("check: --golden names one lesson's file; with --all use --golden-dir DIR")));
+  if (!(o.tolerance >= 0))
+    throw InputError(std::string(tr("check: --tol must be a non-negative number")));
   std::vector<Lesson> lessons = o.all ? all_embedded_lessons() : std::vector<Lesson>{};
   if (!o.all) lessons.push_back(find_lesson(o.lesson));
 
-  std::string golden_dir = o.golden_dir;
-  if (golden_dir.empty()) {
-    std::error_code error;
-    // ./golden, else an installed program's <prefix>/share/attn-trace/golden,
-    // else the project's folder this program was built from.
-    const std::optional<std::filesystem::path> folder = program_folder();
-    const std::filesystem::path installed =
-        folder ? folder->parent_path() / "share" / "attn-trace" / "golden" : "";
-    if (std::filesystem::is_directory("golden", error))
-      golden_dir = "golden";
-    else if (folder && std::filesystem::is_directory(installed, error))
-      golden_dir = installed.string();
-    else
-      golden_dir = ATTN_GOLDEN_DIR;
-  }
+  const std::string golden_dir = o.golden_dir.empty() ? default_golden_dir() : o.golden_dir;
   const std::unique_ptr<Backend> cpu = make_backend("cpu");
   std::vector<LessonCheck> checks;
   for (Lesson& lesson : lessons) {
@@ -100,16 +99,18 @@ void check_command(const CheckOptions& o, CommandContext& context) {
 void setup_check(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<CheckOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "check",
-      std::string(tr("Every step against its golden file; every claim of the source (the errata)")));
+      "check", std::string(tr(
+                   "Every step against its golden file; every claim of the source (the errata)")));
   cmd->add_option("lesson", options->lesson,
                   std::string(tr("Embedded lesson id or path to a lesson .toml")));
   cmd->add_flag("--all", options->all, std::string(tr("Every embedded lesson")));
-  cmd->add_option("--golden", options->golden,
-                  std::string(tr("Golden file of the one lesson (default: <golden-dir>/<id>.toml)")));
-  cmd->add_option("--golden-dir", options->golden_dir,
-                  std::string(tr("Folder of golden files (default: golden/ in this folder if there "
-                                 "is one, else the project's golden/ this binary was built from)")));
+  cmd->add_option(
+      "--golden", options->golden,
+      std::string(tr("Golden file of the one lesson (default: <golden-dir>/<id>.toml)")));
+  cmd->add_option(
+      "--golden-dir", options->golden_dir,
+      std::string(tr("Folder of golden files (default: golden/ in this folder if there "
+                     "is one, else the project's golden/ this binary was built from)")));
   cmd->add_option("--tol", options->tolerance,
                   std::string(tr("Absolute tolerance against golden (default 1e-12)")));
   cmd->add_option("--format", options->format, std::string(tr("text or json")))

@@ -557,9 +557,8 @@ class LessonParser {
         lesson_.quantity_claims.push_back(read_quantity_claim(toml_, item, where));
         continue;
       }
-      toml_.require_known_keys(t, where,
-                               {"step", "cell", "row", "value", "values", "tolerance", "says",
-                                "says_zh"});
+      toml_.require_known_keys(
+          t, where, {"step", "cell", "row", "value", "values", "tolerance", "says", "says_zh"});
       Claim claim;
       static_cast<StepValues&>(claim) = toml_.step_values(item, where);
       if (const toml::node* n = t.get("says")) claim.says = toml_.string(*n, where + ".says");

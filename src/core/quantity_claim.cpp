@@ -44,8 +44,9 @@ class QuantityClaimReader {
     const toml::node* shape = t_.get("shape");
     const toml::node* quantity = t_.get("quantity");
     if (shape && quantity)
-      toml_.fail(quantity, key("quantity"),
-                 tr("a claim states a shape or a quantity, not both; split it into two [[claim]]s"));
+      toml_.fail(
+          quantity, key("quantity"),
+          tr("a claim states a shape or a quantity, not both; split it into two [[claim]]s"));
     if (shape)
       read_shape(*shape);
     else
@@ -90,7 +91,8 @@ class QuantityClaimReader {
       toml_.fail(&node, key("shape"), tr("expected [rows, cols], whole numbers"));
     for (const toml::node& d : *dims) {
       const long long v = toml_.integer(d, key("shape"));
-      if (v < 1) toml_.fail(&d, key("shape"), tr("every dimension is a whole number of at least 1"));
+      if (v < 1)
+        toml_.fail(&d, key("shape"), tr("every dimension is a whole number of at least 1"));
       c_.shape.push_back(static_cast<std::size_t>(v));
     }
     const bool heads = c_.step.starts_with("head*.");
@@ -98,8 +100,8 @@ class QuantityClaimReader {
     if (c_.shape.size() != expected)
       toml_.fail(&node, key("shape"),
                  tr_format("{} dimensions given but this claim has {}: write [{}rows, cols]",
-                             c_.shape.size(), expected,
-                             std::string(c_.batch ? "batch, " : "") + (heads ? "heads, " : "")));
+                           c_.shape.size(), expected,
+                           std::string(c_.batch ? "batch, " : "") + (heads ? "heads, " : "")));
   }
 
   void read_quantity(const toml::node& node) {
@@ -127,9 +129,9 @@ class QuantityClaimReader {
     } else {
       toml_.fail(&node, key("quantity"),
                  tr_format("\"{}\" is not a quantity; write \"bytes\", \"flops\", "
-                             "\"qk_mean\", \"qk_variance\", \"qk_std\" or \"qk_beyond_3\" (or "
-                             "shape = [rows, cols] instead)",
-                             c_.quantity));
+                           "\"qk_mean\", \"qk_variance\", \"qk_std\" or \"qk_beyond_3\" (or "
+                           "shape = [rows, cols] instead)",
+                           c_.quantity));
     }
     c_.value = toml_.number(*value, key("value"));
     if (const toml::node* n = t_.get("tolerance")) {
@@ -145,8 +147,8 @@ class QuantityClaimReader {
       if (!dtype)
         toml_.fail(n, key("dtype"),
                    tr_format("\"{}\" is not a dtype; write \"f64\", \"f32\", \"f16\" or "
-                               "\"bf16\"",
-                               name));
+                             "\"bf16\"",
+                             name));
       c_.dtype = *dtype;
     }
     c_.unit = "B";
@@ -157,8 +159,8 @@ class QuantityClaimReader {
       if (found == std::end(kByteUnits))
         toml_.fail(n, key("unit"),
                    tr_format("\"{}\" is not a unit of bytes; write \"B\", \"KB\", \"MB\", "
-                               "\"GB\" (powers of 1000) or \"KiB\", \"MiB\", \"GiB\" (of 1024)",
-                               c_.unit));
+                             "\"GB\" (powers of 1000) or \"KiB\", \"MiB\", \"GiB\" (of 1024)",
+                             c_.unit));
       c_.unit_size = found->second;
     }
   }
@@ -178,8 +180,8 @@ class QuantityClaimReader {
       if (v != "unit_variance" && v != "unit_length")
         toml_.fail(n, key("vectors"),
                    tr_format("\"{}\" is not a kind of vectors; write \"unit_variance\" "
-                               "(components N(0, 1)) or \"unit_length\"",
-                               v));
+                             "(components N(0, 1)) or \"unit_length\"",
+                             v));
       c_.unit_length = v == "unit_length";
     }
     if (const toml::node* n = t_.get("scaled")) c_.scaled = toml_.boolean(*n, key("scaled"));

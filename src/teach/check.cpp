@@ -115,7 +115,9 @@ namespace {
 
 // The golden file's line (and its mismatches), no line wider than `width`.
 std::string golden_text(const LessonCheck& c, double tolerance, std::size_t width) {
-  const auto line = [width](const std::string& text) { return wrap_text(text, width, "  ", "    "); };
+  const auto line = [width](const std::string& text) {
+    return wrap_text(text, width, "  ", "    ");
+  };
   switch (c.status) {
     case GoldenStatus::pass:
       return line(tr_format("golden: pass — all {} steps match {} within {:g}",
@@ -179,11 +181,11 @@ std::string claims_text(const LessonCheck& c, std::size_t width) {
   std::string out;
   for (const ClaimVerdict& v : c.claims) {
     const std::string status = pad_right(std::string(claim_status_text(v.status())), column);
-    out += wrap_text(tr_format("{}  {}  \"{}\": stated {}, computed {}", status,
-                               claim_place(c.trace, v.claim), v.claim.says_for(language()),
-                               claim_values(v, stated_text, "[", "]"),
-                               claim_values(v, computed_text, "[", "]")),
-                     width, "    ", under);
+    out += wrap_text(
+        tr_format("{}  {}  \"{}\": stated {}, computed {}", status, claim_place(c.trace, v.claim),
+                  v.claim.says_for(language()), claim_values(v, stated_text, "[", "]"),
+                  claim_values(v, computed_text, "[", "]")),
+        width, "    ", under);
     for (const ClaimCell& cell : v.cells)
       if (!cell.agrees())
         out += wrap_text(
@@ -201,10 +203,10 @@ std::string claims_text(const LessonCheck& c, std::size_t width) {
 std::string check_report_text(const LessonCheck& c, double tolerance, std::size_t width) {
   std::string out = wrap_text(fmt::format("{} — {}", c.lesson.id, c.lesson.title_for(language())),
                               width, "", "  ");
-  out += wrap_text(tr_format("source: {}", c.lesson.source.empty()
-                                               ? std::string(tr("(none given)"))
-                                               : source_text(c.lesson.source, language())),
-                   width, "  ", "    ");
+  out += wrap_text(
+      tr_format("source: {}", c.lesson.source.empty() ? std::string(tr("(none given)"))
+                                                      : source_text(c.lesson.source, language())),
+      width, "  ", "    ");
   out += golden_text(c, tolerance, width);
   out += claim_counts_text(c, width);
   out += claims_text(c, width);

@@ -265,8 +265,8 @@ std::string written_source(const Trace& trace, const OperandRef& ref, const Prod
     const bool same_matrix = s.step == ref.step || (slice && s.step == step->made.inputs.at(0));
     const std::size_t col = s.step == ref.step ? ref.col : offset + ref.col;
     if (same_matrix && s.col == col && matches_written(s.value, w.value, tol))
-      return fill(translate(lang, "; = the document's own {}[{},{}]"), s.step,
-                  step->rows.at(s.row), step->cols.at(ref.col));
+      return fill(translate(lang, "; = the document's own {}[{},{}]"), s.step, step->rows.at(s.row),
+                  step->cols.at(ref.col));
   }
   for (std::size_t r = 0; r < step->value.n_rows; ++r)
     if (r != ref.row && matches_written(step->value(r, ref.col), w.value, tol))
@@ -306,8 +306,9 @@ std::string compare_written(const Trace& trace, const CellSum& sum,
         const WrittenNumber& value = sides[side].first;
         if (matches_written(truth[side], value.value, half_unit(value.decimals))) continue;
         factors_right = false;
-        differ.push_back(fill(translate(lang, "{} written {} (true {}{})"), sides[side].second.label,
-                              format_fixed(value.value, value.decimals), short_number(truth[side]),
+        differ.push_back(fill(translate(lang, "{} written {} (true {}{})"),
+                              sides[side].second.label, format_fixed(value.value, value.decimals),
+                              short_number(truth[side]),
                               written_source(trace, sides[side].second, t, value, stated, lang)));
       }
     } else {
@@ -322,11 +323,11 @@ std::string compare_written(const Trace& trace, const CellSum& sum,
   }
   if (terms_differing.size() == 1) slip_term = terms_differing.front();
   const bool adds_up = matches_written(written_total, cell.stated.value, cell.tolerance);
-  const std::string total =
-      adds_up ? ""
-              : fill(translate(lang, "; its written terms add up to {}, not {}"),
-                     short_number(written_total),
-                     format_fixed(cell.stated.value, cell.stated.decimals));
+  const std::string total = adds_up
+                                ? ""
+                                : fill(translate(lang, "; its written terms add up to {}, not {}"),
+                                       short_number(written_total),
+                                       format_fixed(cell.stated.value, cell.stated.decimals));
   if (differ.empty())
     return fill(factors_right ? translate(lang,
                                           "every written factor is right, so the slip is in the "
@@ -337,10 +338,11 @@ std::string compare_written(const Trace& trace, const CellSum& sum,
                 total);
   const std::string listed = fmt::format("{}", fmt::join(differ, list_comma(lang)));
   if (slip_term && adds_up)
-    return fill(written[*slip_term].left && differ.size() == 1
-                    ? translate(lang, "as written: {}; that one value explains the whole difference")
-                    : translate(lang, "as written: {}; that one term explains the whole difference"),
-                listed);
+    return fill(
+        written[*slip_term].left && differ.size() == 1
+            ? translate(lang, "as written: {}; that one value explains the whole difference")
+            : translate(lang, "as written: {}; that one term explains the whole difference"),
+        listed);
   return fill(translate(lang, "as written: {}{}"), listed, total);
 }
 
@@ -372,10 +374,10 @@ std::string causes(const std::vector<TermSlip>& slips, Language lang) {
 std::string describe_slips(const std::vector<TermSlip>& slips, Language lang) {
   bool one_term = true;
   for (const TermSlip& s : slips) one_term = one_term && s.term == slips.front().term;
-  return fill(one_term ? translate(lang, "one term explains the whole difference: {}")
-                       : translate(lang,
-                                   "any one of these single slips explains the whole difference: {}"),
-              causes(slips, lang));
+  return fill(
+      one_term ? translate(lang, "one term explains the whole difference: {}")
+               : translate(lang, "any one of these single slips explains the whole difference: {}"),
+      causes(slips, lang));
 }
 
 }  // namespace
@@ -551,9 +553,9 @@ std::string explain_difference(const Lesson& lesson, const Trace& trace, const C
                             "arithmetic is right, the difference comes from upstream"),
                   head, listed, cell.own->formula);
     if (!matches_written(cell.own->value, cell.computed, cell.tolerance))
-      own_text = fill(translate(lang, "; a real slip: on the document's own {}, {}, not {}"),
-                      listed, cell.own->formula,
-                      format_fixed(cell.stated.value, cell.stated.decimals));
+      own_text =
+          fill(translate(lang, "; a real slip: on the document's own {}, {}, not {}"), listed,
+               cell.own->formula, format_fixed(cell.stated.value, cell.stated.decimals));
   }
   if (cell.arithmetic) return explain_product(lesson, trace, claim, cell, head, own_text, lang);
   if (!own_text.empty()) return head + own_text;

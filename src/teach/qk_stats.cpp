@@ -106,14 +106,15 @@ std::string section_text(const QkStats& s) {
     const std::string why_var =
         unit ? (scaled ? " (= d_k / d_k)" : " (= d_k)") : (scaled ? " (= 1/d_k²)" : " (= 1/d_k)");
     const std::pair<std::string_view, const Estimate*> rows[] = {{tr("mean"), &m.mean},
-                                                                  {tr("variance"), &m.variance},
-                                                                  {tr("std"), &m.std},
-                                                                  {"|x| > 3", &m.beyond_3}};
+                                                                 {tr("variance"), &m.variance},
+                                                                 {tr("std"), &m.std},
+                                                                 {"|x| > 3", &m.beyond_3}};
     bool first = true;
     for (const auto& [name, e] : rows) {
       std::string note;
       if (e == &m.variance) note = why_var;
-      if (e == &m.beyond_3) note = unit ? tr(" (normal approximation)") : tr(" (|q·k| <= 1 always)");
+      if (e == &m.beyond_3)
+        note = unit ? tr(" (normal approximation)") : tr(" (|q·k| <= 1 always)");
       out += fmt::format("  {}{}{:>12.6g}{:>12.2g}   {}{}\n", pad_right(first ? label : "", 13),
                          pad_right(std::string(name), 10), e->value, e->standard_error,
                          theory_text(*e), note);
@@ -151,14 +152,14 @@ void validate(const QkSampleSpec& spec) {
   if (spec.samples < kMinQkSamples || spec.samples > kMaxQkSamples)
     throw InputError(
         tr_format("--samples {} is out of range; give {} to {} samples (with fewer, the "
-                    "standard errors mean nothing)",
-                    spec.samples, kMinQkSamples, kMaxQkSamples));
+                  "standard errors mean nothing)",
+                  spec.samples, kMinQkSamples, kMaxQkSamples));
   if (spec.samples * spec.d_k > kMaxQkNumbers)
     throw InputError(
         tr_format("--samples {} × --d-k {} = {} components in all is more than {} (kept under a "
-                    "second); give at most {} samples for d_k {}",
-                    spec.samples, spec.d_k, spec.samples * spec.d_k, kMaxQkNumbers,
-                    kMaxQkNumbers / spec.d_k, spec.d_k));
+                  "second); give at most {} samples for d_k {}",
+                  spec.samples, spec.d_k, spec.samples * spec.d_k, kMaxQkNumbers,
+                  kMaxQkNumbers / spec.d_k, spec.d_k));
 }
 
 double NormalStream::next() {

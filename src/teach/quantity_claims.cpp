@@ -249,15 +249,15 @@ std::string quantity_claims_text(const std::vector<QuantityVerdict>& verdicts, s
                                         verdicts.size(), agree, verdicts.size() - agree),
                               width, "  ", "    ");
   const std::string_view agrees = tr("agrees"), disagrees = tr("DISAGREES");
-  const std::size_t column = std::max(display_width(std::string(agrees)),
-                                      display_width(std::string(disagrees)));
+  const std::size_t column =
+      std::max(display_width(std::string(agrees)), display_width(std::string(disagrees)));
   const std::string under(4 + column + 2, ' ');
   for (const QuantityVerdict& v : verdicts) {
     const std::string status = pad_right(std::string(v.agrees ? agrees : disagrees), column);
-    out += wrap_text(tr_format("{}  {}  \"{}\": stated {}, computed {}", status,
-                               v.place_in(language()), v.claim.says_for(language()), v.stated,
-                               v.computed),
-                     width, "    ", under);
+    out += wrap_text(
+        tr_format("{}  {}  \"{}\": stated {}, computed {}", status, v.place_in(language()),
+                  v.claim.says_for(language()), v.stated, v.computed),
+        width, "    ", under);
     out += wrap_text(v.details_in(language()), width, under, under + "  ");
   }
   return out;

@@ -211,7 +211,8 @@ TEST_CASE("an unknown lesson id near an embedded one is named in the error") {
 
 TEST_CASE("source_text: each cited section with the document's own heading under zh") {
   using attn::Language;
-  const std::string kv = "003_87eaca95f9b8aedb.txt, section 4.4 (KV cache for incremental decoding)";
+  const std::string kv =
+      "003_87eaca95f9b8aedb.txt, section 4.4 (KV cache for incremental decoding)";
   CHECK(attn::source_text(kv, Language::en) == kv);
   CHECK(attn::source_text(kv, Language::zh) ==
         "003_87eaca95f9b8aedb.txt 第 4.4 节（解码器的“自回归诅咒”为什么生成速度慢得像蜗牛）");
@@ -222,7 +223,8 @@ TEST_CASE("source_text: each cited section with the document's own heading under
   CHECK(attn::source_text("003_87eaca95f9b8aedb.txt, sections 2.4-2.5 (FFN, LayerNorm) and 5 (x); "
                           "000_0ccc5db2bedb29fc.txt, section 6.1",
                           Language::zh) ==
-        "003_87eaca95f9b8aedb.txt 第 2.4 节（为什么FFN层用ReLU且维度先升后降——非线性能力的杠杆效应）、"
+        "003_87eaca95f9b8aedb.txt 第 2.4 "
+        "节（为什么FFN层用ReLU且维度先升后降——非线性能力的杠杆效应）、"
         "第 2.5 节（为什么用LayerNorm而不是BatchNorm——小批量训练的稳定性刚需）、"
         "第 5 节（精读后的实战检验用30行代码复现Encoder核心）；"
         "000_0ccc5db2bedb29fc.txt 第 6.1 节（BERT Encoder的完整流水线不只是QKV）");
