@@ -154,4 +154,5 @@ for width in ("40", "120"):
     wide = [l for l in r.stdout.splitlines() if columns(l) > int(width)]
     check(r.returncode == 0 and not wide, f"--width {width}: every line within it: {wide[:2]}")
 
+print(f"check --lang zh: {len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
