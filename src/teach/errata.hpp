@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/i18n.hpp"
@@ -27,7 +28,12 @@ struct UsedValue {
   std::string cell;  // "head0.scaled[river,bank]"
   double stated = 0.0;
   double truth = 0.0;
-  auto operator<=>(const UsedValue&) const = default;
+  // By cell, then the values (written out: the WebAssembly build's standard
+  // library has no <=> for std::string).
+  bool operator==(const UsedValue&) const = default;
+  bool operator<(const UsedValue& o) const {
+    return std::tie(cell, stated, truth) < std::tie(o.cell, o.stated, o.truth);
+  }
   // "head0.scaled[river,bank] = 0.8635 (true 0.83775)", in `lang`.
   std::string text(Language lang) const;
 };
