@@ -55,7 +55,7 @@ TEST_CASE("MoCatalog finds each translation by binary search and nothing else") 
       mo_file({{"Scores", "分数"}, {"Context", "上下文"}, {"{} ok", "{} 个正确"}}));
   REQUIRE(catalog.valid());
   CHECK(catalog.size() == 3);
-  CHECK(catalog.find("Scores") == std::optional<std::string_view>("分数"));
+  CHECK(catalog.find("Scores") == std::optional<std::string_view>("注意力分数"));
   CHECK(catalog.find("Context") == std::optional<std::string_view>("上下文"));
   CHECK(catalog.find("{} ok") == std::optional<std::string_view>("{} 个正确"));
   CHECK_FALSE(catalog.find("Scaled scores").has_value());
@@ -92,7 +92,7 @@ TEST_CASE("MoCatalog reads a truncated or corrupt catalog as empty, without cras
 
 TEST_CASE("translate: the embedded zh_CN catalog, and English as it is") {
   CHECK(translate(Language::en, "Scores") == "Scores");
-  CHECK(translate(Language::zh, "Scores") == "分数");
+  CHECK(translate(Language::zh, "Scores") == "注意力分数");
   CHECK(translate(Language::zh, "Attention weights") == "注意力权重");
   // A message the catalog does not have comes back in English.
   CHECK(translate(Language::zh, "no such message in the catalog") ==
@@ -102,8 +102,8 @@ TEST_CASE("translate: the embedded zh_CN catalog, and English as it is") {
 TEST_CASE("Message keeps its values and shows them in either language") {
   const Message m(N_("Decoding t{}: key cache"), {"2"});
   CHECK(m.in(Language::en) == "Decoding t2: key cache");
-  CHECK(m.in(Language::zh) == "解码第 t2 步：键缓存");
-  CHECK(Message("Scores").in(Language::zh) == "分数");
+  CHECK(m.in(Language::zh) == "解码步 t2：键缓存");
+  CHECK(Message("Scores").in(Language::zh) == "注意力分数");
 }
 
 TEST_CASE("language_named accepts en and zh only") {
@@ -128,7 +128,7 @@ TEST_CASE("step names and warnings shown in the terminal's language, English kep
   CHECK(step_display_name(weights) == "Attention weights");
   REQUIRE(shown.size() == trace.warnings.size());
   CHECK(english_warnings(trace)[0].starts_with("mask_fill = 0 does not mask"));
-  CHECK(shown[0].starts_with("mask_fill = 0 起不到掩码作用：被掩码的分数变成 0"));
+  CHECK(shown[0].starts_with("mask_fill = 0 起不到掩码作用：被掩码的注意力分数变成 0"));
   CHECK(shown_warnings(trace) == english_warnings(trace));
 }
 
@@ -137,7 +137,7 @@ TEST_CASE("a DocumentScope writes in the document language and gives the termina
     set_languages(Language::zh, Language::en);
     CHECK(terminal_language() == Language::zh);
     CHECK(document_language() == Language::en);
-    CHECK(tr("Scores") == "分数");
+    CHECK(tr("Scores") == "注意力分数");
     {
       const DocumentScope document;
       CHECK(language() == Language::en);
@@ -150,13 +150,13 @@ TEST_CASE("a DocumentScope writes in the document language and gives the termina
       CHECK(tr("Scores") == "Scores");
     }
     CHECK(language() == Language::zh);
-    CHECK(tr("Scores") == "分数");
+    CHECK(tr("Scores") == "注意力分数");
   }
   SUBCASE("--lang zh: both in Chinese, whatever the environment") {
     set_languages(Language::zh, Language::zh);
     const DocumentScope document;
-    CHECK(tr("Scores") == "分数");
-    CHECK(tr_format("Decoding t{}: key cache", 2) == "解码第 t2 步：键缓存");
+    CHECK(tr("Scores") == "注意力分数");
+    CHECK(tr_format("Decoding t{}: key cache", 2) == "解码步 t2：键缓存");
   }
   set_languages(Language::en, Language::en);
   CHECK(tr("Scores") == "Scores");
