@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
+
+#include "render/line_break.hpp"
 
 namespace attn {
 
@@ -102,11 +105,28 @@ bool is_greek(char32_t cp) {
 
 // Shared by tex_text and tex_text_unicode: `keep_unicode` keeps a character
 // without a LaTeX spelling as UTF-8 instead of naming it [U+XXXX].
-std::string escape_tex(std::string_view s, bool keep_unicode) {
+// (A template, so that tex_text, which the WebAssembly engine's formulas use,
+// does not need libunibreak: cmake/sources.cmake, ATTN_WASM_LEFT_OUT.)
+template <bool keep_unicode>
+std::string escape_tex(std::string_view s) {
   std::string out;
+  // TeX breaks a line only at glue: between two Chinese characters there is
+  // none, so a Chinese sentence would run past the margin. Where Unicode's
+  // line breaking allows a break next to a wide character (line_break_offsets),
+  // a glue of no width that may stretch a little marks it.
+  std::vector<std::size_t> breaks;
+  if constexpr (keep_unicode) {
+    if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0xE1; }))
+      breaks = line_break_offsets(s);
+  }
+  std::size_t next_break = 0;
   for (std::size_t i = 0; i < s.size();) {
     const std::size_t start = i;
     const char32_t cp = next_code_point(s, i);
+    while (next_break < breaks.size() && breaks[next_break] < start) ++next_break;
+    if (next_break < breaks.size() && breaks[next_break] == start && start > 0 &&
+        s[start - 1] != ' ' && cp != ' ')
+      out += "\\hspace{0pt plus 0.1em}";
     switch (cp) {
       case '\\':
         out += "\\textbackslash{}";
@@ -163,11 +183,11 @@ std::string escape_tex(std::string_view s, bool keep_unicode) {
 }  // namespace
 
 std::string tex_text(std::string_view s) {
-  return escape_tex(s, false);
+  return escape_tex<false>(s);
 }
 
 std::string tex_text_unicode(std::string_view s) {
-  return escape_tex(s, true);
+  return escape_tex<true>(s);
 }
 
 namespace {

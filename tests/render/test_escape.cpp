@@ -133,7 +133,8 @@ TEST_CASE("xml_cdata: a CDATA end marker inside is split across two sections") {
 TEST_CASE("tex_text_unicode: the same escapes, every script kept as UTF-8") {
   CHECK(attn::tex_text_unicode("a_b 50% x&y") == "a\\_b 50\\% x\\&y");
   CHECK(attn::tex_text_unicode("√4 → Q₀") == "$\\surd$4 $\\to$ Q$_0$");
-  CHECK(attn::tex_text_unicode("张伟 Łukasz Dvořák Алексей") == "张伟 Łukasz Dvořák Алексей");
+  CHECK(attn::tex_text_unicode("张伟 Łukasz Dvořák Алексей") ==
+        "张\\hspace{0pt plus 0.1em}伟 Łukasz Dvořák Алексей");
   CHECK(attn::tex_text_unicode("Σοφία") == "Σοφία");  // Greek in a name stays a word
   // Typed quotes stay straight (TeX ligatures would curl both into ”).
   CHECK(attn::tex_text_unicode("Mary \"Molly\" O'Brien") ==
@@ -205,4 +206,17 @@ TEST_CASE("csv_field: a number is one exactly where std::from_chars reads one, i
     const bool guarded = field.starts_with("'") || field.starts_with("\"'");
     CHECK(guarded != from_chars_number(digits));
   }
+}
+
+TEST_CASE("tex_text_unicode: Chinese may break where UAX #14 allows, through a glue") {
+  // TeX breaks only at glue; between 注 and 意 there is none unless written.
+  const std::string glue = "\\hspace{0pt plus 0.1em}";
+  CHECK(attn::tex_text_unicode("注意力权重") ==
+        "注" + glue + "意" + glue + "力" + glue + "权" + glue + "重");
+  // Never before closing punctuation nor after opening; spaces are glue already.
+  CHECK(attn::tex_text_unicode("权重（Q）。") == "权" + glue + "重" + glue + "（Q）。");
+  CHECK(attn::tex_text_unicode("为 0.25，对") == "为 0.25，" + glue + "对");
+  // Latin text, and tex_text (pdfLaTeX, no Chinese font), are left as they were.
+  CHECK(attn::tex_text_unicode("head0.scores[river,bank]") == "head0.scores[river,bank]");
+  CHECK(attn::tex_text("注意") == "[U+6CE8][U+610F]");
 }
