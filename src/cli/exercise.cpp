@@ -66,9 +66,9 @@ std::string canonical_command(const ExerciseOptions& o) {
 
 std::string index_markdown(const ExerciseOptions& o, const std::vector<Exercise>& exercises) {
   std::string out = fmt::format(
-      "# {}\n\n{}\n\n```\n{} --out DIR\n```\n\n", tr("Exercise sheets"),
+      "# {}\n\n{}\n\n```\n{} --out {}\n```\n\n", tr("Exercise sheets"),
       tr_format("{} student(s). Regenerate these files, byte for byte, with:", exercises.size()),
-      o.spec.command);
+      o.spec.command, tr(N_("DIR")));
   if (wants(o, "latex") || wants(o, "html")) {
     std::vector<std::string> links;  // a pair per format, ", " inside
     if (wants(o, "latex")) links.push_back("[sheets.tex](sheets.tex)" + std::string(tr(", ")) + "[keys.tex](keys.tex)");

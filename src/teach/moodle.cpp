@@ -24,8 +24,10 @@ std::string category_level(std::string_view name) {
   return out;
 }
 
-std::string plural(std::size_t count, std::string_view word) {
-  return fmt::format("{} {}{}", count, word, count == 1 ? "" : "s");
+// "1 token", "3 tokens" (and "3 个词元" under --lang zh): `one` or `many` with
+// the count filled in.
+std::string counted(std::size_t count, std::string_view one, std::string_view many) {
+  return fmt::format(fmt::runtime(tr(count == 1 ? one : many)), count);
 }
 
 // A table with labelled rows and columns; `cell` gives the <td> content of (r, c).
@@ -156,14 +158,16 @@ std::string cloze_cell(double value, int decimals) {
 }
 
 std::string moodle_category(const ExerciseSpec& spec) {
-  std::string name = fmt::format("seed {} · {}", spec.seed, plural(spec.tokens, "token"));
-  if (spec.memory_tokens > 0) name += fmt::format(" · cross {}", spec.memory_tokens);
+  std::string name = tr_format(N_("seed {}"), spec.seed) + " · " +
+                     counted(spec.tokens, N_("{} token"), N_("{} tokens"));
+  if (spec.memory_tokens > 0) name += " · " + tr_format(N_("cross {}"), spec.memory_tokens);
   name += fmt::format(" · d_model {} · d_k {} · {}", spec.d_model, spec.d_k,
-                      plural(spec.heads, "head"));
-  if (spec.causal) name += " · causal";
-  if (spec.key_padding) name += " · key padding";
-  name += fmt::format(" · inputs {} · answers {} · {}", plural(spec.decimals, "decimal"),
-                      plural(spec.answer_decimals, "decimal"), fmt::join(spec.ask, " "));
+                      counted(spec.heads, N_("{} head"), N_("{} heads")));
+  if (spec.causal) name += " · " + std::string(tr(N_("causal")));
+  if (spec.key_padding) name += " · " + std::string(tr(N_("key padding")));
+  name += " · " + tr_format(N_("inputs {}"), counted(spec.decimals, N_("{} decimal"), N_("{} decimals"))) +
+          " · " + tr_format(N_("answers {}"), counted(spec.answer_decimals, N_("{} decimal"), N_("{} decimals"))) +
+          fmt::format(" · {}", fmt::join(spec.ask, " "));
   return "$course$/top/attn-trace/" + category_level(name);
 }
 
@@ -173,10 +177,10 @@ std::string render_moodle_xml(const ExerciseSpec& spec, const std::vector<SheetM
       "<question type=\"category\">\n<category><text>{}</text></category>\n"
       "<info format=\"html\"><text>{}</text></info>\n</question>\n",
       xml_text(moodle_category(spec)),
-      xml_cdata(fmt::format("<p>{} <code>{} --out DIR</code></p>",
+      xml_cdata(fmt::format("<p>{} <code>{} --out {}</code></p>",
                             xml_text(tr("Attention exercises, one variant per question. Regenerate "
                                         "with:")),
-                            xml_text(spec.command))));
+                            xml_text(spec.command), xml_text(tr(N_("DIR"))))));
   for (const SheetModel& model : models)
     out += fmt::format(
         "<question type=\"cloze\">\n<name><text>{}</text></name>\n"
