@@ -224,7 +224,7 @@ def check_contents(base):
 def check_regenerates(work, env):
     """index.md's command, --lang zh included, gives the --lang zh class again."""
     index = (work / "class-zh" / "index.md").read_text("utf-8")
-    command = re.search(r"^attn-trace (exercise .*) --out DIR$", index, re.M)
+    command = re.search(r"^attn-trace (exercise .*) --out (DIR|文件夹)$", index, re.M)
     if not check(command and command.group(1).endswith(" --lang zh"),
                  f"class-zh/index.md's command keeps --lang zh: {index[:400]}"):
         return
