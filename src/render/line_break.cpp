@@ -3,6 +3,7 @@
 
 #include <linebreak.h>
 
+#include <cctype>
 #include <mutex>
 
 namespace attn {
@@ -22,6 +23,13 @@ std::size_t code_point_start(std::string_view s, std::size_t last) {
   return last;
 }
 
+// The space at `space` separates a number from the Chinese word it counts or
+// orders (4 个值, 第 1 行, 提示 3 次): the two stay on one line.
+bool counts_something(std::string_view s, std::size_t space) {
+  return s[space] == ' ' && space > 0 && std::isdigit(static_cast<unsigned char>(s[space - 1])) &&
+         space + 1 < s.size() && wide_at(s, space + 1);
+}
+
 }  // namespace
 
 std::vector<std::size_t> line_break_offsets(std::string_view line) {
@@ -36,6 +44,7 @@ std::vector<std::size_t> line_break_offsets(std::string_view line) {
     const bool narrow_before = !wide_at(line, code_point_start(line, i));
     const bool narrow_after = !wide_at(line, i + 1);
     if (narrow_before && narrow_after && line[i] != ' ') continue;
+    if (counts_something(line, i)) continue;
     offsets.push_back(i + 1);
   }
   return offsets;

@@ -13,7 +13,8 @@ namespace attn {
 // break opportunities for Chinese ("zh": never before ，。）nor after （“, never
 // inside a number), less those between two narrow characters that do not
 // follow a space: a step id, an option or a path (`head0.scores[river,bank]`,
-// `--expand`, `lessons/a-b.toml`) stays whole, and Latin text breaks at spaces.
+// `--expand`, `lessons/a-b.toml`) stays whole, and Latin text breaks at spaces;
+// nor the space between a number and the Chinese word it counts (4 个值).
 std::vector<std::size_t> line_break_offsets(std::string_view line);
 
 }  // namespace attn

@@ -129,3 +129,11 @@ TEST_CASE("wrap_text: a full line prefers to end at punctuation to cutting a wor
   // Between Chinese and Latin is a good place too.
   CHECK(wrap_text("一二三四五 Q 宽度很重要", 16, "", "") == "一二三四五 Q\n宽度很重要\n");
 }
+
+TEST_CASE("wrap_text: a number stays with the Chinese word it counts") {
+  using attn::wrap_text;
+  // "4 个值中有 1 个沿用正确": a break after "1" would leave 个 alone.
+  CHECK(wrap_text("四个值中有 1 个沿用正确", 14, "", "") == "四个值中有\n1 个沿用正确\n");
+  CHECK(wrap_text("四个值中有 1 个沿用正确", 16, "", "") == "四个值中有 1 个\n沿用正确\n");
+  CHECK(wrap_text("使用提示 3 次", 10, "", "") == "使用提示\n3 次\n");
+}
