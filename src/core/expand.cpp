@@ -107,7 +107,7 @@ std::vector<CellExpansion> expand_all(const Lesson& lesson, const Trace& trace, 
     throw InputError(
         tr_format("--expand {},{}: no step of lesson {} has that cell ({}); rows "
                   "and columns are counted from 0",
-                    row, col, trace.lesson_id, fmt::join(shapes, ", ")));
+                  row, col, trace.lesson_id, fmt::join(shapes, ", ")));
   }
   return out;
 }

@@ -170,6 +170,10 @@ std::string tex_text_unicode(std::string_view s) {
   return escape_tex(s, true);
 }
 
+std::string tex_text_in(Language lang, std::string_view s) {
+  return escape_tex(s, lang == Language::zh);
+}
+
 namespace {
 
 // The length of the well-formed UTF-8 sequence at s[i] and its code point, or

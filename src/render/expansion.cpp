@@ -43,12 +43,6 @@ struct Notation {
 constexpr Notation kText{"×", "·", " − ", "…", false};
 constexpr Notation kLatex{" \\times ", " \\cdot ", " - ", "\\dots", true};
 
-// Text in LaTeX's text mode: English as tex_text writes it (pdfLaTeX), Chinese
-// as UTF-8 for LuaLaTeX or XeLaTeX with a CJK font (render_latex's preamble note).
-std::string tex_words(std::string_view s, Language lang) {
-  return lang == Language::zh ? tex_text_unicode(s) : tex_text(s);
-}
-
 // Up to `precision` decimals, trailing zeros dropped but at least two kept
 // (0.5 -> "0.50", 1.67550 -> "1.6755"), as one writes numbers by hand.
 std::string hand_number(double v, int precision, const Notation& n) {
@@ -68,17 +62,17 @@ std::string hand_number(double v, int precision, const Notation& n) {
 std::string label(const std::string& step, const std::string& row, const std::string& col,
                   const Notation& n) {
   if (!n.latex) return fmt::format("{}[{},{}]", step, row, col);
-  return fmt::format("\\mathrm{{{}}}[\\text{{{}}},\\text{{{}}}]", tex_words(step, n.lang),
-                     tex_words(row, n.lang), tex_words(col, n.lang));
+  return fmt::format("\\mathrm{{{}}}[\\text{{{}}},\\text{{{}}}]", tex_text_in(n.lang, step),
+                     tex_text_in(n.lang, row), tex_text_in(n.lang, col));
 }
 
 std::string ref_label(const OperandRef& ref, const Notation& n) {
   if (!n.latex) return ref.label;
-  return fmt::format("\\text{{{}}}", tex_words(ref.label, n.lang));
+  return fmt::format("\\text{{{}}}", tex_text_in(n.lang, ref.label));
 }
 
 std::string words(const std::string& s, const Notation& n) {
-  return n.latex ? fmt::format("\\text{{{}}}", tex_words(s, n.lang)) : s;
+  return n.latex ? fmt::format("\\text{{{}}}", tex_text_in(n.lang, s)) : s;
 }
 
 std::string exp_of(const std::string& x, const Notation& n) {
@@ -103,7 +97,8 @@ std::string mask_decision(const CellExpansion& e, int precision, const Notation&
   std::vector<std::string> why;
   if (e.mask_reasons & mask_causal)
     why.push_back(n.say(N_("causal: key {} comes after query {}"), e.col_label, e.row_label));
-  if (e.mask_reasons & mask_padding) why.push_back(n.say(N_("padding: key {} is padding"), e.col_label));
+  if (e.mask_reasons & mask_padding)
+    why.push_back(n.say(N_("padding: key {} is padding"), e.col_label));
   if (e.mask_reasons & mask_keep) why.push_back(n.say(N_("keep matrix has 0 here")));
   // TRANSLATORS: between two reasons a cell is masked.
   const std::string reasons = fmt::format("{}", fmt::join(why, n.say(N_("; "))));
@@ -331,7 +326,8 @@ std::string expansion_text_in(const CellExpansion& e, int precision, Language la
   const Notation n = kText.in(lang);
   // A token's control characters as pictures: the equation stays one line.
   std::string out = show_controls(equation(e, precision, n));
-  if (e.kind == ExpansionKind::softmax && e.shifted) out += "\n  " + n.say(N_("({})"), n.say(e.note));
+  if (e.kind == ExpansionKind::softmax && e.shifted)
+    out += "\n  " + n.say(N_("({})"), n.say(e.note));
   return out;
 }
 
@@ -432,8 +428,7 @@ std::string expansion_json(const CellExpansion& e, int precision) {
   std::string out =
       fmt::format("{{\"step\": {}, \"cell\": [{}, {}], \"kind\": {}, \"value\": {}, \"text\": {}",
                   json_string(e.step), e.row, e.col, json_string(expansion_kind_name(e.kind)),
-                  json_number(e.value),
-                  json_string(expansion_text_in(e, precision, Language::en)));
+                  json_number(e.value), json_string(expansion_text_in(e, precision, Language::en)));
   if (e.sum) {
     std::vector<std::string> terms;
     for (const ProductTerm& t : e.sum->terms)
