@@ -14,13 +14,29 @@ namespace attn {
 
 namespace {
 
-// The Unicode of a shapes line ("(4×4)·(4×4)ᵀ → 4×4") in math mode.
+// The length of a Chinese character or full-width punctuation at s[i] (from
+// U+2E80 on: three UTF-8 bytes, lead 0xE2 with 0xBA.. or above), else 0.
+std::size_t cjk_at(const std::string& s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  if (i + 2 >= s.size() || byte(i) < 0xE2 || byte(i) > 0xEF) return 0;
+  return byte(i) > 0xE2 || byte(i + 1) >= 0xBA ? 3 : 0;
+}
+
+// The Unicode of a shapes line ("(4×4)·(4×4)ᵀ → 4×4") in math mode; its
+// Chinese words (under --lang zh) in \text{}, where the text font has them.
 std::string tex_shapes(const std::string& s) {
   static const std::pair<const char*, const char*> map[] = {{"×", "\\times "}, {"·", "\\cdot "},
                                                             {"ᵀ", "^\\top "},  {"→", "\\to "},
                                                             {"…", "\\dots "},  {"⊙", "\\odot "}};
   std::string out;
   for (std::size_t i = 0; i < s.size();) {
+    if (cjk_at(s, i)) {
+      std::size_t end = i;
+      while (const std::size_t n = cjk_at(s, end)) end += n;
+      out += "\\text{" + s.substr(i, end - i) + "}";
+      i = end;
+      continue;
+    }
     bool replaced = false;
     for (const auto& [from, to] : map) {
       const std::string_view f(from);

@@ -13,9 +13,12 @@ Chinese word of the tool's and are those of `--lang en`.
 Usage: test_run_zh.py PATH/TO/attn-trace"""
 import html
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 
 from clitest import check, failures
@@ -224,6 +227,42 @@ check("掩码填充值 -1e+09（在 f16 中为 -inf）" in re.sub(r"\s+", " ", t
 for lesson, policy in (("fill-values", "nan：0/0"), ("fill-values-zero", "zero：整行设为 0")):
     page = run(lesson, "--format", "markdown", "--expand", "0,0")
     check("这一行的所有键都被掩码" in page and policy in page, f"{lesson}: masked row note")
+
+# Summaries (--summary, and the matrices over 16 rows or columns of bert-base-shapes),
+# and a cell whose arithmetic is too long for the page.
+toml, d, allowed = lesson_of("bert-base-shapes")
+for kind in ("html", "markdown", "latex"):
+    out = run("bert-base-shapes", "--format", kind, "--summary")
+    check("概要：" in out, f"bert-base-shapes --summary --format {kind}: no 概要：")
+    left = latin_words(visible_text(out, kind), allowed)
+    check(not left, f"bert-base-shapes --summary --format {kind}: Latin words left: {sorted(set(left))[:20]}")
+    if kind == "html":
+        check("个数，本页放不下：attn-trace run bert-base-shapes --step" in html.unescape(out),
+              "bert-base-shapes --format html: the arithmetic too long for the page")
+
+
+def compiles_with_lualatex(lesson):
+    """The Chinese LaTeX fragment in a document with the preamble lines it names:
+    LuaLaTeX compiles it and finds a glyph for every character."""
+    frag = run(lesson, "--format", "latex", "--expand", "0,2")
+    preamble = [l[2:] for l in frag.splitlines()
+                if l.startswith("% \\") and "amsmath" not in l and "MaxMatrixCols" not in l]
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "doc.tex"), "w", encoding="utf-8") as f:
+            f.write("\\documentclass{article}\n\\usepackage{amsmath}\n" + "\n".join(preamble) +
+                    "\n\\begin{document}\n" + frag + "\\end{document}\n")
+        r = subprocess.run(["lualatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                           cwd=tmp, capture_output=True, text=True, timeout=600)
+        log = open(os.path.join(tmp, "doc.log"), encoding="utf-8", errors="replace").read()
+    check(r.returncode == 0, f"lualatex {lesson}: exit {r.returncode}: {r.stdout[-400:]}")
+    check("Missing character" not in log, f"lualatex {lesson}: a character without a glyph")
+
+
+fonts = subprocess.run(["fc-list"], capture_output=True, text=True).stdout if shutil.which("fc-list") else ""
+if shutil.which("lualatex") and "Noto Serif CJK SC" in fonts:
+    compiles_with_lualatex("causal-decoder")
+else:
+    print("lualatex or Noto Serif CJK SC not installed: the LaTeX is not compiled")
 
 for f in failures[:40]:
     print("FAIL:", f)
