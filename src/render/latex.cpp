@@ -68,10 +68,10 @@ std::string tex_number(double v, int precision) {
 // What a LaTeX document needs around the fragment. Chinese needs LuaLaTeX and
 // a CJK font, as the exercise sheets set it up (teach/sheet_latex.cpp).
 std::string fragment_header(const Lesson& lesson) {
-  std::string out = fmt::format("% attn-trace {}: {}\n% {}\n", lesson.id,
-                                tr("a LaTeX fragment; needs \\usepackage{amsmath}"),
-                                tr("(and \\setcounter{MaxMatrixCols}{20} for matrices wider than "
-                                   "10 columns)."));
+  std::string out = fmt::format(
+      "% attn-trace {}: {}\n% {}\n", lesson.id,
+      tr_format("a LaTeX fragment; needs {}", "\\usepackage{amsmath}"),
+      tr_format("(and {} for matrices wider than 10 columns).", "\\setcounter{MaxMatrixCols}{20}"));
   if (language() == Language::zh)
     out += fmt::format(
         "% {}\n% \\usepackage{{fontspec}}\n"
