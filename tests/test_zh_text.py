@@ -94,11 +94,13 @@ def typography_faults(text):
     """What `text` breaks of the typography rule, as short descriptions."""
     faults = []
     text = re.sub(r"`[^`]*`", "`x`", text)  # code spans are Latin, quoted whole
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # a Markdown link: its words
     for m in re.finditer(f"[{HAN}][,;:!?]|[,;:!?][{HAN}]|[{HAN}]\\.(?!\\d)", text):
         faults.append(f"half-width punctuation in Chinese: {m.group()!r}")
     for m in re.finditer(f"[{HAN}]\\(|\\)[{HAN}]|\\([{HAN}]|[{HAN}。]\\)", text):
         faults.append(f"half-width bracket in Chinese: {m.group()!r}")
-    for m in re.finditer(f"[{FULL_PUNCT}] +(?=\\S)|(?<=\\S) +[{FULL_PUNCT}]", text):
+    # (two spaces or more are a column's gap, not a space in a sentence)
+    for m in re.finditer(f"[{FULL_PUNCT}] (?=\\S)|(?<=\\S) [{FULL_PUNCT}]", text):
         faults.append(f"space next to full-width punctuation: {text[max(0, m.start() - 3):m.end() + 3]!r}")
     for m in re.finditer(f"[{HAN}]{LATIN}|{LATIN}[{HAN}]", text):
         faults.append(f"no space between Chinese and Latin: {m.group()!r}")

@@ -557,11 +557,13 @@ class LessonParser {
         lesson_.quantity_claims.push_back(read_quantity_claim(toml_, item, where));
         continue;
       }
-      toml_.require_known_keys(t, where,
-                               {"step", "cell", "row", "value", "values", "tolerance", "says"});
+      toml_.require_known_keys(
+          t, where, {"step", "cell", "row", "value", "values", "tolerance", "says", "says_zh"});
       Claim claim;
       static_cast<StepValues&>(claim) = toml_.step_values(item, where);
       if (const toml::node* n = t.get("says")) claim.says = toml_.string(*n, where + ".says");
+      if (const toml::node* n = t.get("says_zh"))
+        claim.says_zh = toml_.string(*n, where + ".says_zh");
       lesson_.claims.push_back(std::move(claim));
     }
   }

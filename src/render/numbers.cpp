@@ -136,10 +136,11 @@ struct Piece {
   bool good_end = false;    // a line ending after it ends at a space or punctuation
 };
 
-// Within this many columns of the end of a full line, the line prefers to end
-// after a space or punctuation, or between Chinese and Latin, to ending
-// between two Chinese characters (inside a word such as 宽度).
-constexpr std::size_t kPreferredSlack = 6;
+// Within the last quarter of a full line, the line prefers to end after a
+// space or punctuation, or between Chinese and Latin, to ending between two
+// Chinese characters, which may be inside a word such as 宽度 (Chinese print
+// allows that break; the terminal avoids it where it cheaply can).
+constexpr std::size_t kPreferredSlackDivisor = 4;
 
 bool wide_code_point(std::string_view s, std::size_t at) {
   return code_point_at(std::string(s.substr(at, 4)), 0).second == 2;
@@ -173,12 +174,14 @@ std::vector<Piece> line_pieces(std::string_view line) {
 
 // The piece after which a full line ends, when pieces[line_begin, next) are on
 // it and pieces[next] does not fit: the last one, unless one a little before
-// it ends at a space or punctuation (kPreferredSlack).
+// it ends at a space or punctuation (kPreferredSlackDivisor).
 std::size_t line_end_piece(const std::vector<Piece>& pieces, std::size_t line_begin,
-                           std::size_t next, std::size_t column, std::size_t width) {
+                           std::size_t next, std::size_t column, std::size_t start,
+                           std::size_t width) {
+  const std::size_t slack = (width > start ? width - start : 0) / kPreferredSlackDivisor;
   for (std::size_t k = next; k-- > line_begin;) {
     column -= pieces[k].spaces;
-    if (column + kPreferredSlack < width) break;
+    if (column + slack < width) break;
     if (pieces[k].good_end) return k;
     column -= pieces[k].columns;
   }
@@ -210,7 +213,7 @@ void wrap_line(std::string_view line, std::size_t width, std::string_view first,
       column += p.columns + p.spaces;
       ++i;
     } else if (i > line_begin) {
-      finish(line_end_piece(pieces, line_begin, i, column, width) + 1);
+      finish(line_end_piece(pieces, line_begin, i, column, start, width) + 1);
       for (std::size_t k = line_begin; k < i; ++k) column += pieces[k].columns + pieces[k].spaces;
     } else if (cut_text) {
       finish(i);

@@ -119,7 +119,7 @@ def check_html(lesson, toml, page, where):
           f"{where}: title is not title_zh")
     first = next(l for l in toml["story_zh"].splitlines() if l.strip())
     check(first in shown, f"{where}: story_zh missing")
-    check("<nav><h2>步骤</h2>" in page, f"{where}: no 步骤")
+    check("<nav><h2>各步骤</h2>" in page, f"{where}: no 各步骤")
     check("<h3>每个单元格的算式</h3>" in page, f"{where}: no 每个单元格的算式")
     check("<h2>注意力权重</h2>" in page and "<span>权重</span>" in page
           and "点击单元格可查看它的算式" in page, f"{where}: heatmaps not in Chinese")
