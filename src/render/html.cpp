@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/expand.hpp"
 #include "core/i18n.hpp"
+#include "core/lesson_library.hpp"
 #include "core/number_text.hpp"
 #include "render/escape.hpp"
 #include "render/formula.hpp"
@@ -434,7 +435,7 @@ std::string page_header(const Lesson& lesson, const Trace& trace, const RenderOp
       language() == Language::zh ? "zh-CN" : "en", xml_text(heading), kStyle, xml_text(heading));
   if (!lesson.source.empty())
     out += fmt::format("<p class=\"source\">{}</p>\n",
-                       xml_text(tr_format("Source: {}", lesson.source)));
+                       xml_text(tr_format("Source: {}", source_text(lesson.source, language()))));
   out += fmt::format(
       "<p class=\"meta\">{}</p>\n",
       xml_text(tr_format(

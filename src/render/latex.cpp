@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/i18n.hpp"
+#include "core/lesson_library.hpp"
 #include "render/escape.hpp"
 #include "render/formula.hpp"
 #include "render/numbers.hpp"
@@ -93,7 +94,8 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
   std::string out = fragment_header(lesson) +
                     fmt::format("\\section*{{{}}}\n", tex(title.empty() ? lesson.id : title));
   if (!lesson.source.empty())
-    out += fmt::format("\\noindent {}\n\n", tex(tr_format("Source: {}", lesson.source)));
+    out += fmt::format("\\noindent {}\n\n",
+                       tex(tr_format("Source: {}", source_text(lesson.source, lang))));
   if (trace.dtype != Dtype::f64)
     out +=
         fmt::format("\\noindent {}\n\n", tex(tr_format("Numbers: {}", dtype_summary(trace.dtype))));

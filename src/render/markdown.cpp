@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "core/i18n.hpp"
+#include "core/lesson_library.hpp"
 #include "core/number_text.hpp"
 #include "render/escape.hpp"
 #include "render/formula.hpp"
@@ -18,7 +19,8 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
   std::string out =
       fmt::format("# {}{}\n\n", md_text(lesson.id), title.empty() ? "" : ": " + md_text(title));
   // TRANSLATORS: Markdown; in Chinese "*来源*：{}" (an emphasis closed before "：").
-  if (!lesson.source.empty()) out += tr_format("*Source:* {}", md_text(lesson.source)) + "\n\n";
+  if (!lesson.source.empty())
+    out += tr_format("*Source:* {}", md_text(source_text(lesson.source, language()))) + "\n\n";
   if (trace.dtype != Dtype::f64)
     out += tr_format("*Numbers:* {}", md_text(std::string(dtype_summary(trace.dtype)))) + "\n\n";
   const std::string& story = lesson.story_for(language());

@@ -50,8 +50,16 @@ def run(*args, lang="zh"):
     return r.stdout
 
 
+SOURCE_LINE = {  # the cited documents' sections, by their own (Chinese) headings
+    "html": r'<p class="source">来源：[^<]*</p>', "svg": r"$^",
+    "markdown": r"(?m)^\*来源\*：.*$", "latex": r"(?m)^\\noindent 来源：.*$",
+    "text": r"(?m)^来源：.*(\n  .*)*"}
+
+
 def visible_text(text, kind):
-    """The words a person reads in `text`, a document of `kind`."""
+    """The words a person reads in `text`, a document of `kind`, but for the
+    lesson's source: the documents' headings, checked in Chinese in check_source."""
+    text = re.sub(SOURCE_LINE[kind], " ", text)
     if kind in ("html", "svg"):
         text = re.sub(r"(?is)<(script|style)\b.*?</\1>", " ", text)
         text = re.sub(r"(?s)<!--.*?-->|<\?.*?\?>|<!DOCTYPE[^>]*>", " ", text)
@@ -153,6 +161,17 @@ def check_latex(lesson, toml, tex, where):
     check(re.search(r"(?m)^行：.*。列：.*。$", tex), f"{where}: no 行：…。列：…。")
 
 
+def check_source(toml, kind, text, where):
+    """The source's sections as the documents number them: "003_….txt 第 3.3 节"."""
+    if kind == "svg" or not toml.get("source"):
+        return
+    line = re.search(SOURCE_LINE[kind], text)
+    check(line, f"{where}: no 来源：")
+    if line and "section" in toml["source"]:
+        check(re.search(r"第 [\d.]+ 节", line.group(0)) and "section" not in line.group(0),
+              f"{where}: the source's sections not in Chinese: {line.group(0)[:200]}")
+
+
 def check_expansion_words(outputs, cells, where):
     """The words of --expand: a masked cell's decision and the fill in every format."""
     masked = [e for e in cells if e["kind"] == "mask" and e.get("masked")]
@@ -187,6 +206,7 @@ def check_lesson(lesson):
               f"{where}: text title")
         check_expansion_words(outputs, expansions(lesson, cell), where)
         for kind, text in outputs.items():
+            check_source(toml, kind, text, where + " --format " + kind)
             left = latin_words(visible_text(text, kind), allowed)
             check(not left, f"{where} --format {kind}: Latin words left: {sorted(set(left))[:20]}")
             if kind != "text":  # English: no Chinese of the tool's, and what --lang en writes
