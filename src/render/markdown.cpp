@@ -18,8 +18,8 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
   const std::string& title = lesson.title_for(language());
   std::string out =
       fmt::format("# {}{}\n\n", md_text(lesson.id), title.empty() ? "" : ": " + md_text(title));
-  // TRANSLATORS: Markdown; in Chinese "*来源*：{}" (an emphasis closed before "：").
   if (!lesson.source.empty())
+    // TRANSLATORS: Markdown; in Chinese "*来源*：{}" (an emphasis closed before "：").
     out += tr_format("*Source:* {}", md_text(source_text(lesson.source, language()))) + "\n\n";
   if (trace.dtype != Dtype::f64)
     out += tr_format("*Numbers:* {}", md_text(std::string(dtype_summary(trace.dtype)))) + "\n\n";
