@@ -106,7 +106,8 @@ void run_command(const RunOptions& o) {
     // Every cell of every step shown, at 17 digits: about 25 bytes a cell.
     std::uint64_t cells = 0;
     for (const Step* step : shown) cells += step->value.n_elem;
-    check_output_size("the JSON of this trace", 25 * cells, "pick the steps you need with --step");
+    check_output_size(tr("the JSON of this trace"), 25 * cells,
+                      tr("pick the steps you need with --step"));
   } else if (o.format == "html") {
     // Only the cells a table shows (at most 16×16, or the corners of a summary),
     // each with its arithmetic of at most a few dozen numbers: under 1 kB a cell.
@@ -116,8 +117,8 @@ void run_command(const RunOptions& o) {
       cells += visible_indices(step->value.n_rows, summarised).size() *
                visible_indices(step->value.n_cols, summarised).size();
     }
-    check_output_size("the HTML page of this trace", 1000 * cells,
-                      "pick the steps you need with --step or a head with --head");
+    check_output_size(tr("the HTML page of this trace"), 1000 * cells,
+                      tr("pick the steps you need with --step or a head with --head"));
   }
   {
     const DocumentScope document;  // every format but text: --lang's language, not LANG's
@@ -229,7 +230,7 @@ void print_note(std::string_view line) {
 std::string write_error_message(int error) {
   return tr_format(
       "write error: {} (standard output): the output is incomplete; write it where there is room",
-      error ? std::strerror(error) : "the output could not be written");
+      error ? std::string_view(std::strerror(error)) : tr("the output could not be written"));
 }
 
 void throw_write_error(int error) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/number_text.hpp"
 
 namespace attn {
@@ -19,10 +20,10 @@ OperandRef operand_ref(const Step& step, std::size_t row, std::size_t col) {
 void require_cell(const Step& step, std::size_t row, std::size_t col) {
   if (row < step.value.n_rows && col < step.value.n_cols) return;
   throw InputError(
-      fmt::format("cell [{}, {}] is outside step {}, which is {} (rows 0 to {}, columns 0 to {})",
-                  row, col, step.id, shape_str(step.value.n_rows, step.value.n_cols),
-                  static_cast<long long>(step.value.n_rows) - 1,
-                  static_cast<long long>(step.value.n_cols) - 1));
+      tr_format("cell [{}, {}] is outside step {}, which is {} (rows 0 to {}, columns 0 to {})",
+                row, col, step.id, shape_str(step.value.n_rows, step.value.n_cols),
+                static_cast<long long>(step.value.n_rows) - 1,
+                static_cast<long long>(step.value.n_cols) - 1));
 }
 
 std::optional<CellSum> cell_sum(const Trace& trace, std::string_view step_id, std::size_t row,

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/i18n.hpp"
+
 namespace attn {
 
 namespace {
@@ -70,14 +72,17 @@ std::string_view dtype_summary(Dtype dtype) {
     case Dtype::f64:
       return "";
     case Dtype::f32:
-      return "f32 (IEEE single), emulated exactly on the CPU: every input and step rounded to "
-             "f32, products summed in order in f32";
+      return tr(
+          "f32 (IEEE single), emulated exactly on the CPU: every input and step rounded "
+          "to f32, products summed in order in f32");
     case Dtype::f16:
-      return "f16 (IEEE half), emulated exactly on the CPU: inputs rounded to f16, each step "
-             "computed in f32 (products summed in order) and rounded to f16";
+      return tr(
+          "f16 (IEEE half), emulated exactly on the CPU: inputs rounded to f16, each step "
+          "computed in f32 (products summed in order) and rounded to f16");
     case Dtype::bf16:
-      return "bf16 (bfloat16), emulated exactly on the CPU: inputs rounded to bf16, each step "
-             "computed in f32 (products summed in order) and rounded to bf16";
+      return tr(
+          "bf16 (bfloat16), emulated exactly on the CPU: inputs rounded to bf16, each "
+          "step computed in f32 (products summed in order) and rounded to bf16");
   }
   return "";
 }

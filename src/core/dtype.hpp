@@ -18,7 +18,7 @@ std::string_view dtype_name(Dtype dtype);
 std::optional<Dtype> parse_dtype(std::string_view name);
 
 // One sentence for a trace's header: how a pass in `dtype` computes.
-// Empty for f64 (every existing trace reads as it did).
+// Empty for f64 (every existing trace reads as it did). In language() (tr).
 std::string_view dtype_summary(Dtype dtype);
 
 // The largest finite number of `dtype`: 65504 for f16, (2 − 2^-7)·2^127 for bf16.

@@ -105,9 +105,9 @@ std::vector<CellExpansion> expand_all(const Lesson& lesson, const Trace& trace, 
       shapes.push_back(
           fmt::format("{} {}", step.id, shape_str(step.value.n_rows, step.value.n_cols)));
     throw InputError(
-        fmt::format("--expand {},{}: no step of lesson {} has that cell ({}); rows "
-                    "and columns are counted from 0",
-                    row, col, trace.lesson_id, fmt::join(shapes, ", ")));
+        tr_format("--expand {},{}: no step of lesson {} has that cell ({}); rows "
+                  "and columns are counted from 0",
+                  row, col, trace.lesson_id, fmt::join(shapes, ", ")));
   }
   return out;
 }

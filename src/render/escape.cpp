@@ -190,6 +190,10 @@ std::string tex_text_unicode(std::string_view s) {
   return escape_tex<true>(s);
 }
 
+std::string tex_text_in(Language lang, std::string_view s) {
+  return escape_tex(s, lang == Language::zh);
+}
+
 namespace {
 
 // The length of the well-formed UTF-8 sequence at s[i] and its code point, or

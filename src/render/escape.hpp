@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/i18n.hpp"
+
 namespace attn {
 
 // Control characters (U+0000-U+001F and DEL, U+007F) may sit in any text a
@@ -38,6 +40,9 @@ std::string tex_text(std::string_view s);
 // The same for LuaLaTeX or XeLaTeX with fontspec and fonts that cover the
 // text (the exercise sheets): every other character stays as UTF-8.
 std::string tex_text_unicode(std::string_view s);
+// tex_text in English, tex_text_unicode in Chinese: a LaTeX text with Chinese
+// in it is for LuaLaTeX with a CJK font (the sheets; run's LaTeX under --lang zh).
+std::string tex_text_in(Language lang, std::string_view s);
 
 // Markdown: a backslash before the ASCII punctuation Markdown would read as
 // markup (also `|`, so table cells stay whole; `$` and `~`, which GitHub

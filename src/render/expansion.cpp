@@ -17,13 +17,27 @@ namespace attn {
 
 namespace {
 
-// The symbols of one notation: plain Unicode text, or LaTeX math.
+// The symbols of one notation (plain Unicode text, or LaTeX math) and the
+// language of its words.
 struct Notation {
   const char* times;
   const char* dot;
   const char* minus;  // binary minus between two terms
   const char* ellipsis;
   bool latex;
+  Language lang = Language::en;
+
+  // `msgid` in this notation's language.
+  std::string say(std::string_view msgid) const { return std::string(translate(lang, msgid)); }
+  template <typename... Args>
+  std::string say(std::string_view msgid, const Args&... args) const {
+    return fmt::vformat(translate(lang, msgid), fmt::make_format_args(args...));
+  }
+  Notation in(Language to) const {
+    Notation n = *this;
+    n.lang = to;
+    return n;
+  }
 };
 
 constexpr Notation kText{"×", "·", " − ", "…", false};
@@ -48,17 +62,17 @@ std::string hand_number(double v, int precision, const Notation& n) {
 std::string label(const std::string& step, const std::string& row, const std::string& col,
                   const Notation& n) {
   if (!n.latex) return fmt::format("{}[{},{}]", step, row, col);
-  return fmt::format("\\mathrm{{{}}}[\\text{{{}}},\\text{{{}}}]", tex_text(step), tex_text(row),
-                     tex_text(col));
+  return fmt::format("\\mathrm{{{}}}[\\text{{{}}},\\text{{{}}}]", tex_text_in(n.lang, step),
+                     tex_text_in(n.lang, row), tex_text_in(n.lang, col));
 }
 
 std::string ref_label(const OperandRef& ref, const Notation& n) {
   if (!n.latex) return ref.label;
-  return fmt::format("\\text{{{}}}", tex_text(ref.label));
+  return fmt::format("\\text{{{}}}", tex_text_in(n.lang, ref.label));
 }
 
 std::string words(const std::string& s, const Notation& n) {
-  return n.latex ? fmt::format("\\text{{{}}}", tex_text(s)) : s;
+  return n.latex ? fmt::format("\\text{{{}}}", tex_text_in(n.lang, s)) : s;
 }
 
 std::string exp_of(const std::string& x, const Notation& n) {
@@ -70,24 +84,26 @@ std::string divisor_text(const CellExpansion& e, int precision, const Notation& 
     case ScaleKind::sqrt_dk:
       return n.latex ? fmt::format("\\sqrt{{{}}}", e.d_k) : fmt::format("√{}", e.d_k);
     case ScaleKind::none:
-      return words("1 (no scaling)", n);
+      return words(n.say(N_("1 (no scaling)")), n);
     case ScaleKind::number:
       return hand_number(e.divisor, precision, n);
   }
   return "";
 }
 
-std::string mask_decision(const CellExpansion& e, int precision) {
+std::string mask_decision(const CellExpansion& e, int precision, const Notation& n) {
   if (e.mask_reasons == 0)
-    return fmt::format("kept: no mask covers key {} for query {}", e.col_label, e.row_label);
+    return n.say(N_("kept: no mask covers key {} for query {}"), e.col_label, e.row_label);
   std::vector<std::string> why;
   if (e.mask_reasons & mask_causal)
-    why.push_back(fmt::format("causal: key {} comes after query {}", e.col_label, e.row_label));
+    why.push_back(n.say(N_("causal: key {} comes after query {}"), e.col_label, e.row_label));
   if (e.mask_reasons & mask_padding)
-    why.push_back(fmt::format("padding: key {} is padding", e.col_label));
-  if (e.mask_reasons & mask_keep) why.push_back("keep matrix has 0 here");
-  return fmt::format("masked, {}: the scaled value {} is replaced by the fill",
-                     fmt::join(why, "; "), hand_number(e.source_values.at(0), precision, kText));
+    why.push_back(n.say(N_("padding: key {} is padding"), e.col_label));
+  if (e.mask_reasons & mask_keep) why.push_back(n.say(N_("keep matrix has 0 here")));
+  // TRANSLATORS: between two reasons a cell is masked.
+  const std::string reasons = fmt::format("{}", fmt::join(why, n.say(N_("; "))));
+  return n.say(N_("masked, {}: the scaled value {} is replaced by the fill"), reasons,
+               hand_number(e.source_values.at(0), precision, kText));
 }
 
 // A number after an operator, in parentheses when it is negative:
@@ -108,18 +124,20 @@ std::string joined(const std::vector<double>& values,
 std::string arithmetic(const CellExpansion& e, int precision, const Notation& n);
 
 // A remark after the value, in parentheses, or empty.
-std::string remark(const CellExpansion& e, int precision) {
+std::string remark(const CellExpansion& e, int precision, const Notation& n) {
   switch (e.kind) {
     case ExpansionKind::input:
-      return "given in the lesson";
+      return n.say(N_("given in the lesson"));
     case ExpansionKind::mask:
-      return mask_decision(e, precision);
+      return mask_decision(e, precision, n);
     case ExpansionKind::slice:
-      return fmt::format("head {}'s block of columns", e.step_id.head());
+      return n.say(N_("head {}'s block of columns"), e.step_id.head());
     case ExpansionKind::add:
-      return e.step_id.family() == StepFamily::layer ? "dropout is the identity at inference" : "";
+      return e.step_id.family() == StepFamily::layer
+                 ? n.say(N_("dropout is the identity at inference"))
+                 : "";
     case ExpansionKind::row_var:
-      return "biased: divided by d, as PyTorch";
+      return n.say(N_("biased: divided by d, as PyTorch"));
     case ExpansionKind::positional:
     case ExpansionKind::product:
     case ExpansionKind::divide:
@@ -146,10 +164,11 @@ std::string equation(const CellExpansion& e, int precision, const Notation& n) {
   const std::string rhs = arithmetic(e, precision, n);
   if (!rhs.empty()) out += " = " + rhs;
   out += " = " + hand_number(e.value, precision, n);
-  const std::string why = remark(e, precision);
+  const std::string why = remark(e, precision, n);
+  // TRANSLATORS: a remark after a cell's value, "= 0.25 (kept: …)".
   if (!why.empty())
-    out += n.latex ? fmt::format("\\allowbreak\\quad {}", words(fmt::format("({})", why), n))
-                   : fmt::format(" ({})", why);
+    out += n.latex ? fmt::format("\\allowbreak\\quad {}", words(n.say(N_("({})"), why), n))
+                   : n.say(N_(" ({})"), why);
   return out;
 }
 
@@ -231,7 +250,7 @@ std::string max_abs_diff_arithmetic(const CellExpansion& e, int precision, const
 
 std::string softmax_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
   auto num = [&](double v) { return hand_number(v, precision, n); };
-  if (e.exps.empty()) return words(std::string(tr(e.note)), n);
+  if (e.exps.empty()) return words(n.say(e.note), n);
   if (e.given_exps)
     return fmt::format("{} / {} = {} / {}", ref_label(e.sources[0], n), ref_label(e.sources[1], n),
                        num(e.exps.at(e.col)), num(e.denominator));
@@ -266,7 +285,7 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
       return fmt::format("{} / {} = {} / {}", ref_label(e.sources[0], n),
                          divisor_text(e, precision, n), num(e.source_values[0]), num(e.divisor));
     case ExpansionKind::mask:
-      return e.mask_reasons ? words("the fill", n) : ref_label(e.sources[0], n);
+      return e.mask_reasons ? words(n.say(N_("the fill")), n) : ref_label(e.sources[0], n);
     case ExpansionKind::exp:
       return exp_of(num(e.source_values[0]), n);
     case ExpansionKind::row_sum:
@@ -300,22 +319,33 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
 
 }  // namespace
 
-std::string expansion_text(const CellExpansion& e, int precision) {
+namespace {
+
+// The cell's arithmetic as text in `lang` (JSON's "text" is English).
+std::string expansion_text_in(const CellExpansion& e, int precision, Language lang) {
+  const Notation n = kText.in(lang);
   // A token's control characters as pictures: the equation stays one line.
-  std::string out = show_controls(equation(e, precision, kText));
-  if (e.kind == ExpansionKind::softmax && e.shifted) out += "\n  (" + std::string(tr(e.note)) + ")";
+  std::string out = show_controls(equation(e, precision, n));
+  if (e.kind == ExpansionKind::softmax && e.shifted)
+    out += "\n  " + n.say(N_("({})"), n.say(e.note));
   return out;
 }
 
+}  // namespace
+
+std::string expansion_text(const CellExpansion& e, int precision) {
+  return expansion_text_in(e, precision, language());
+}
+
 std::string expansion_markdown(const CellExpansion& e, int precision) {
-  std::string out = md_code(equation(e, precision, kText));
+  std::string out = md_code(equation(e, precision, kText.in(language())));
   if (e.kind == ExpansionKind::softmax && !e.exps.empty())
     out += "  \n*" + std::string(tr(e.note)) + "*";
   return out;
 }
 
 std::string expansion_latex(const CellExpansion& e, int precision) {
-  return equation(e, precision, kLatex);
+  return equation(e, precision, kLatex.in(language()));
 }
 
 std::string format_by_hand(double value, int max_decimals) {
@@ -398,7 +428,7 @@ std::string expansion_json(const CellExpansion& e, int precision) {
   std::string out =
       fmt::format("{{\"step\": {}, \"cell\": [{}, {}], \"kind\": {}, \"value\": {}, \"text\": {}",
                   json_string(e.step), e.row, e.col, json_string(expansion_kind_name(e.kind)),
-                  json_number(e.value), json_string(expansion_text(e, precision)));
+                  json_number(e.value), json_string(expansion_text_in(e, precision, Language::en)));
   if (e.sum) {
     std::vector<std::string> terms;
     for (const ProductTerm& t : e.sum->terms)

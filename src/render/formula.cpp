@@ -48,6 +48,11 @@ std::string mask_sources(const arma::umat& mask, Language lang) {
   return out;
 }
 
+// Words in LaTeX math, in `lang`: "\\text{masked cells}".
+std::string tex_words(Language lang, const char* msgid) {
+  return fmt::format("\\text{{{}}}", tex_text_in(lang, translate(lang, msgid)));
+}
+
 // A step id in LaTeX math: upright, escaped ("\\mathrm{layer.ln1}").
 std::string tex_id(const std::string& id) {
   return fmt::format("\\mathrm{{{}}}", tex_text(id));
@@ -114,10 +119,12 @@ std::pair<std::string, std::string> divisor(const Lesson& lesson, double s, Lang
     case ScaleKind::sqrt_dk:
       return {fmt::format(fmt::runtime(translate(lang, "√d_k, with √d_k = √{} = {}")), lesson.d_k,
                           short_number(s)),
-              fmt::format("\\sqrt{{d_k}},\\ \\text{{with}}\\ \\sqrt{{d_k}} = \\sqrt{{{}}} = {}",
-                          lesson.d_k, short_number(s))};
+              fmt::format("\\sqrt{{d_k}},\\ {}\\ \\sqrt{{d_k}} = \\sqrt{{{}}} = {}",
+                          // TRANSLATORS: in a formula, "√d_k, with √d_k = √4 = 2".
+                          tex_words(lang, N_("with")), lesson.d_k, short_number(s))};
     case ScaleKind::none:
-      return {std::string(translate(lang, "1 (no scaling)")), "1\\ (\\text{no scaling})"};
+      return {std::string(translate(lang, "1 (no scaling)")),
+              fmt::format("1\\ ({})", tex_words(lang, N_("no scaling")))};
     case ScaleKind::number:
       break;
   }
@@ -129,13 +136,14 @@ StepFormula masked(const Trace& trace, const Step& step, Language lang) {
       fmt::format("{} → {}", dims(trace.input(step, 0).value), dims(step.value));
   if (!arma::any(arma::vectorise(trace.mask)))
     return {std::string(translate(lang, "nothing is masked: masked = scaled")),
-            "\\text{nothing masked}", shapes};
+            tex_words(lang, N_("nothing masked")), shapes};
   const double fill = step.made.fill;
   const std::string text = std::isinf(fill) ? "-inf" : fmt::format("{:g}", fill);
   return {fmt::format(
               fmt::runtime(translate(lang, "masked cells := {} ({}); the others are unchanged")),
               text, mask_sources(trace.mask, lang)),
-          fmt::format("\\text{{masked cells}} := {}", std::isinf(fill) ? "-\\infty" : text),
+          fmt::format("{} := {}", tex_words(lang, N_("masked cells")),
+                      std::isinf(fill) ? "-\\infty" : text),
           shapes};
 }
 
@@ -356,10 +364,10 @@ StepFormula exponentials(const Context& c) {
   const arma::mat& masked = c.trace.input(c.step, 0).value;
   const bool minus_inf =
       std::any_of(masked.begin(), masked.end(), [](double x) { return x == -arma::datum::inf; });
-  return {
-      c.say(N_("E{} = exp(masked), cell by cell{}"), c.sub, minus_inf ? " (exp(-inf) = 0)" : ""),
-      fmt::format("E_{{{}}} = \\exp(\\text{{masked}})", c.h),
-      fmt::format("{} → {}", c.in(0), c.out())};
+  return {c.say(N_("E{} = exp(masked), cell by cell{}"), c.sub,
+                minus_inf ? std::string(translate(c.lang, N_(" (exp(-inf) = 0)"))) : ""),
+          fmt::format("E_{{{}}} = \\exp(\\text{{masked}})", c.h),
+          fmt::format("{} → {}", c.in(0), c.out())};
 }
 
 StepFormula row_sums(const Context& c) {

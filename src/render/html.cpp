@@ -9,10 +9,13 @@
 
 #include "core/error.hpp"
 #include "core/expand.hpp"
+#include "core/i18n.hpp"
+#include "core/lesson_library.hpp"
 #include "core/number_text.hpp"
 #include "render/escape.hpp"
 #include "render/formula.hpp"
 #include "render/heatmap.hpp"
+#include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
 
@@ -274,11 +277,11 @@ std::size_t numbers_in(const CellExpansion& e) {
 }
 
 std::string too_long(const Lesson& lesson, const CellExpansion& e, int precision) {
-  return xml_text(fmt::format(
-      "{}[{},{}] = {} — {} numbers, too many for this page: attn-trace run {} --step {} "
-      "--expand {},{} writes them out",
-      e.step, show_controls(e.row_label), show_controls(e.col_label),
-      format_fixed(e.value, precision), numbers_in(e), lesson.id, e.step, e.row, e.col));
+  return xml_text(
+      tr_format("{}[{},{}] = {} — {} numbers, too many for this page: attn-trace run {} --step {} "
+                "--expand {},{} writes them out",
+                e.step, show_controls(e.row_label), show_controls(e.col_label),
+                format_fixed(e.value, precision), numbers_in(e), lesson.id, e.step, e.row, e.col));
 }
 
 // The arithmetic of every cell the table shows, one list item each.
@@ -298,10 +301,10 @@ std::string arithmetic_list(const Lesson& lesson, const Trace& trace, const Step
     }
   if (items.empty()) return "";
   return fmt::format(
-      "<div class=\"arithmetic\"><h3>The arithmetic of each cell</h3>"
-      "<p class=\"hint\">Click a cell of the table to see its arithmetic here.</p>"
+      "<div class=\"arithmetic\"><h3>{}</h3><p class=\"hint\">{}</p>"
       "<ol class=\"cells\">\n{}</ol></div>\n",
-      items);
+      xml_text(tr("The arithmetic of each cell")),
+      xml_text(tr("Click a cell of the table to see its arithmetic here.")), items);
 }
 
 // The colour scale with ticks, and the masked, leaked and NaN swatches.
@@ -309,16 +312,17 @@ std::string legend(bool any_leak, bool any_nan) {
   std::string stops;
   for (int k = 0; k <= 10; ++k) stops += fmt::format(",{} {}%", hex(ramp(0.1 * k)), 10 * k);
   std::string out = fmt::format(
-      "<div class=\"legend\"><span>weight</span><div class=\"scale\"><div class=\"bar\" "
+      "<div class=\"legend\"><span>{}</span><div class=\"scale\"><div class=\"bar\" "
       "style=\"background:linear-gradient(to right{})\"></div><div class=\"ticks\">"
       "<span>0</span><span>0.25</span><span>0.5</span><span>0.75</span><span>1</span></div>"
-      "</div><span class=\"swatch masked\"></span><span>masked (weight 0)</span>",
-      stops);
+      "</div><span class=\"swatch masked\"></span><span>{}</span>",
+      xml_text(tr("weight")), stops, xml_text(tr("masked (weight 0)")));
   if (any_leak)
-    out +=
-        "<span class=\"swatch leaked\"></span><span>masked, yet weighted (the fill is too "
-        "small)</span>";
-  if (any_nan) out += "<span class=\"swatch nan\"></span><span>NaN (0/0: every key masked)</span>";
+    out += fmt::format("<span class=\"swatch leaked\"></span><span>{}</span>",
+                       xml_text(tr("masked, yet weighted (the fill is too small)")));
+  if (any_nan)
+    out += fmt::format("<span class=\"swatch nan\"></span><span>{}</span>",
+                       xml_text(tr("NaN (0/0: every key masked)")));
   return out + "</div>\n";
 }
 
@@ -409,31 +413,44 @@ constexpr const char* kScript = R"(
 })();
 )";
 
+// The script, its one message in language(): a JSON string is a JavaScript one.
+std::string page_script() {
+  std::string script = kScript;
+  const std::string_view english = R"("]: not written out in this page")";
+  // TRANSLATORS: after a cell's name, step[row,col], in the page's bar.
+  const std::string shown = json_string("]" + std::string(tr(": not written out in this page")));
+  return script.replace(script.find(english), english.size(), shown);
+}
+
 // The page's start: <head> with the style, then the lesson's title, source,
 // sizes, story and the trace's warnings.
 std::string page_header(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
-  const std::string heading = lesson.id + (lesson.title.empty() ? "" : " — " + lesson.title);
+  const std::string& title = lesson.title_for(language());
+  const std::string heading = lesson.id + (title.empty() ? "" : " — " + title);
   std::string out = fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<meta name=\"generator\" content=\"attn-trace\">\n<title>{}</title>\n<style>{}</style>\n"
       "</head>\n<body>\n<header>\n<h1>{}</h1>\n",
-      xml_text(heading), kStyle, xml_text(heading));
+      language() == Language::zh ? "zh-CN" : "en", xml_text(heading), kStyle, xml_text(heading));
   if (!lesson.source.empty())
-    out += fmt::format("<p class=\"source\">Source: {}</p>\n", xml_text(lesson.source));
+    out += fmt::format("<p class=\"source\">{}</p>\n",
+                       xml_text(tr_format("Source: {}", source_text(lesson.source, language()))));
   out += fmt::format(
-      "<p class=\"meta\">{} queries × {} keys{} · d_model {} · heads {} · d_k {} · d_v {} · "
-      "backend {}{}</p>\n",
-      lesson.queries(), lesson.keys(), lesson.is_cross() ? " (cross-attention)" : "",
-      lesson.X.n_cols, lesson.heads, lesson.d_k, lesson.d_v, xml_text(trace.backend),
-      trace.dtype != Dtype::f64 ? " · numbers: " + xml_text(dtype_summary(trace.dtype)) : "");
-  if (!lesson.story.empty() && options.steps.empty())
-    out +=
-        fmt::format("<blockquote class=\"story\">{}</blockquote>\n", paragraphs_html(lesson.story));
+      "<p class=\"meta\">{}</p>\n",
+      xml_text(tr_format(
+          "{} queries × {} keys{} · d_model {} · heads {} · d_k {} · d_v {} · backend {}{}",
+          lesson.queries(), lesson.keys(), lesson.is_cross() ? tr(" (cross-attention)") : "",
+          lesson.X.n_cols, lesson.heads, lesson.d_k, lesson.d_v, trace.backend,
+          trace.dtype != Dtype::f64 ? tr_format(" · numbers: {}", dtype_summary(trace.dtype))
+                                    : "")));
+  const std::string& story = lesson.story_for(language());
+  if (!story.empty() && options.steps.empty())
+    out += fmt::format("<blockquote class=\"story\">{}</blockquote>\n", paragraphs_html(story));
   if (!trace.warnings.empty()) {
     out += "<ul class=\"warnings\">";
-    for (const std::string& w : english_warnings(trace))
-      out += fmt::format("<li>Warning: {}</li>", xml_text(w));
+    for (const std::string& w : shown_warnings(trace))
+      out += fmt::format("<li>{}</li>", xml_text(tr_format("Warning: {}", w)));
     out += "</ul>\n";
   }
   return out + "</header>\n";
@@ -446,11 +463,11 @@ std::size_t step_number(const Trace& trace, const Step& step) {
 
 // The list of the steps shown, each a link to its section; opens <main>.
 std::string steps_nav(const Trace& trace, const std::vector<const Step*>& steps) {
-  std::string out = "<nav><h2>Steps</h2><ol>";
+  std::string out = fmt::format("<nav><h2>{}</h2><ol>", xml_text(tr("Steps")));
   for (const Step* step : steps)
     out += fmt::format("<li value=\"{}\"><a href=\"#step-{}\">{}</a> — {}</li>",
                        step_number(trace, *step), xml_text(step->id), xml_text(step->id),
-                       xml_text(step->name));
+                       xml_text(step_display_name(*step)));
   return out + "</ol></nav>\n<main>\n";
 }
 
@@ -470,37 +487,39 @@ std::string heatmaps_section(const Trace& trace, const std::vector<const Step*>&
       any_nan = any_nan || step->value.has_nan();
     }
   if (maps.empty()) return "";
+  const std::string hint = tr_format(
+      "Row: the query token; column: the key token it attends to; each row sums to 1{}. Click a "
+      "cell for its arithmetic.",
+      any_max ? tr(" (heads.max: the largest weight of any head, so its rows do not)") : "");
   return fmt::format(
-      "<section class=\"heatmaps\" id=\"heatmaps\"><h2>Attention weights</h2>"
-      "<p class=\"hint\">Row: the query token; column: the key token it attends to; "
-      "each row sums to 1{}. Click a cell for its arithmetic.</p>\n<div "
+      "<section class=\"heatmaps\" id=\"heatmaps\"><h2>{}</h2><p class=\"hint\">{}</p>\n<div "
       "class=\"maps\">\n{}</div>\n{}</section>\n",
-      any_max ? " (heads.max: the largest weight of any head, so its rows do not)" : "", maps,
-      legend(any_leak, any_nan));
+      xml_text(tr("Attention weights")), xml_text(hint), maps, legend(any_leak, any_nan));
 }
 
 // One step: its formula in MathML and as text, its shapes, its values (or
 // their summary), its warnings, an --expand cell and the arithmetic of its cells.
 std::string step_section(const Lesson& lesson, const Trace& trace, const Step& step,
                          const RenderOptions& options) {
-  const StepFormula f = step_formula(lesson, trace, step);
+  const StepFormula f = step_formula(lesson, trace, step, language());
   std::string out = fmt::format(
       "<section class=\"step\" id=\"step-{0}\" data-step=\"{0}\">\n<h2><span "
       "class=\"num\">{1}.</span> <code>{0}</code> — {2}</h2>\n{3}\n<p "
-      "class=\"formula-text\">{4}</p>\n<p class=\"shapes\">Shapes: {5}</p>\n",
-      xml_text(step.id), step_number(trace, step), xml_text(step.name), mathml(f.latex),
-      xml_text(f.text), xml_text(f.shapes));
+      "class=\"formula-text\">{4}</p>\n<p class=\"shapes\">{5}</p>\n",
+      xml_text(step.id), step_number(trace, step), xml_text(step_display_name(step)),
+      mathml(f.latex), xml_text(f.text), xml_text(tr_format("Shapes: {}", f.shapes)));
   if (should_summarise(step.value, options.summary))
-    out += fmt::format("<p class=\"summary\">Summary: {} · {}</p>\n",
-                       shape_str(step.value.n_rows, step.value.n_cols),
-                       xml_text(format_stats(matrix_stats(step.value), options.precision)));
+    out += fmt::format(
+        "<p class=\"summary\">{}</p>\n",
+        xml_text(tr_format("Summary: {} · {}", shape_str(step.value.n_rows, step.value.n_cols),
+                           format_stats(matrix_stats(step.value), options.precision))));
   out += "<div class=\"table-wrap\">" +
          values_table(trace, step, options, is_any_weights(step) ? "values heat" : "values") +
          "</div>\n";
   for (const Warning& w : trace.warnings)
     if (w.step == step.step_id)
-      out +=
-          fmt::format("<p class=\"warning\">Warning: {}</p>\n", xml_text(w.text.in(Language::en)));
+      out += fmt::format("<p class=\"warning\">{}</p>\n",
+                         xml_text(tr_format("Warning: {}", w.text.shown())));
   if (const CellExpansion* e = expansion_for(options, step.id))
     out += fmt::format("<p class=\"expanded\">{}</p>\n",
                        lines_html(expansion_text(*e, options.precision)));
@@ -517,9 +536,9 @@ std::string render_html(const Lesson& lesson, const Trace& trace, const RenderOp
   out += heatmaps_section(trace, steps, options);
   for (const Step* step : steps) out += step_section(lesson, trace, *step, options);
   return out + fmt::format(
-                   "</main>\n<div id=\"picked\" aria-live=\"polite\">Click any cell to see its "
-                   "arithmetic.</div>\n<script>{}</script>\n</body>\n</html>\n",
-                   kScript);
+                   "</main>\n<div id=\"picked\" aria-live=\"polite\">{}</div>\n<script>{}</script>"
+                   "\n</body>\n</html>\n",
+                   xml_text(tr("Click any cell to see its arithmetic.")), page_script());
 }
 
 }  // namespace attn

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "core/i18n.hpp"
+#include "core/lesson_library.hpp"
 #include "render/escape.hpp"
 #include "render/formula.hpp"
 #include "render/numbers.hpp"
@@ -13,13 +15,29 @@ namespace attn {
 
 namespace {
 
-// The Unicode of a shapes line ("(4×4)·(4×4)ᵀ → 4×4") in math mode.
+// The length of a Chinese character or full-width punctuation at s[i] (from
+// U+2E80 on: three UTF-8 bytes, lead 0xE2 with 0xBA.. or above), else 0.
+std::size_t cjk_at(const std::string& s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  if (i + 2 >= s.size() || byte(i) < 0xE2 || byte(i) > 0xEF) return 0;
+  return byte(i) > 0xE2 || byte(i + 1) >= 0xBA ? 3 : 0;
+}
+
+// The Unicode of a shapes line ("(4×4)·(4×4)ᵀ → 4×4") in math mode; its
+// Chinese words (under --lang zh) in \text{}, where the text font has them.
 std::string tex_shapes(const std::string& s) {
   static const std::pair<const char*, const char*> map[] = {{"×", "\\times "}, {"·", "\\cdot "},
                                                             {"ᵀ", "^\\top "},  {"→", "\\to "},
                                                             {"…", "\\dots "},  {"⊙", "\\odot "}};
   std::string out;
   for (std::size_t i = 0; i < s.size();) {
+    if (cjk_at(s, i)) {
+      std::size_t end = i;
+      while (const std::size_t n = cjk_at(s, end)) end += n;
+      out += "\\text{" + s.substr(i, end - i) + "}";
+      i = end;
+      continue;
+    }
     bool replaced = false;
     for (const auto& [from, to] : map) {
       const std::string_view f(from);
@@ -48,20 +66,39 @@ std::string tex_number(double v, int precision) {
   return format_fixed(v, precision);
 }
 
+// What a LaTeX document needs around the fragment. Chinese needs LuaLaTeX and
+// a CJK font, as the exercise sheets set it up (teach/sheet_latex.cpp).
+std::string fragment_header(const Lesson& lesson) {
+  std::string out = fmt::format(
+      "% attn-trace {}: {}\n% {}\n", lesson.id,
+      tr_format("a LaTeX fragment; needs {}", "\\usepackage{amsmath}"),
+      tr_format("(and {} for matrices wider than 10 columns).", "\\setcounter{MaxMatrixCols}{20}"));
+  if (language() == Language::zh)
+    out += fmt::format(
+        "% {}\n% \\usepackage{{fontspec}}\n"
+        "% \\directlua{{luaotfload.add_fallback(\"attnfallback\", {{\"Noto Serif CJK "
+        "SC:mode=node;\"}})}}\n"
+        "% \\setmainfont{{Latin Modern Roman}}[RawFeature={{fallback=attnfallback}}]\n",
+        tr("With Chinese in it: compile with LuaLaTeX, with these lines in the preamble "
+           "(fonts-noto-cjk):"));
+  return out;
+}
+
 }  // namespace
 
 std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderOptions& options) {
   const std::vector<const Step*> steps = select_steps(trace, options);
-  std::string out = fmt::format(
-      "% attn-trace {}: a LaTeX fragment; needs \\usepackage{{amsmath}}\n"
-      "% (and \\setcounter{{MaxMatrixCols}}{{20}} for matrices wider than 10 columns).\n"
-      "\\section*{{{}}}\n",
-      lesson.id, tex_text(lesson.title.empty() ? lesson.id : lesson.title));
+  const Language lang = language();
+  const auto tex = [lang](std::string_view s) { return tex_text_in(lang, s); };
+  const std::string& title = lesson.title_for(lang);
+  std::string out = fragment_header(lesson) +
+                    fmt::format("\\section*{{{}}}\n", tex(title.empty() ? lesson.id : title));
   if (!lesson.source.empty())
-    out += fmt::format("\\noindent Source: {}\n\n", tex_text(lesson.source));
+    out += fmt::format("\\noindent {}\n\n",
+                       tex(tr_format("Source: {}", source_text(lesson.source, lang))));
   if (trace.dtype != Dtype::f64)
-    out += fmt::format("\\noindent Numbers: {}\n\n",
-                       tex_text(std::string(dtype_summary(trace.dtype))));
+    out +=
+        fmt::format("\\noindent {}\n\n", tex(tr_format("Numbers: {}", dtype_summary(trace.dtype))));
   for (const Step* step : steps) {
     const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
     const arma::mat& M = step->value;
@@ -70,17 +107,19 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
     const auto cols = visible_indices(M.n_cols, summarised);
     std::string row_labels, col_labels;
     for (const auto& r : rows)
-      row_labels += (row_labels.empty() ? "" : ", ") + (r ? tex_text(step->rows[*r]) : "\\dots");
+      row_labels += (row_labels.empty() ? "" : ", ") + (r ? tex(step->rows[*r]) : "\\dots");
     for (const auto& c : cols)
-      col_labels += (col_labels.empty() ? "" : ", ") + (c ? tex_text(step->cols[*c]) : "\\dots");
-    out += fmt::format("\n\\subsection*{{{}. \\texttt{{{}}}: {}}}\n", number, tex_text(step->id),
-                       tex_text(step->name));
-    const StepFormula f = step_formula(lesson, trace, *step);
-    out += fmt::format("${}$, \\quad ${}$\\\\\nRows: {}. Columns: {}.\n", f.latex,
-                       tex_shapes(f.shapes), row_labels, col_labels);
+      col_labels += (col_labels.empty() ? "" : ", ") + (c ? tex(step->cols[*c]) : "\\dots");
+    out += fmt::format("\n\\subsection*{{{}. \\texttt{{{}}}: {}}}\n", number, tex(step->id),
+                       tex(step_display_name(*step)));
+    const StepFormula f = step_formula(lesson, trace, *step, lang);
+    // Labels are escaped already: the sentence around them is not escaped again.
+    out += fmt::format("${}$, \\quad ${}$\\\\\n{}\n", f.latex, tex_shapes(f.shapes),
+                       tr_format("Rows: {}. Columns: {}.", row_labels, col_labels));
     if (summarised)
-      out += fmt::format("\\\\ Summary: {}.\n",
-                         tex_text(format_stats(matrix_stats(M), options.precision)));
+      out += fmt::format(
+          "\\\\ {}\n",
+          tex(tr_format("Summary: {}.", format_stats(matrix_stats(M), options.precision))));
     out += "\\[\n\\begin{bmatrix}\n";
     for (const auto& r : rows) {
       std::string line;
@@ -99,11 +138,11 @@ std::string render_latex(const Lesson& lesson, const Trace& trace, const RenderO
       out += fmt::format("{{\\raggedright\\noindent ${}$\\par}}\n",
                          expansion_latex(*e, options.precision));
       if (e->kind == ExpansionKind::softmax && !e->note.empty())
-        out += fmt::format("\\noindent{{\\small {}}}\\par\n", tex_text(e->note));
+        out += fmt::format("\\noindent{{\\small {}}}\\par\n", tex(tr(e->note)));
     }
     for (const Warning& w : trace.warnings)
       if (w.step == step->step_id)
-        out += "\\textbf{Warning:} " + tex_text(w.text.in(Language::en)) + "\n\n";
+        out += fmt::format("\\textbf{{{}}} {}\n\n", tex(tr("Warning:")), tex(w.text.shown()));
   }
   return out;
 }

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
+#include "core/lesson_library.hpp"
 #include "core/number_text.hpp"
 #include "render/escape.hpp"
 #include "render/formula.hpp"
@@ -13,14 +15,18 @@ namespace attn {
 std::string render_markdown(const Lesson& lesson, const Trace& trace,
                             const RenderOptions& options) {
   const std::vector<const Step*> steps = select_steps(trace, options);
-  std::string out = fmt::format("# {}{}\n\n", md_text(lesson.id),
-                                lesson.title.empty() ? "" : ": " + md_text(lesson.title));
-  if (!lesson.source.empty()) out += fmt::format("*Source:* {}\n\n", md_text(lesson.source));
+  const std::string& title = lesson.title_for(language());
+  std::string out =
+      fmt::format("# {}{}\n\n", md_text(lesson.id), title.empty() ? "" : ": " + md_text(title));
+  if (!lesson.source.empty())
+    // TRANSLATORS: Markdown; in Chinese "*来源*：{}" (an emphasis closed before "：").
+    out += tr_format("*Source:* {}", md_text(source_text(lesson.source, language()))) + "\n\n";
   if (trace.dtype != Dtype::f64)
-    out += fmt::format("*Numbers:* {}\n\n", md_text(std::string(dtype_summary(trace.dtype))));
-  if (!lesson.story.empty() && options.steps.empty()) {
+    out += tr_format("*Numbers:* {}", md_text(std::string(dtype_summary(trace.dtype)))) + "\n\n";
+  const std::string& story = lesson.story_for(language());
+  if (!story.empty() && options.steps.empty()) {
     // A quote, line by line; a blank line of the story is a paragraph break in it.
-    std::vector<std::string_view> lines = text_lines(lesson.story);
+    std::vector<std::string_view> lines = text_lines(story);
     while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string_view::npos)
       lines.pop_back();
     for (const std::string_view line : lines) {
@@ -32,13 +38,14 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
   for (const Step* step : steps) {
     const std::size_t number = static_cast<std::size_t>(step - trace.steps.data()) + 1;
     const arma::mat& M = step->value;
-    const StepFormula f = step_formula(lesson, trace, *step);
-    out += fmt::format("## {}. `{}` — {}\n\n`{}` · shapes: {}\n\n", number, step->id, step->name,
-                       f.text, f.shapes);
+    const StepFormula f = step_formula(lesson, trace, *step, language());
+    out += fmt::format("## {}. `{}` — {}\n\n`{}` · {}\n\n", number, step->id,
+                       step_display_name(*step), f.text, tr_format("shapes: {}", f.shapes));
     const bool summarised = should_summarise(M, options.summary);
     if (summarised)
-      out += fmt::format("Summary: {} · {}\n\n", shape_str(M.n_rows, M.n_cols),
-                         format_stats(matrix_stats(M), options.precision));
+      out += tr_format("Summary: {} · {}", shape_str(M.n_rows, M.n_cols),
+                       format_stats(matrix_stats(M), options.precision)) +
+             "\n\n";
     const auto rows = visible_indices(M.n_rows, summarised);
     const auto cols = visible_indices(M.n_cols, summarised);
     out += "| |";
@@ -57,7 +64,7 @@ std::string render_markdown(const Lesson& lesson, const Trace& trace,
       out += expansion_markdown(*e, options.precision) + "\n\n";
     for (const Warning& w : trace.warnings)
       if (w.step == step->step_id)
-        out += fmt::format("> **Warning:** {}\n\n", md_text(w.text.in(Language::en)));
+        out += "> " + tr_format("**Warning:** {}", md_text(w.text.shown())) + "\n\n";
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "render/escape.hpp"
 #include "render/heatmap.hpp"
 #include "render/json_writer.hpp"
@@ -86,9 +87,10 @@ std::string panel(const Trace& trace, const Step& step, const Layout& l, double 
           "x=\"{:g}\" y=\"{:g}\" width=\"{:g}\" height=\"{:g}\" data-row=\"{}\" data-col=\"{}\" "
           "data-value=\"{}\"",
           cx, cyt, l.cell, l.cell, i, j, attribute_number(v));
-      const std::string tip = fmt::format("<title>{}[{},{}] = {}{}</title>", xml_text(step.id),
-                                          xml_text(step.rows.at(i)), xml_text(step.cols.at(j)),
-                                          format_fixed(v, precision), masked ? " (masked)" : "");
+      const std::string tip =
+          fmt::format("<title>{}[{},{}] = {}{}</title>", xml_text(step.id),
+                      xml_text(step.rows.at(i)), xml_text(step.cols.at(j)),
+                      format_fixed(v, precision), masked ? std::string(tr(" (masked)")) : "");
       if (std::isnan(v)) {
         out += fmt::format(
             "<rect class=\"cell nan\" {} fill=\"#ffffff\" style=\"stroke:#b00020\">{}</rect>\n",
@@ -121,29 +123,29 @@ std::string panel(const Trace& trace, const Step& step, const Layout& l, double 
 // The colour scale from 0 to 1 with ticks, and the masked and NaN swatches.
 std::string legend(double x, double y, bool any_nan, bool any_leak) {
   std::string out = fmt::format("<g class=\"legend\" transform=\"translate({:g} {:g})\">\n", x, y);
-  out += "<text x=\"0\" y=\"12\">weight</text>\n";
+  out += fmt::format("<text x=\"0\" y=\"12\">{}</text>\n", xml_text(tr("weight")));
   out += "<rect x=\"52\" y=\"2\" width=\"220\" height=\"12\" fill=\"url(#scale)\"/>\n";
   for (int k = 0; k <= 4; ++k)
     out += fmt::format("<text class=\"tick\" x=\"{:g}\" y=\"28\">{:g}</text>\n", 52 + 55.0 * k,
                        0.25 * k);
-  out +=
+  out += fmt::format(
       "<rect class=\"swatch masked\" x=\"296\" y=\"2\" width=\"12\" height=\"12\" "
-      "fill=\"url(#masked)\"/>\n<text x=\"314\" y=\"12\">masked (weight 0)</text>\n";
+      "fill=\"url(#masked)\"/>\n<text x=\"314\" y=\"12\">{}</text>\n",
+      xml_text(tr("masked (weight 0)")));
   double next = 440;
   if (any_leak) {
     out += fmt::format(
         "<rect class=\"swatch leaked\" x=\"{:g}\" y=\"2\" width=\"12\" height=\"12\" "
         "fill=\"#ffffff\" style=\"stroke:#b00020;stroke-width:2\"/>\n<text x=\"{:g}\" "
-        "y=\"12\">masked, "
-        "yet weighted (the fill is too small)</text>\n",
-        next, next + 18);
+        "y=\"12\">{}</text>\n",
+        next, next + 18, xml_text(tr("masked, yet weighted (the fill is too small)")));
     next += 330;
   }
   if (any_nan)
     out += fmt::format(
         "<rect class=\"swatch nan\" x=\"{:g}\" y=\"2\" width=\"12\" height=\"12\" fill=\"#ffffff\" "
-        "stroke=\"#b00020\"/>\n<text x=\"{:g}\" y=\"12\">NaN (0/0: every key masked)</text>\n",
-        next, next + 18);
+        "stroke=\"#b00020\"/>\n<text x=\"{:g}\" y=\"12\">{}</text>\n",
+        next, next + 18, xml_text(tr("NaN (0/0: every key masked)")));
   return out + "</g>\n";
 }
 
@@ -154,9 +156,9 @@ std::string render_svg(const Lesson& lesson, const Trace& trace, const RenderOpt
   for (const Step* step : select_steps(trace, options))
     if (is_weights(*step)) steps.push_back(step);
   if (steps.empty())
-    throw InputError(
-        "--format svg draws attention weights (head{h}.weights, heads.mean, heads.max), and none "
-        "of the steps chosen is one; choose one with --step, or leave --step out");
+    throw InputError(std::string(
+        tr("--format svg draws attention weights (head{h}.weights, heads.mean, heads.max), and "
+           "none of the steps chosen is one; choose one with --step, or leave --step out")));
 
   // Panels left to right, four to a row.
   constexpr std::size_t kPerRow = 4;
@@ -178,7 +180,7 @@ std::string render_svg(const Lesson& lesson, const Trace& trace, const RenderOpt
   }
   body += legend(kMargin, y, any_nan, any_leak);
   const double height = y + 40;
-  const std::string heading = lesson.id + " — " + lesson.title;
+  const std::string heading = lesson.id + " — " + lesson.title_for(language());
   width = std::max({width, 460.0 + (any_leak ? 330.0 : 0.0) + (any_nan ? 240.0 : 0.0),
                     2 * kMargin + 8.0 * static_cast<double>(display_width(heading))});
 
@@ -190,7 +192,7 @@ std::string render_svg(const Lesson& lesson, const Trace& trace, const RenderOpt
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:g}\" height=\"{1:g}\" "
       "viewBox=\"0 0 {0:g} {1:g}\" font-family=\"DejaVu Sans, Noto Sans, sans-serif\" "
       "font-size=\"12\">\n"
-      "<title>{2}: attention weights</title>\n"
+      "<title>{2}</title>\n"
       "<defs>\n<linearGradient id=\"scale\">{3}</linearGradient>\n"
       "<pattern id=\"masked\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
       "<rect width=\"6\" height=\"6\" fill=\"#e6e6e6\"/>"
@@ -200,7 +202,8 @@ std::string render_svg(const Lesson& lesson, const Trace& trace, const RenderOpt
       "stroke-width:0.5}}</style>\n</defs>\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n"
       "<text x=\"{4:g}\" y=\"{5:g}\" font-size=\"14\">{6}</text>\n{7}</svg>\n",
-      width, height, xml_text(lesson.id), scale, kMargin, kMargin + 10, xml_text(heading), body);
+      width, height, xml_text(tr_format("{}: attention weights", lesson.id)), scale, kMargin,
+      kMargin + 10, xml_text(heading), body);
 }
 
 }  // namespace attn

@@ -104,13 +104,15 @@ void softmax_expand(const ExpandContext& c, CellExpansion& e) {
   e.row_max = row.max();
   if (e.row_max == -arma::datum::inf) {
     const MaskedRowPolicy policy = c.lesson.masked_row;
-    const char* rule = policy == MaskedRowPolicy::nan    ? "nan: 0/0, as PyTorch"
-                       : policy == MaskedRowPolicy::zero ? "zero: the row is set to 0"
-                                                         : "uniform: the row is 1/m";
-    e.note = fmt::format(
-        "every key of this row is masked, so the softmax is 0/0; the lesson's masked_row policy "
-        "decides the row ({})",
-        rule);
+    // One whole message per policy, so that the note stays a msgid (tr(e.note)).
+    e.note = policy == MaskedRowPolicy::nan
+                 ? N_("every key of this row is masked, so the softmax is 0/0; the lesson's "
+                      "masked_row policy decides the row (nan: 0/0, as PyTorch)")
+             : policy == MaskedRowPolicy::zero
+                 ? N_("every key of this row is masked, so the softmax is 0/0; the lesson's "
+                      "masked_row policy decides the row (zero: the row is set to 0)")
+                 : N_("every key of this row is masked, so the softmax is 0/0; the lesson's "
+                      "masked_row policy decides the row (uniform: the row is 1/m)");
     return;
   }
   // A decoding step records no exponentials or row sum: they are exp() of its row.
