@@ -191,7 +191,7 @@ std::string tex_text_unicode(std::string_view s) {
 }
 
 std::string tex_text_in(Language lang, std::string_view s) {
-  return escape_tex(s, lang == Language::zh);
+  return lang == Language::zh ? escape_tex<true>(s) : escape_tex<false>(s);
 }
 
 namespace {

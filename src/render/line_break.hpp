@@ -15,6 +15,13 @@ namespace attn {
 // follow a space: a step id, an option or a path (`head0.scores[river,bank]`,
 // `--expand`, `lessons/a-b.toml`) stays whole, and Latin text breaks at spaces;
 // nor the space between a number and the Chinese word it counts (4 个值).
+#ifndef ATTN_NO_LIBUNIBREAK
 std::vector<std::size_t> line_break_offsets(std::string_view line);
+#else
+// The WebAssembly engine has no libunibreak (cmake/sources.cmake): the page
+// lets the browser break its lines, and nothing the engine returns is wrapped
+// to a width or set in LaTeX, so no offsets are needed there.
+inline std::vector<std::size_t> line_break_offsets(std::string_view) { return {}; }
+#endif
 
 }  // namespace attn
