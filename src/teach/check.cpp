@@ -128,8 +128,8 @@ std::string check_report_text(const LessonCheck& c, double tolerance) {
       for (const GoldenMismatch& m : c.mismatches)
         out += m.cell ? fmt::format("    {} [{}, {}]: golden {}, computed {}: {}\n", m.step,
                                     m.cell->first, m.cell->second, format_exact(m.golden),
-                                    format_exact(m.computed), m.reason)
-                      : fmt::format("    {}: {}\n", m.step, m.reason);
+                                    format_exact(m.computed), m.reason.shown())
+                      : fmt::format("    {}: {}\n", m.step, m.reason.shown());
       break;
   }
   const ClaimCounts n = count_claims(c.claims);
@@ -166,7 +166,7 @@ std::string check_report_json(const LessonCheck& c) {
         mismatches.empty() ? "" : ", ", json_string(m.step),
         m.cell ? fmt::format("[{}, {}]", m.cell->first, m.cell->second) : "null",
         m.cell ? json_number(m.golden) : "null", m.cell ? json_number(m.computed) : "null",
-        json_string(m.reason));
+        json_string(m.reason.in(Language::en)));
   std::string claims;
   for (const ClaimVerdict& v : c.claims) {
     std::string where;
