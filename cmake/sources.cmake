@@ -27,7 +27,7 @@ set(ATTN_RENDER_SOURCES
   src/render/escape.cpp src/render/expansion.cpp src/render/formula.cpp src/render/heatmap.cpp
   src/render/html.cpp src/render/json.cpp
   src/render/json_writer.cpp src/render/latex.cpp src/render/svg.cpp src/render/markdown.cpp
-  src/render/numbers.cpp src/render/pytorch.cpp src/render/select.cpp src/render/text.cpp
+  src/render/line_break.cpp src/render/numbers.cpp src/render/pytorch.cpp src/render/select.cpp src/render/text.cpp
   src/render/text_matrix.cpp)
 
 set(ATTN_TEACH_SOURCES
@@ -51,4 +51,8 @@ set(ATTN_WEB_SOURCES src/web/engine.cpp)
 #                 backend layer in the engine, which computes with
 #                 core/reference_backend.hpp; they write and mark a class's
 #                 sheets, which the page does not do
-set(ATTN_WASM_LEFT_OUT src/teach/names.cpp src/teach/exercise.cpp src/teach/mark.cpp)
+#   line_break.cpp  needs libunibreak, which has no WebAssembly build; the page
+#                 lets the browser break its lines, and no text the engine
+#                 returns is wrapped to a terminal's width
+set(ATTN_WASM_LEFT_OUT src/teach/names.cpp src/teach/exercise.cpp src/teach/mark.cpp
+    src/render/line_break.cpp)

@@ -84,40 +84,45 @@ def self_test():
     check(placeholders("{{literal}} {}") == [(0, "")], "escaped braces are not fields")
 
 
-if "--self-test" in sys.argv:
-    self_test()
-    print(f"{len(failures)} failure(s)")
+def main():
+    if "--self-test" in sys.argv:
+        self_test()
+        print(f"{len(failures)} failure(s)")
+        sys.exit(1 if failures else 0)
+
+    tools = ["xgettext", "msgmerge", "msgattrib", "msgfmt"]
+    if any(shutil.which(t) is None for t in tools):
+        print("SKIP: GNU gettext (xgettext, msgmerge, msgattrib, msgfmt) is not installed")
+        sys.exit(77)
+
+    r = subprocess.run([os.path.join(ROOT, "scripts", "update-po"), "--check"], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, f"po/attn-trace.pot is in step with the sources:\n{r.stderr}")
+
+    r = subprocess.run(["msgfmt", "--check", "--statistics", "-o", os.devnull, PO], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, f"msgfmt --check accepts po/zh_CN.po: {r.stderr}")
+    check("untranslated" not in r.stderr and "fuzzy" not in r.stderr,
+          f"msgfmt --statistics counts only translated messages: {r.stderr.strip()}")
+    for flag in ("--untranslated", "--only-fuzzy"):
+        r = subprocess.run(["msgattrib", flag, "--no-obsolete", PO], capture_output=True, text=True)
+        left = [m for m in re.findall(r'\nmsgid "(.*)"', r.stdout) if m]
+        check(r.returncode == 0 and not left, f"msgattrib {flag}: none, found {left[:5]}")
+
+    with open(PO, encoding="utf-8") as f:
+        messages = entries(f.read())
+    with open(os.path.join(ROOT, "po", "attn-trace.pot"), encoding="utf-8") as f:
+        template = {m for m, _, _ in entries(f.read())}
+    check(len(messages) >= 300, f"the catalog holds every message ({len(messages)})")
+    check({m for m, _, _ in messages} == template, "zh_CN.po has exactly the template's messages")
+    for msgid, msgstr, fuzzy in messages:
+        check(msgstr and not fuzzy, f"translated and not fuzzy: {msgid!r}")
+        check(placeholders(msgstr) is not None and placeholders(msgstr) == placeholders(msgid),
+              f"same placeholders: {msgid!r} -> {msgstr!r}")
+        check(msgid.endswith("\n") == msgstr.endswith("\n"), f"ends with a newline as msgid: {msgid!r}")
+    print(f"{len(messages)} messages checked, {len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
 
-tools = ["xgettext", "msgmerge", "msgattrib", "msgfmt"]
-if any(shutil.which(t) is None for t in tools):
-    print("SKIP: GNU gettext (xgettext, msgmerge, msgattrib, msgfmt) is not installed")
-    sys.exit(77)
 
-r = subprocess.run([os.path.join(ROOT, "scripts", "update-po"), "--check"], capture_output=True,
-                   text=True)
-check(r.returncode == 0, f"po/attn-trace.pot is in step with the sources:\n{r.stderr}")
-
-r = subprocess.run(["msgfmt", "--check", "--statistics", "-o", os.devnull, PO], capture_output=True,
-                   text=True)
-check(r.returncode == 0, f"msgfmt --check accepts po/zh_CN.po: {r.stderr}")
-check("untranslated" not in r.stderr and "fuzzy" not in r.stderr,
-      f"msgfmt --statistics counts only translated messages: {r.stderr.strip()}")
-for flag in ("--untranslated", "--only-fuzzy"):
-    r = subprocess.run(["msgattrib", flag, "--no-obsolete", PO], capture_output=True, text=True)
-    left = [m for m in re.findall(r'\nmsgid "(.*)"', r.stdout) if m]
-    check(r.returncode == 0 and not left, f"msgattrib {flag}: none, found {left[:5]}")
-
-with open(PO, encoding="utf-8") as f:
-    messages = entries(f.read())
-with open(os.path.join(ROOT, "po", "attn-trace.pot"), encoding="utf-8") as f:
-    template = {m for m, _, _ in entries(f.read())}
-check(len(messages) >= 300, f"the catalog holds every message ({len(messages)})")
-check({m for m, _, _ in messages} == template, "zh_CN.po has exactly the template's messages")
-for msgid, msgstr, fuzzy in messages:
-    check(msgstr and not fuzzy, f"translated and not fuzzy: {msgid!r}")
-    check(placeholders(msgstr) is not None and placeholders(msgstr) == placeholders(msgid),
-          f"same placeholders: {msgid!r} -> {msgstr!r}")
-    check(msgid.endswith("\n") == msgstr.endswith("\n"), f"ends with a newline as msgid: {msgid!r}")
-print(f"{len(messages)} messages checked, {len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+if __name__ == "__main__":
+    main()

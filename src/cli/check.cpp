@@ -14,6 +14,7 @@
 #include "core/i18n.hpp"
 #include "core/install_paths.hpp"
 #include "core/lesson_library.hpp"
+#include "render/numbers.hpp"
 #include "teach/check.hpp"
 
 namespace attn {
@@ -27,32 +28,34 @@ struct CheckOptions {
   std::string golden_dir;  // empty: golden/ here, else the project's golden/ this was built from
   double tolerance = kGoldenTolerance;
   std::string format = "text";
+  std::size_t width = 0;  // 0: the terminal's (output_width)
 };
+
+// ./golden, else an installed program's <prefix>/share/attn-trace/golden,
+// else the project's folder this program was built from.
+std::string default_golden_dir() {
+  std::error_code error;
+  const std::optional<std::filesystem::path> folder = program_folder();
+  const std::filesystem::path installed =
+      folder ? folder->parent_path() / "share" / "attn-trace" / "golden" : "";
+  if (std::filesystem::is_directory("golden", error)) return "golden";
+  if (folder && std::filesystem::is_directory(installed, error)) return installed.string();
+  return ATTN_GOLDEN_DIR;
+}
 
 void check_command(const CheckOptions& o, CommandContext& context) {
   if (o.all == !o.lesson.empty())
-    throw InputError("check: name one lesson (id or path) or give --all, not both and not neither");
+    throw InputError(std::string(
+        tr("check: name one lesson (id or path) or give --all, not both and not neither")));
   if (o.all && !o.golden.empty())
-    throw InputError("check: --golden names one lesson's file; with --all use --golden-dir DIR");
-  if (!(o.tolerance >= 0)) throw InputError("check: --tol must be a non-negative number");
+    throw InputError(std::string(
+        tr("check: --golden names one lesson's file; with --all use --golden-dir DIR")));
+  if (!(o.tolerance >= 0))
+    throw InputError(std::string(tr("check: --tol must be a non-negative number")));
   std::vector<Lesson> lessons = o.all ? all_embedded_lessons() : std::vector<Lesson>{};
   if (!o.all) lessons.push_back(find_lesson(o.lesson));
 
-  std::string golden_dir = o.golden_dir;
-  if (golden_dir.empty()) {
-    std::error_code error;
-    // ./golden, else an installed program's <prefix>/share/attn-trace/golden,
-    // else the project's folder this program was built from.
-    const std::optional<std::filesystem::path> folder = program_folder();
-    const std::filesystem::path installed =
-        folder ? folder->parent_path() / "share" / "attn-trace" / "golden" : "";
-    if (std::filesystem::is_directory("golden", error))
-      golden_dir = "golden";
-    else if (folder && std::filesystem::is_directory(installed, error))
-      golden_dir = installed.string();
-    else
-      golden_dir = ATTN_GOLDEN_DIR;
-  }
+  const std::string golden_dir = o.golden_dir.empty() ? default_golden_dir() : o.golden_dir;
   const std::unique_ptr<Backend> cpu = make_backend("cpu");
   std::vector<LessonCheck> checks;
   for (Lesson& lesson : lessons) {
@@ -78,12 +81,14 @@ void check_command(const CheckOptions& o, CommandContext& context) {
     for (const LessonCheck& c : checks) objects.push_back(check_report_json(c));
     out = o.all ? fmt::format("[\n{}\n]\n", fmt::join(objects, ",\n")) : objects.front() + "\n";
   } else {
-    for (const LessonCheck& c : checks) out += check_report_text(c, o.tolerance) + "\n";
-    out += fmt::format(
-        "{} lesson(s): golden {} pass, {} fail or missing; claims {} checked, {} agree, {} "
-        "carried, {} with a real slip (the errata; they do not fail the check)\n",
-        checks.size(), pass, checks.size() - pass, claims.checked, claims.agree, claims.carried,
-        claims.disagree);
+    const std::size_t width = output_width(o.width);
+    for (const LessonCheck& c : checks) out += check_report_text(c, o.tolerance, width) + "\n";
+    out += wrap_text(
+        tr_format("{} lesson(s): golden {} pass, {} fail or missing; claims {} checked, {} agree, "
+                  "{} carried, {} with a real slip (the errata; they do not fail the check)",
+                  checks.size(), pass, checks.size() - pass, claims.checked, claims.agree,
+                  claims.carried, claims.disagree),
+        width, "", "  ");
   }
   (o.format == "json" ? write_stdout : write_report)(out);
   if (pass != checks.size()) context.exit_code = 1;
@@ -94,17 +99,26 @@ void check_command(const CheckOptions& o, CommandContext& context) {
 void setup_check(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<CheckOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "check", "Every step against its golden file; every claim of the source (the errata)");
-  cmd->add_option("lesson", options->lesson, "Embedded lesson id or path to a lesson .toml");
-  cmd->add_flag("--all", options->all, "Every embedded lesson");
-  cmd->add_option("--golden", options->golden,
-                  "Golden file of the one lesson (default: <golden-dir>/<id>.toml)");
-  cmd->add_option("--golden-dir", options->golden_dir,
-                  "Folder of golden files (default: golden/ in this folder if there is one, else "
-                  "the project's golden/ this binary was built from)");
-  cmd->add_option("--tol", options->tolerance, "Absolute tolerance against golden (default 1e-12)");
-  cmd->add_option("--format", options->format, "text or json")
+      "check", std::string(tr(
+                   "Every step against its golden file; every claim of the source (the errata)")));
+  cmd->add_option("lesson", options->lesson,
+                  std::string(tr("Embedded lesson id or path to a lesson .toml")));
+  cmd->add_flag("--all", options->all, std::string(tr("Every embedded lesson")));
+  cmd->add_option(
+      "--golden", options->golden,
+      std::string(tr("Golden file of the one lesson (default: <golden-dir>/<id>.toml)")));
+  cmd->add_option(
+      "--golden-dir", options->golden_dir,
+      std::string(tr("Folder of golden files (default: golden/ in this folder if there "
+                     "is one, else the project's golden/ this binary was built from)")));
+  cmd->add_option("--tol", options->tolerance,
+                  std::string(tr("Absolute tolerance against golden (default 1e-12)")));
+  cmd->add_option("--format", options->format, std::string(tr("text or json")))
       ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--width", options->width,
+                  std::string(tr("Columns no line may pass (default: the terminal's width, 80 "
+                                 "when the output is not a terminal)")))
+      ->check(CLI::Range(40, 100000));
   cmd->callback([options, &context] { check_command(*options, context); });
 }
 

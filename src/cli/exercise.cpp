@@ -66,30 +66,32 @@ std::string canonical_command(const ExerciseOptions& o) {
 
 std::string index_markdown(const ExerciseOptions& o, const std::vector<Exercise>& exercises) {
   std::string out = fmt::format(
-      "# Exercise sheets\n\n{} student(s). Regenerate these files, byte for byte, with:\n\n"
-      "```\n{} --out DIR\n```\n\n",
-      exercises.size(), o.spec.command);
+      "# {}\n\n{}\n\n```\n{} --out DIR\n```\n\n", tr("Exercise sheets"),
+      tr_format("{} student(s). Regenerate these files, byte for byte, with:", exercises.size()),
+      o.spec.command);
   if (wants(o, "latex") || wants(o, "html")) {
-    out += "To print every student at once:";
-    if (wants(o, "latex")) out += " [sheets.tex](sheets.tex), [keys.tex](keys.tex)";
-    if (wants(o, "html")) out += " [sheets.html](sheets.html), [keys.html](keys.html)";
-    out += " (one student per page).\n\n";
+    std::vector<std::string> links;  // a pair per format, ", " inside
+    if (wants(o, "latex")) links.push_back("[sheets.tex](sheets.tex)" + std::string(tr(", ")) + "[keys.tex](keys.tex)");
+    if (wants(o, "html")) links.push_back("[sheets.html](sheets.html)" + std::string(tr(", ")) + "[keys.html](keys.html)");
+    out += tr_format("To print every student at once: {} (one student per page).\n\n",
+                     fmt::join(links, " "));
   }
   if (wants(o, "moodle"))
-    out +=
+    out += tr(
         "Moodle question bank: [moodle.xml](moodle.xml), one Cloze question per variant "
-        "(Question bank > Import > Moodle XML; docs/exercises.md).\n\n";
-  out +=
-      "[roster.csv](roster.csv) maps each name to its folder and variant (UTF-8, one row per "
-      "student).\n\n| Student | Variant | Draws | Files |\n|---|---|---:|---|\n";
+        "(Question bank > Import > Moodle XML; docs/exercises.md).\n\n");
+  out += fmt::format("{}\n\n| {} | {} | {} | {} |\n|---|---|---:|---|\n",
+                     tr("[roster.csv](roster.csv) maps each name to its folder and variant (UTF-8, "
+                        "one row per student)."),
+                     tr("Student"), tr("Variant"), tr("Draws"), tr("Files"));
   for (const Exercise& e : exercises) {
     std::string files =
-        fmt::format("[lesson]({0}/lesson.toml) [answers]({0}/answers.toml)", e.student.slug);
+        tr_format("[lesson]({0}/lesson.toml) [answers]({0}/answers.toml)", e.student.slug);
     const std::pair<const char*, const char*> kinds[] = {
         {"markdown", "md"}, {"latex", "tex"}, {"html", "html"}};
     for (const auto& [format, ext] : kinds)
       if (wants(o, format))
-        files += fmt::format(" · [sheet]({0}/sheet.{1}) [key]({0}/key.{1})", e.student.slug, ext);
+        files += tr_format(" · [sheet]({0}/sheet.{1}) [key]({0}/key.{1})", e.student.slug, ext);
     out += fmt::format("| {} | `{:016x}` | {} | {} |\n", md_text(e.student.name), e.stream_seed,
                        e.draws, files);
   }
@@ -148,7 +150,7 @@ void check_out_is_folder(const ExerciseOptions& o) {
   std::error_code ec;
   if (std::filesystem::exists(o.out, ec) && !std::filesystem::is_directory(o.out, ec))
     throw InputError(
-        fmt::format("--out {}: this is a file, not a folder; choose a folder path", o.out));
+        tr_format("--out {}: this is a file, not a folder; choose a folder path", o.out));
 }
 
 // Refuses a non-empty folder without --force (its lock file, this run's, aside).
@@ -160,7 +162,7 @@ void check_out_dir(const ExerciseOptions& o) {
   };
   if (!o.force && std::any_of(fs::directory_iterator(o.out, ec), fs::directory_iterator(), other))
     throw InputError(
-        fmt::format("--out {}: the folder is not empty; choose an empty or new "
+        tr_format("--out {}: the folder is not empty; choose an empty or new "
                     "folder, or add --force to write into it (files of the same "
                     "names are replaced, others are left alone)",
                     o.out));
@@ -207,16 +209,17 @@ void exercise_command(ExerciseOptions& o) {
     batch.add(target, content);
   }
   const CommitResult result =
-      batch.commit(o.force, "add --force to replace them (files of other names are left alone)");
+      batch.commit(o.force, std::string(tr("add --force to replace them (files of other names are "
+                                           "left alone)")));
   for (const std::string& note : kept) print_note("attn-trace: " + note);
   report_removed_temporaries(result);
   const auto unchanged = static_cast<std::size_t>(
       std::count_if(result.files.begin(), result.files.end(),
                     [](const CommittedFile& f) { return f.change == FileChange::unchanged; }));
-  write_report(fmt::format("wrote {} files for {} student(s) to {}{} (index: {})\n",
-                           result.files.size() - unchanged, exercises.size(), o.out,
-                           unchanged ? fmt::format("; {} were already up to date", unchanged) : "",
-                           (std::filesystem::path(o.out) / "index.md").string()));
+  write_report(tr_format("wrote {} files for {} student(s) to {}{} (index: {})\n",
+                         result.files.size() - unchanged, exercises.size(), o.out,
+                         unchanged ? tr_format("; {} were already up to date", unchanged) : "",
+                         (std::filesystem::path(o.out) / "index.md").string()));
 }
 
 }  // namespace
@@ -224,60 +227,63 @@ void exercise_command(ExerciseOptions& o) {
 void setup_exercise(CLI::App& app, CommandContext& /*context*/) {
   auto options = std::make_shared<ExerciseOptions>();
   ExerciseSpec& spec = options->spec;
+  const auto text = [](std::string_view english) { return std::string(tr(english)); };
   CLI::App* cmd = app.add_subcommand(
-      "exercise", "Per-student exercise sheets, answer keys and lesson files from a seed");
+      "exercise", text(N_("Per-student exercise sheets, answer keys and lesson files from a seed")));
   // A seed is read from its digits: CLI11's range check goes through a double,
   // which would let 18446744073709551616 through as the largest seed.
   cmd->add_option("--seed", options->seed_text,
-                  "Seed of every draw, 0 to 18446744073709551615 (same seed and options: same "
-                  "files)")
+                  text(N_("Seed of every draw, 0 to 18446744073709551615 (same seed and options: "
+                          "same files)")))
       ->required()
       ->check(CLI::Validator(
           [](std::string& text) {
             std::uint64_t seed = 0;
             const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
             if (error != std::errc() || end != text.data() + text.size())
-              return "a seed is a whole number from 0 to 18446744073709551615, not " + text;
+              return tr_format("a seed is a whole number from 0 to 18446744073709551615, not {}",
+                               text);
             return std::string();
           },
           "UINT64"));
   CLI::Option* students =
-      cmd->add_option("--students", options->students, "Number of students (default 1)")
+      cmd->add_option("--students", options->students, text(N_("Number of students (default 1)")))
           ->check(CLI::Range(1, 1000));
-  cmd->add_option("--roster", options->roster, "File with one student name per line")
+  cmd->add_option("--roster", options->roster, text(N_("File with one student name per line")))
       ->excludes(students);
   const auto up_to = [](std::size_t high) { return CLI::Range(std::size_t{1}, high); };
-  cmd->add_option("--tokens", spec.tokens, "Query tokens n (default 3)")
+  cmd->add_option("--tokens", spec.tokens, text(N_("Query tokens n (default 3)")))
       ->check(up_to(kMaxExerciseTokens));
-  cmd->add_option("--d-model", spec.d_model, "Embedding width d (default 3)")
+  cmd->add_option("--d-model", spec.d_model, text(N_("Embedding width d (default 3)")))
       ->check(up_to(kMaxExerciseWidth));
   cmd->add_option("--d-k", spec.d_k,
-                  "Per-head query/key/value width (default 2; heads × d_k at most 8)")
+                  text(N_("Per-head query/key/value width (default 2; heads × d_k at most 8)")))
       ->check(up_to(kMaxExerciseWidth));
-  cmd->add_option("--heads", spec.heads, "Heads (default 1)")->check(up_to(kMaxExerciseHeads));
-  cmd->add_flag("--causal", spec.causal, "Causal mask: no query sees a later key");
-  cmd->add_flag("--key-padding", spec.key_padding, "The last key is padding (<pad>)");
+  cmd->add_option("--heads", spec.heads, text(N_("Heads (default 1)")))->check(up_to(kMaxExerciseHeads));
+  cmd->add_flag("--causal", spec.causal, text(N_("Causal mask: no query sees a later key")));
+  cmd->add_flag("--key-padding", spec.key_padding, text(N_("The last key is padding (<pad>)")));
   cmd->add_option("--cross", spec.memory_tokens,
-                  "Cross-attention: keys and values from a memory of this many tokens")
+                  text(N_("Cross-attention: keys and values from a memory of this many tokens")))
       ->check(up_to(kMaxExerciseTokens));
-  cmd->add_option("--decimals", spec.decimals, "Decimals of the inputs (default 1)")
+  cmd->add_option("--decimals", spec.decimals, text(N_("Decimals of the inputs (default 1)")))
       ->check(CLI::Range(0, kMaxExerciseDecimals));
   cmd->add_option("--answer-decimals", options->answer_decimals,
-                  "Decimals of the answers and the key (default: --decimals + 2)")
+                  text(N_("Decimals of the answers and the key (default: --decimals + 2)")))
       ->check(CLI::Range(2, kMaxAnswerDecimals));
   cmd->add_option("--ask", spec.ask,
-                  "Steps the student computes (default: scores scaled weights context of head 0)");
+                  text(N_("Steps the student computes (default: scores scaled weights context "
+                          "of head 0)")));
   cmd->add_option("--format", options->formats,
-                  "markdown, latex, html and/or moodle (default markdown)")
+                  text(N_("markdown, latex, html and/or moodle (default markdown)")))
       ->check(CLI::IsMember({"markdown", "latex", "html", "moodle"}));
-  cmd->add_option("--out", options->out, "Folder to write into (must be empty unless --force)")
+  cmd->add_option("--out", options->out, text(N_("Folder to write into (must be empty unless --force)")))
       ->required()
       ->check(CLI::Validator(
           [](std::string& dir) {
-            return dir.empty() ? std::string("give a folder path") : std::string();
+            return dir.empty() ? std::string(tr("give a folder path")) : std::string();
           },
           "DIR"));
-  cmd->add_flag("--force", options->force, "Write into a non-empty folder");
+  cmd->add_flag("--force", options->force, text(N_("Write into a non-empty folder")));
   cmd->callback([options] { exercise_command(*options); });
 }
 

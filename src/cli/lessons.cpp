@@ -66,10 +66,13 @@ std::string course_listing(std::size_t width) {
   out += "\n" + wrap_text(tr("The source documents (Chinese articles; each lesson cites its "
                              "file and section):"),
                           width, "", "");
+  // In Chinese the document's own heading is its title; in English, what it covers, then it.
   for (const SourceDocument& d : source_documents()) {
-    out += wrap_text(fmt::format("{}  {}  {}", std::string(d.file).substr(0, 3), d.file, d.title),
+    const bool zh = language() == Language::zh;
+    out += wrap_text(fmt::format("{}  {}  {}", std::string(d.file).substr(0, 3), d.file,
+                                 zh ? d.heading : d.title),
                      width, "  ", "       ");
-    out += wrap_text(d.heading, width, "       ", "       ");
+    if (!zh) out += wrap_text(d.heading, width, "       ", "       ");
   }
   return out;
 }

@@ -557,11 +557,13 @@ class LessonParser {
         lesson_.quantity_claims.push_back(read_quantity_claim(toml_, item, where));
         continue;
       }
-      toml_.require_known_keys(t, where,
-                               {"step", "cell", "row", "value", "values", "tolerance", "says"});
+      toml_.require_known_keys(
+          t, where, {"step", "cell", "row", "value", "values", "tolerance", "says", "says_zh"});
       Claim claim;
       static_cast<StepValues&>(claim) = toml_.step_values(item, where);
       if (const toml::node* n = t.get("says")) claim.says = toml_.string(*n, where + ".says");
+      if (const toml::node* n = t.get("says_zh"))
+        claim.says_zh = toml_.string(*n, where + ".says_zh");
       lesson_.claims.push_back(std::move(claim));
     }
   }
@@ -578,10 +580,12 @@ class LessonParser {
     return out_in_ ? fmt::format("{}{}{}", out, times, in) : fmt::format("{}{}{}", in, times, out);
   }
   // The side of a written weight that meets the input features, and the other one.
-  const char* in_side() const { return out_in_ ? "columns" : "rows"; }
-  const char* out_side() const { return out_in_ ? "rows" : "columns"; }
+  std::string_view in_side() const { return out_in_ ? tr(N_("columns")) : tr(N_("rows")); }
+  std::string_view out_side() const { return out_in_ ? tr(N_("rows")) : tr(N_("columns")); }
   // Said after a written shape when the file writes weights out × in.
-  const char* layout_note() const { return out_in_ ? " (out × in: layout = \"out_in\")" : ""; }
+  std::string_view layout_note() const {
+    return out_in_ ? tr(N_(" (out × in: layout = \"out_in\")")) : "";
+  }
   // The node a weight's error points at: W_Q, W_K and W_V read from
   // in_proj_weight point at it.
   const toml::node* weight_node(std::string_view key) const {
@@ -682,7 +686,7 @@ class LessonParser {
       toml_.fail(
           weight_node(key), fmt::format("weights.{}", key),
           tr_format("{} has {} entries but {} has {} {}{}; give one bias per {}", key, b->n_elem,
-                    of, width, out_side(), layout_note(), out_in_ ? "row" : "column"));
+                    of, width, out_side(), layout_note(), out_in_ ? tr(N_("row")) : tr(N_("column"))));
   }
 
   // W_O:(h·d_v, d_out) takes the concatenated heads; an identity W_O is sized

@@ -89,6 +89,11 @@ struct StepValues {
 // A value a source document states, attached to a step of the trace.
 struct Claim : StepValues {
   std::string says;
+  std::string says_zh;  // optional: the label in Simplified Chinese (--lang zh)
+  // The label to show in `lang`: the Chinese one when the claim has it.
+  const std::string& says_for(Language lang) const {
+    return lang == Language::zh && !says_zh.empty() ? says_zh : says;
+  }
 };
 
 // The levels of the course: [lesson] level is one of these.
@@ -123,6 +128,10 @@ struct QuantityClaim {
   bool unit_length = false;
   bool scaled = false;
   std::string says;
+  std::string says_zh;  // optional: the label in Simplified Chinese (--lang zh)
+  const std::string& says_for(Language lang) const {
+    return lang == Language::zh && !says_zh.empty() ? says_zh : says;
+  }
   std::string key;  // "claim[3]"
   int line = 0;
   int step_line = 0;

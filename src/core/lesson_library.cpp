@@ -1,11 +1,15 @@
-// Finding a lesson by embedded id or by path.
+// Finding a lesson by embedded id or by path, and the source documents'
+// sections that lessons cite, with their own Chinese headings.
 #include "core/lesson_library.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <regex>
 #include <set>
 
 #include "core/error.hpp"
@@ -32,7 +36,89 @@ std::string embedded_ids() {
   return known;
 }
 
+// `text` without its parenthesised parts (nested ones too): the English
+// glosses of a `source`, whose numbers are not section numbers.
+std::string without_glosses(std::string_view text) {
+  std::string out;
+  int depth = 0;
+  for (const char c : text) {
+    if (c == '(') ++depth;
+    if (depth == 0) out += c;
+    if (c == ')' && depth > 0) --depth;
+  }
+  return out;
+}
+
+// The section numbers one part of a `source` cites ("sections 2.4-2.5 and 5",
+// "section 4.3 and section 1.1"), a range as each of its sections.
+std::vector<std::string> cited_sections(const std::string& part) {
+  static const std::regex cited(
+      R"(sections?\s+(\d[\d.\-]*(?:\s*(?:and|,)\s*(?:section\s+)?\d[\d.\-]*)*))");
+  static const std::regex number(R"((\d+(?:\.\d+)*)(?:-(\d+(?:\.\d+)*))?)");
+  std::vector<std::string> out;
+  for (auto m = std::sregex_iterator(part.begin(), part.end(), cited); m != std::sregex_iterator();
+       ++m) {
+    const std::string list = (*m)[1].str();
+    for (auto n = std::sregex_iterator(list.begin(), list.end(), number);
+         n != std::sregex_iterator(); ++n) {
+      const std::string first = (*n)[1].str(), last = (*n)[2].str();
+      out.push_back(first);
+      // "2.4-2.5": every section from the first to the last of one chapter.
+      const std::size_t dot = first.rfind('.');
+      if (last.empty() || dot == std::string::npos || !last.starts_with(first.substr(0, dot + 1)))
+        continue;
+      const int from = std::stoi(first.substr(dot + 1)), to = std::stoi(last.substr(dot + 1));
+      for (int k = from + 1; k <= to && k <= from + 20; ++k)
+        out.push_back(first.substr(0, dot + 1) + std::to_string(k));
+    }
+  }
+  return out;
+}
+
+const char* section_heading(std::string_view file, std::string_view number) {
+  for (const SourceSection& s : source_sections())
+    if (file == s.file && number == s.number) return s.heading;
+  return nullptr;
+}
+
+// One part of a `source` ("003_….txt, section 4.4 (…)") in Chinese, or
+// nullopt when its file or one of its sections is not in the table.
+std::optional<std::string> source_part_zh(const std::string& part) {
+  static const std::regex file(R"(^\s*(\d{3}_[0-9a-f]{16}\.txt)\b)");
+  std::smatch m;
+  if (!std::regex_search(part, m, file)) return std::nullopt;
+  const std::string name = m[1].str();
+  std::vector<std::string> sections;
+  for (const std::string& number : cited_sections(without_glosses(part))) {
+    const char* heading = section_heading(name, number);
+    if (!heading) return std::nullopt;
+    sections.push_back(fmt::format("第 {} 节（{}）", number, heading));
+  }
+  if (sections.empty()) return name;
+  return fmt::format("{} {}", name, fmt::join(sections, "、"));
+}
+
 }  // namespace
+
+std::string source_text(const std::string& source, Language lang) {
+  if (lang != Language::zh || source.empty()) return source;
+  // The parts are separated by ';' outside parentheses (a gloss may hold one).
+  std::vector<std::string> parts(1);
+  int depth = 0;
+  for (const char c : source) {
+    depth += c == '(' ? 1 : c == ')' && depth > 0 ? -1 : 0;
+    if (c == ';' && depth == 0)
+      parts.emplace_back();
+    else
+      parts.back() += c;
+  }
+  for (std::string& part : parts) {
+    const std::optional<std::string> zh = source_part_zh(part);
+    if (!zh) return source;
+    part = *zh;
+  }
+  return fmt::format("{}", fmt::join(parts, "；"));
+}
 
 const EmbeddedLesson& embedded_lesson(const std::string& id) {
   for (const EmbeddedLesson& e : embedded_lessons())
@@ -135,6 +221,49 @@ const std::vector<SourceDocument>& source_documents() {
        "从“注意力”到“多头”的进化之路"},
   };
   return documents;
+}
+
+const std::vector<SourceSection>& source_sections() {
+  // Each heading as the document writes it (../shared/seeds), cut where its
+  // text begins; the file name and the number say where to find it.
+  static const std::vector<SourceSection> sections = {
+      {"000_0ccc5db2bedb29fc.txt", "2.1", "问题根源原始词向量的“语义失焦”现象"},
+      {"000_0ccc5db2bedb29fc.txt", "2.3", "缩放因子√d_k防止Softmax饱和的救命稻草"},
+      {"000_0ccc5db2bedb29fc.txt", "3",
+       "核心细节解析手把手拆解“It’s a pleasant walk by the river bank”全程计算"},
+      {"000_0ccc5db2bedb29fc.txt", "3.1", "数据准备从句子到向量矩阵的完整链路"},
+      {"000_0ccc5db2bedb29fc.txt", "4", "实操过程在PyTorch中从零实现单头自注意力含可运行代码"},
+      {"000_0ccc5db2bedb29fc.txt", "6.1", "BERT Encoder的完整流水线不只是QKV"},
+      {"001_ac27b42bbe3ea7c7.txt", "2.1", "Query-Key-Value三元组揭秘"},
+      {"001_ac27b42bbe3ea7c7.txt", "2.2", "位置编码的魔法"},
+      {"002_51c47c7950c6e523.txt", "1.1", "从固定向量到动态对齐注意力机制出现之前的痛点"},
+      {"002_51c47c7950c6e523.txt", "2.2", "点积之后为什么要除以sqrt(dk)"},
+      {"002_51c47c7950c6e523.txt", "3.1", "先写一个通用点积注意力函数"},
+      {"002_51c47c7950c6e523.txt", "3.3", "Maskpadding mask和causal mask"},
+      {"002_51c47c7950c6e523.txt", "4.3", "交叉注意力业务项目中的常客"},
+      {"002_51c47c7950c6e523.txt", "5.1", "不带位置信息的自注意力无法区分语序"},
+      {"002_51c47c7950c6e523.txt", "5.2", "正弦位置编码的直觉与代码"},
+      {"003_87eaca95f9b8aedb.txt", "2.1", "为什么抛弃RNN/CNN——序列建模的本质矛盾"},
+      {"003_87eaca95f9b8aedb.txt", "2.2",
+       "为什么是Multi-Head而不是Single-Head——注意力的“多视角”本质"},
+      {"003_87eaca95f9b8aedb.txt", "2.4", "为什么FFN层用ReLU且维度先升后降——非线性能力的杠杆效应"},
+      {"003_87eaca95f9b8aedb.txt", "2.5",
+       "为什么用LayerNorm而不是BatchNorm——小批量训练的稳定性刚需"},
+      {"003_87eaca95f9b8aedb.txt", "3.1", "Q/K/V的线性变换为什么需要三个独立矩阵"},
+      {"003_87eaca95f9b8aedb.txt", "3.2", "计算注意力分数QK^T / √d_k 的物理意义"},
+      {"003_87eaca95f9b8aedb.txt", "3.3", "Masking与Softmax如何让Decoder“看不见未来”"},
+      {"003_87eaca95f9b8aedb.txt", "4.2", "Multi-Head Attention的显存黑洞为什么你的GPU总OOM"},
+      {"003_87eaca95f9b8aedb.txt", "4.4", "解码器的“自回归诅咒”为什么生成速度慢得像蜗牛"},
+      {"003_87eaca95f9b8aedb.txt", "5", "精读后的实战检验用30行代码复现Encoder核心"},
+      {"004_da6ac7aced185275.txt", "2.2", "从单头到多头为什么需要多个“头”"},
+      {"004_da6ac7aced185275.txt", "2.3", "数学形式与计算图"},
+      {"004_da6ac7aced185275.txt", "4.1", "模块化实现详解"},
+      {"004_da6ac7aced185275.txt", "4.2", "测试与验证"},
+      {"004_da6ac7aced185275.txt", "5.3", "注意力权重的平均与聚合"},
+      {"004_da6ac7aced185275.txt", "6.2", "稳定训练与初始化技巧"},
+      {"004_da6ac7aced185275.txt", "7.1", "训练不稳定或损失为NaN"},
+  };
+  return sections;
 }
 
 }  // namespace attn

@@ -52,4 +52,20 @@ struct SourceDocument {
 };
 const std::vector<SourceDocument>& source_documents();
 
+// A numbered section of a source document that a lesson's `source` cites,
+// with the document's own heading as it is written there (Chinese; the
+// documents' punctuation between a heading's parts is lost in their text).
+struct SourceSection {
+  const char* file;     // "003_87eaca95f9b8aedb.txt"
+  const char* number;   // "4.4"
+  const char* heading;  // "解码器的“自回归诅咒”为什么生成速度慢得像蜗牛"
+};
+const std::vector<SourceSection>& source_sections();
+
+// A lesson's `source` to show in `lang`: as written in English; in Chinese,
+// each document it names followed by the sections it cites, each with the
+// document's own heading: "003_….txt 第 4.4 节（解码器的…）". A `source` that
+// names a file or a section the table lacks is shown as written.
+std::string source_text(const std::string& source, Language lang);
+
 }  // namespace attn

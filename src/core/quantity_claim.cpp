@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/i18n.hpp"
+
 namespace attn {
 
 namespace {
@@ -30,10 +32,11 @@ class QuantityClaimReader {
     toml_.require_known_keys(
         t_, where_,
         {"step", "shape", "quantity", "value", "unit", "tolerance", "batch", "seq", "dtype", "d_k",
-         "samples", "seed", "vectors", "scaled", "says"});
+         "samples", "seed", "vectors", "scaled", "says", "says_zh"});
     c_.key = where_;
     c_.line = toml_.line_of(&item_);
     if (const toml::node* n = t_.get("says")) c_.says = toml_.string(*n, key("says"));
+    if (const toml::node* n = t_.get("says_zh")) c_.says_zh = toml_.string(*n, key("says_zh"));
     if (const toml::node* n = t_.get("step")) {
       c_.step = toml_.string(*n, key("step"));
       c_.step_line = toml_.line_of(n);
@@ -41,8 +44,9 @@ class QuantityClaimReader {
     const toml::node* shape = t_.get("shape");
     const toml::node* quantity = t_.get("quantity");
     if (shape && quantity)
-      toml_.fail(quantity, key("quantity"),
-                 "a claim states a shape or a quantity, not both; split it into two [[claim]]s");
+      toml_.fail(
+          quantity, key("quantity"),
+          tr("a claim states a shape or a quantity, not both; split it into two [[claim]]s"));
     if (shape)
       read_shape(*shape);
     else
@@ -57,7 +61,7 @@ class QuantityClaimReader {
   void refuse(std::initializer_list<std::string_view> names, std::string_view why) const {
     for (std::string_view name : names)
       if (const toml::node* n = t_.get(name))
-        toml_.fail(n, key(name), fmt::format("{} (remove it)", why));
+        toml_.fail(n, key(name), tr_format("{} (remove it)", why));
   }
 
   std::uint64_t positive(std::string_view name, long long max) const {
@@ -65,7 +69,7 @@ class QuantityClaimReader {
     const long long v = toml_.integer(*n, key(name));
     if (v < 1 || v > max)
       toml_.fail(n, key(name),
-                 fmt::format("{} is out of range; give a whole number from 1 to {}", v, max));
+                 tr_format("{} is out of range; give a whole number from 1 to {}", v, max));
     return static_cast<std::uint64_t>(v);
   }
 
@@ -78,25 +82,26 @@ class QuantityClaimReader {
     c_.kind = QuantityClaim::Kind::shape;
     c_.quantity = "shape";
     refuse({"value", "unit", "tolerance", "dtype", "d_k", "samples", "seed", "vectors", "scaled"},
-           "a shape claim states only shape (and step, batch, seq)");
+           tr("a shape claim states only shape (and step, batch, seq)"));
     if (c_.step.empty())
-      toml_.fail(&item_, key("step"), "a shape claim needs step = \"<step id>\"");
+      toml_.fail(&item_, key("step"), tr("a shape claim needs step = \"<step id>\""));
     read_batch_and_seq();
     const toml::array* dims = node.as_array();
     if (!dims || dims->empty())
-      toml_.fail(&node, key("shape"), "expected [rows, cols], whole numbers");
+      toml_.fail(&node, key("shape"), tr("expected [rows, cols], whole numbers"));
     for (const toml::node& d : *dims) {
       const long long v = toml_.integer(d, key("shape"));
-      if (v < 1) toml_.fail(&d, key("shape"), "every dimension is a whole number of at least 1");
+      if (v < 1)
+        toml_.fail(&d, key("shape"), tr("every dimension is a whole number of at least 1"));
       c_.shape.push_back(static_cast<std::size_t>(v));
     }
     const bool heads = c_.step.starts_with("head*.");
     const std::size_t expected = 2 + (c_.batch ? 1 : 0) + (heads ? 1 : 0);
     if (c_.shape.size() != expected)
       toml_.fail(&node, key("shape"),
-                 fmt::format("{} dimensions given but this claim has {}: write [{}rows, cols]",
-                             c_.shape.size(), expected,
-                             std::string(c_.batch ? "batch, " : "") + (heads ? "heads, " : "")));
+                 tr_format("{} dimensions given but this claim has {}: write [{}rows, cols]",
+                           c_.shape.size(), expected,
+                           std::string(c_.batch ? "batch, " : "") + (heads ? "heads, " : "")));
   }
 
   void read_quantity(const toml::node& node) {
@@ -105,33 +110,33 @@ class QuantityClaimReader {
     if (!value)
       toml_.fail(
           &item_, key("value"),
-          fmt::format("a {} claim needs value = <the number the document states>", c_.quantity));
+          tr_format("a {} claim needs value = <the number the document states>", c_.quantity));
     if (c_.quantity == "bytes" || c_.quantity == "flops") {
       c_.kind = c_.quantity == "bytes" ? QuantityClaim::Kind::bytes : QuantityClaim::Kind::flops;
       refuse({"d_k", "samples", "seed", "vectors", "scaled"},
-             "only a sampled statistic (quantity = \"qk_...\") draws samples");
+             tr("only a sampled statistic (quantity = \"qk_...\") draws samples"));
       read_batch_and_seq();
       if (c_.kind == QuantityClaim::Kind::flops)
-        refuse({"unit", "dtype"}, "FLOPs are a count: they have no unit or dtype");
+        refuse({"unit", "dtype"}, tr("FLOPs are a count: they have no unit or dtype"));
       else
         read_bytes_keys();
     } else if (std::find(std::begin(kSampled), std::end(kSampled), c_.quantity) !=
                std::end(kSampled)) {
       c_.kind = QuantityClaim::Kind::sampled;
       refuse({"step", "batch", "seq", "dtype", "unit"},
-             "a sampled statistic is about random vectors, not a step of the lesson");
+             tr("a sampled statistic is about random vectors, not a step of the lesson"));
       read_sampling();
     } else {
       toml_.fail(&node, key("quantity"),
-                 fmt::format("\"{}\" is not a quantity; write \"bytes\", \"flops\", "
-                             "\"qk_mean\", \"qk_variance\", \"qk_std\" or \"qk_beyond_3\" (or "
-                             "shape = [rows, cols] instead)",
-                             c_.quantity));
+                 tr_format("\"{}\" is not a quantity; write \"bytes\", \"flops\", "
+                           "\"qk_mean\", \"qk_variance\", \"qk_std\" or \"qk_beyond_3\" (or "
+                           "shape = [rows, cols] instead)",
+                           c_.quantity));
     }
     c_.value = toml_.number(*value, key("value"));
     if (const toml::node* n = t_.get("tolerance")) {
       c_.tolerance = toml_.number(*n, key("tolerance")).value;
-      if (*c_.tolerance < 0) toml_.fail(n, key("tolerance"), "must not be negative");
+      if (*c_.tolerance < 0) toml_.fail(n, key("tolerance"), tr("must not be negative"));
     }
   }
 
@@ -141,9 +146,9 @@ class QuantityClaimReader {
       const std::optional<Dtype> dtype = parse_dtype(name);
       if (!dtype)
         toml_.fail(n, key("dtype"),
-                   fmt::format("\"{}\" is not a dtype; write \"f64\", \"f32\", \"f16\" or "
-                               "\"bf16\"",
-                               name));
+                   tr_format("\"{}\" is not a dtype; write \"f64\", \"f32\", \"f16\" or "
+                             "\"bf16\"",
+                             name));
       c_.dtype = *dtype;
     }
     c_.unit = "B";
@@ -153,30 +158,30 @@ class QuantityClaimReader {
                                        [&](const auto& u) { return u.first == c_.unit; });
       if (found == std::end(kByteUnits))
         toml_.fail(n, key("unit"),
-                   fmt::format("\"{}\" is not a unit of bytes; write \"B\", \"KB\", \"MB\", "
-                               "\"GB\" (powers of 1000) or \"KiB\", \"MiB\", \"GiB\" (of 1024)",
-                               c_.unit));
+                   tr_format("\"{}\" is not a unit of bytes; write \"B\", \"KB\", \"MB\", "
+                             "\"GB\" (powers of 1000) or \"KiB\", \"MiB\", \"GiB\" (of 1024)",
+                             c_.unit));
       c_.unit_size = found->second;
     }
   }
 
   void read_sampling() {
     if (!t_.get("d_k"))
-      toml_.fail(&item_, key("d_k"), "a sampled statistic needs d_k = <components per vector>");
+      toml_.fail(&item_, key("d_k"), tr("a sampled statistic needs d_k = <components per vector>"));
     c_.d_k = positive("d_k", 1LL << 31);
     if (t_.get("samples")) c_.samples = positive("samples", 1LL << 31);
     if (const toml::node* n = t_.get("seed")) {
       const long long s = toml_.integer(*n, key("seed"));
-      if (s < 0) toml_.fail(n, key("seed"), "a seed is a whole number of at least 0");
+      if (s < 0) toml_.fail(n, key("seed"), tr("a seed is a whole number of at least 0"));
       c_.seed = static_cast<std::uint64_t>(s);
     }
     if (const toml::node* n = t_.get("vectors")) {
       const std::string v = toml_.string(*n, key("vectors"));
       if (v != "unit_variance" && v != "unit_length")
         toml_.fail(n, key("vectors"),
-                   fmt::format("\"{}\" is not a kind of vectors; write \"unit_variance\" "
-                               "(components N(0, 1)) or \"unit_length\"",
-                               v));
+                   tr_format("\"{}\" is not a kind of vectors; write \"unit_variance\" "
+                             "(components N(0, 1)) or \"unit_length\"",
+                             v));
       c_.unit_length = v == "unit_length";
     }
     if (const toml::node* n = t_.get("scaled")) c_.scaled = toml_.boolean(*n, key("scaled"));

@@ -292,7 +292,7 @@ StepFormula decode_scores(const Context& c) {
 StepFormula decode_scaled(const Context& c) {
   const auto [text, latex] = divisor(c.lesson, c.step.made.divisor, c.lang);
   return {fmt::format("s / {}", text), fmt::format("s / {}", latex),
-          fmt::format("{} / scalar → {}", c.in(0), c.out())};
+          c.say(N_("{} / scalar → {}"), c.in(0), c.out())};
 }
 
 StepFormula decode_weights(const Context& c) {
@@ -348,7 +348,7 @@ StepFormula scores(const Context& c) {
 StepFormula scaled(const Context& c) {
   const auto [text, latex] = divisor(c.lesson, c.step.made.divisor, c.lang);
   return {fmt::format("S{} / {}", c.sub, text), fmt::format("S_{{{}}} / {}", c.h, latex),
-          fmt::format("{} / scalar → {}", c.in(0), c.out())};
+          c.say(N_("{} / scalar → {}"), c.in(0), c.out())};
 }
 
 StepFormula exponentials(const Context& c) {

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "render/line_break.hpp"
 #include "render/render.hpp"
 
 namespace attn {
@@ -126,81 +127,111 @@ std::string clip_to_width(const std::string& text, std::size_t width) {
 
 namespace {
 
-// The pieces of a word a line may end between. A word without wide
-// characters is one piece. In Chinese a line may end after any character,
-// but not before closing punctuation (，。）…) nor after opening (（“…), and
-// a run of ASCII inside it (a number, a name) stays whole.
-std::vector<std::string> break_pieces(const std::string& word) {
-  static const std::string_view kClosing[] = {"，", "。", "、", "；", "：", "！", "？", "）",
-                                              "」", "』", "】", "》", "”",  "’",  "…"};
-  static const std::string_view kOpening[] = {"（", "「", "『", "【", "《", "“", "‘"};
-  const auto is_one_of = [](std::string_view cp, const auto& set) {
-    return std::find(std::begin(set), std::end(set), cp) != std::end(set);
-  };
-  std::vector<std::string> pieces;
-  bool prev_wide = false, prev_opening = false;
-  for (std::size_t at = 0; at < word.size();) {
-    const auto [len, columns] = code_point_at(word, at);
-    const std::string_view cp = std::string_view(word).substr(at, len);
-    const bool wide = columns == 2;
-    const bool closing = is_one_of(cp, kClosing) ||
-                         (!wide && prev_wide && std::ispunct(static_cast<unsigned char>(cp[0])));
-    const bool joins = !pieces.empty() && (closing || prev_opening || (!wide && !prev_wide));
-    if (joins)
-      pieces.back() += cp;
-    else
-      pieces.emplace_back(cp);
-    prev_wide = wide;
-    prev_opening = is_one_of(cp, kOpening);
-    at += len;
+// The text between two places a line may end (line_break_offsets): its own
+// spaces at its end are kept apart, since a line ending after it drops them.
+struct Piece {
+  std::string_view text;   // without its trailing spaces
+  std::size_t columns = 0;  // display width of `text`
+  std::size_t spaces = 0;   // the spaces after it
+  bool good_end = false;    // a line ending after it ends at a space or punctuation
+};
+
+// Within the last quarter of a full line, the line prefers to end after a
+// space or punctuation, or between Chinese and Latin, to ending between two
+// Chinese characters, which may be inside a word such as 宽度 (Chinese print
+// allows that break; the terminal avoids it where it cheaply can).
+constexpr std::size_t kPreferredSlackDivisor = 4;
+
+bool wide_code_point(std::string_view s, std::size_t at) {
+  return code_point_at(std::string(s.substr(at, 4)), 0).second == 2;
+}
+
+std::vector<Piece> line_pieces(std::string_view line) {
+  std::vector<Piece> pieces;
+  std::size_t begin = 0;
+  std::vector<std::size_t> ends = line_break_offsets(line);
+  ends.push_back(line.size());
+  for (const std::size_t end : ends) {
+    std::size_t text_end = end;
+    while (text_end > begin && line[text_end - 1] == ' ') --text_end;
+    Piece p{line.substr(begin, text_end - begin), 0, end - text_end, false};
+    p.columns = display_width(std::string(p.text));
+    if (!p.text.empty()) {
+      std::size_t last = p.text.size() - 1;
+      while (last > 0 && (static_cast<unsigned char>(p.text[last]) & 0xC0) == 0x80) --last;
+      const bool wide_last = wide_code_point(p.text, last);
+      const bool punctuation_last =
+          std::ispunct(static_cast<unsigned char>(p.text[last])) ||
+          p.text.substr(last).starts_with("\xef\xbc") || p.text.substr(last).starts_with("\xe3\x80");
+      const bool wide_next = end < line.size() && wide_code_point(line, end);
+      p.good_end = p.spaces > 0 || punctuation_last || !wide_last || !wide_next;
+    }
+    pieces.push_back(p);
+    begin = end;
   }
   return pieces;
+}
+
+// The piece after which a full line ends, when pieces[line_begin, next) are on
+// it and pieces[next] does not fit: the last one, unless one a little before
+// it ends at a space or punctuation (kPreferredSlackDivisor).
+std::size_t line_end_piece(const std::vector<Piece>& pieces, std::size_t line_begin,
+                           std::size_t next, std::size_t column, std::size_t start,
+                           std::size_t width) {
+  const std::size_t slack = (width > start ? width - start : 0) / kPreferredSlackDivisor;
+  for (std::size_t k = next; k-- > line_begin;) {
+    column -= pieces[k].spaces;
+    if (column + slack < width) break;
+    if (pieces[k].good_end) return k;
+    column -= pieces[k].columns;
+  }
+  return next - 1;
 }
 
 // One line of text (no newline in it) wrapped onto `out`.
 void wrap_line(std::string_view line, std::size_t width, std::string_view first,
                std::string_view rest, std::string& out) {
-  std::string current(first);
-  std::size_t start = display_width(current);  // where the current line's text begins
-  std::size_t column = start;
-  bool has_word = false;
-  const auto finish = [&] {
+  std::size_t indent = 0;
+  while (indent < line.size() && line[indent] == ' ') ++indent;  // its own indent
+  std::string current = std::string(first) + std::string(line.substr(0, indent));
+  const std::vector<Piece> pieces = line_pieces(line.substr(indent));
+  std::size_t start = display_width(current), column = start, line_begin = 0;
+  bool cut_text = false;  // `current` holds the end of a piece cut at a line's end
+  const auto finish = [&](std::size_t end) {  // the line ends before pieces[end]
+    for (std::size_t k = line_begin; k < end; ++k)
+      current += std::string(pieces[k].text) + std::string(pieces[k].spaces, ' ');
     while (!current.empty() && current.back() == ' ') current.pop_back();
     out += current + "\n";
     current = std::string(rest);
     column = start = display_width(current);
-    has_word = false;
+    line_begin = end;
+    cut_text = false;
   };
-  std::size_t i = 0;
-  for (; i < line.size() && line[i] == ' '; ++i, ++column) current += ' ';  // its own indent
-  while (i < line.size()) {
-    std::size_t spaces = 0;
-    while (i + spaces < line.size() && line[i + spaces] == ' ') ++spaces;
-    if (i + spaces == line.size()) break;  // trailing spaces
-    const std::size_t end = std::min(line.find(' ', i + spaces), line.size());
-    const std::vector<std::string> pieces =
-        break_pieces(std::string(line.substr(i + spaces, end - i - spaces)));
-    for (std::size_t k = 0; k < pieces.size(); ++k) {
-      const std::size_t gap = k == 0 && has_word ? spaces : 0;
-      if (has_word && column + gap + display_width(pieces[k]) > width)
-        finish();
-      else {
-        current.append(gap, ' ');
-        column += gap;
-      }
-      // A piece longer than the line is cut where the line ends.
-      for (std::size_t at = 0; at < pieces[k].size();) {
-        const auto [len, columns] = code_point_at(pieces[k], at);
-        if (column + columns > width && column > start) finish();
-        current.append(pieces[k], at, len);
+  for (std::size_t i = 0; i < pieces.size();) {
+    const Piece& p = pieces[i];
+    if (column + p.columns <= width) {
+      column += p.columns + p.spaces;
+      ++i;
+    } else if (i > line_begin) {
+      finish(line_end_piece(pieces, line_begin, i, column, start, width) + 1);
+      for (std::size_t k = line_begin; k < i; ++k) column += pieces[k].columns + pieces[k].spaces;
+    } else if (cut_text) {
+      finish(i);
+    } else {  // longer than a whole line: cut where each line ends
+      for (std::size_t at = 0; at < p.text.size();) {
+        const auto [len, columns] = code_point_at(std::string(p.text.substr(at, 4)), 0);
+        if (column + columns > width && column > start) finish(i);
+        current.append(p.text.substr(at, len));
         column += columns;
         at += len;
       }
-      has_word = true;
+      current.append(p.spaces, ' ');
+      column += p.spaces;
+      line_begin = ++i;
+      cut_text = true;
     }
-    i = end;
   }
-  finish();
+  finish(pieces.size());
 }
 
 }  // namespace

@@ -52,7 +52,8 @@ std::string text_header(const Lesson& lesson, const Trace& trace, const RenderOp
   const std::string& title = lesson.title_for(language());
   out += para(fmt::format("attn-trace · {}{}", lesson.id,
                           title.empty() ? "" : " — " + show_controls(title)));
-  if (!lesson.source.empty()) out += para(tr_format("source: {}", show_controls(lesson.source)));
+  if (!lesson.source.empty())
+    out += para(tr_format("source: {}", show_controls(source_text(lesson.source, language()))));
   // Each document the source cites, by its own first heading.
   for (const SourceDocument& d : source_documents())
     if (lesson.source.find(d.file) != std::string::npos)

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/toml_read.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
@@ -65,41 +66,47 @@ std::string variant_of(const toml::table& root) {
 
 std::string kept_answers_note(std::string_view existing, const std::string& path,
                               std::string_view fresh) {
-  const std::string fix = "delete it (or move it away) and run again to get a blank template";
+  const std::string fix(tr("delete it (or move it away) and run again to get a blank template"));
   std::string old_variant;
   try {
     const TomlReader file(existing, path);
     if (blank_answers(file.root())) return "";
     old_variant = variant_of(file.root());
   } catch (const InputError&) {
-    return fmt::format("kept {}: it is not valid TOML, so it may hold a student's work; {}", path,
-                       fix);
+    return tr_format("kept {}: it is not valid TOML, so it may hold a student's work; {}", path,
+                     fix);
   }
   const std::string new_variant = variant_of(TomlReader(fresh, path).root());
   if (!old_variant.empty() && old_variant != new_variant)
-    return fmt::format(
+    return tr_format(
         "kept {}: it holds answers to variant {}, but the new lesson.toml beside it is variant "
         "{}, so mark will refuse it; {} of the new variant, or run exercise with the old "
         "--seed and roster",
         path, old_variant, new_variant, fix);
-  return fmt::format("kept {}: it holds answers typed in (not the blank template); {}", path, fix);
+  return tr_format("kept {}: it holds answers typed in (not the blank template); {}", path, fix);
 }
 
 std::string answers_template(const SheetModel& model) {
   const int d = model.answer_decimals;
-  std::string out = fmt::format(
-      "# Answers of {} (variant {}). Write each number you computed between its quotes,\n"
-      "# with {} decimal{} as the sheet asks (\"{}\"); a cell left \"\" counts as not "
-      "answered.\n"
-      "# Marked with: attn-trace mark FOLDER (the whole class), or\n"
-      "#              attn-trace verify lesson.toml --answers answers.toml (this student)\n\n"
-      "student = {}\nvariant = {}\n",
-      model.student, model.variant, d, d == 1 ? "" : "s", format_fixed(0.25, d),
-      json_string(model.student), json_string(model.variant));
+  std::string out =
+      d == 1 ? tr_format(
+                   "# Answers of {} (variant {}). Write each number you computed between its "
+                   "quotes,\n# with {} decimal as the sheet asks (\"{}\"); a cell left \"\" counts "
+                   "as not answered.\n",
+                   model.student, model.variant, d, format_fixed(0.25, d))
+             : tr_format(
+                   "# Answers of {} (variant {}). Write each number you computed between its "
+                   "quotes,\n# with {} decimals as the sheet asks (\"{}\"); a cell left \"\" "
+                   "counts as not answered.\n",
+                   model.student, model.variant, d, format_fixed(0.25, d));
+  out += tr("# Marked with: attn-trace mark FOLDER (the whole class), or\n"
+            "#              attn-trace verify lesson.toml --answers answers.toml (this student)\n");
+  out += fmt::format("\nstudent = {}\nvariant = {}\n", json_string(model.student),
+                     json_string(model.variant));
   for (std::size_t i = 0; i < model.asked.size(); ++i) {
     const SheetMatrix& m = model.asked[i];
-    out += fmt::format("\n# {}. {}: {} ({})\n[[answer]]\nstep = {}\n", i + 1, m.name, m.formula,
-                       m.shapes, json_string(m.id));
+    out += fmt::format("\n# {}. {}\n[[answer]]\nstep = {}\n", i + 1,
+                       tr_format("{}: {} ({})", m.name, m.formula, m.shapes), json_string(m.id));
     out += blank_grid(m);
   }
   return out;

@@ -3,9 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "core/i18n.hpp"
+#include "core/lesson_library.hpp"
 #include "core/number_text.hpp"
 #include "core/pipeline.hpp"
 #include "render/json_writer.hpp"
@@ -33,9 +36,9 @@ std::string claim_place(const Trace& trace, const Claim& claim) {
   const std::size_t r = claim.where.row, c = claim.where.col;
   switch (claim.where.kind) {
     case CellSelector::Kind::cell:
-      return fmt::format("{}[{},{}] ({}, {})", step.id, r, c, step.rows.at(r), step.cols.at(c));
+      return tr_format("{}[{},{}] ({}, {})", step.id, r, c, step.rows.at(r), step.cols.at(c));
     case CellSelector::Kind::row:
-      return fmt::format("{}[{},:] ({})", step.id, r, step.rows.at(r));
+      return tr_format("{}[{},:] ({})", step.id, r, step.rows.at(r));
     case CellSelector::Kind::matrix:
       return step.id;
   }
@@ -108,53 +111,106 @@ LessonCheck check_lesson(Lesson lesson, const std::string& golden_path, double t
   return out;
 }
 
-std::string check_report_text(const LessonCheck& c, double tolerance) {
-  std::string out = fmt::format("{} — {}\n  source: {}\n", c.lesson.id, c.lesson.title,
-                                c.lesson.source.empty() ? "(none given)" : c.lesson.source);
+namespace {
+
+// The golden file's line (and its mismatches), no line wider than `width`.
+std::string golden_text(const LessonCheck& c, double tolerance, std::size_t width) {
+  const auto line = [width](const std::string& text) {
+    return wrap_text(text, width, "  ", "    ");
+  };
   switch (c.status) {
     case GoldenStatus::pass:
-      out += fmt::format("  golden: pass — all {} steps match {} within {:g}\n",
-                         c.trace.steps.size(), c.golden_path, tolerance);
-      break;
+      return line(tr_format("golden: pass — all {} steps match {} within {:g}",
+                            c.trace.steps.size(), c.golden_path, tolerance));
     case GoldenStatus::missing:
-      out += fmt::format(
-          "  golden: MISSING — no {}; write it with `attn-trace golden {}` and "
-          "review it\n",
-          c.golden_path, c.lesson.origin.ends_with("(embedded)") ? c.lesson.id : c.lesson.origin);
-      break;
+      return line(tr_format(
+          "golden: MISSING — no {}; write it with `attn-trace golden {}` and review it",
+          c.golden_path, c.lesson.origin.ends_with("(embedded)") ? c.lesson.id : c.lesson.origin));
     case GoldenStatus::fail:
-      out += fmt::format("  golden: FAIL — {} step(s) differ from {}\n", c.mismatches.size(),
-                         c.golden_path);
-      for (const GoldenMismatch& m : c.mismatches)
-        out += m.cell ? fmt::format("    {} [{}, {}]: golden {}, computed {}: {}\n", m.step,
-                                    m.cell->first, m.cell->second, format_exact(m.golden),
-                                    format_exact(m.computed), m.reason.shown())
-                      : fmt::format("    {}: {}\n", m.step, m.reason.shown());
       break;
   }
+  std::string out = line(
+      tr_format("golden: FAIL — {} step(s) differ from {}", c.mismatches.size(), c.golden_path));
+  for (const GoldenMismatch& m : c.mismatches)
+    out += wrap_text(m.cell ? tr_format("{} [{}, {}]: golden {}, computed {}: {}", m.step,
+                                        m.cell->first, m.cell->second, format_exact(m.golden),
+                                        format_exact(m.computed), m.reason.shown())
+                            : fmt::format("{}: {}", m.step, m.reason.shown()),
+                     width, "    ", "      ");
+  return out;
+}
+
+// The claims' counts line: none, or how many agree, are carried or slipped.
+std::string claim_counts_text(const LessonCheck& c, std::size_t width) {
   const ClaimCounts n = count_claims(c.claims);
   // A lesson whose claims are all about shapes, costs or samples says so below.
   if (c.claims.empty() && c.quantities.empty())
-    out += "  claims: none (the source states no value these inputs determine)\n";
-  else if (!c.claims.empty())
-    out += fmt::format(
-        "  claims: {} checked, {} agree, {} carried (right on the document's own "
-        "numbers), {} with a real slip\n",
-        n.checked, n.agree, n.carried, n.disagree);
+    return wrap_text(tr("claims: none (the source states no value these inputs determine)"), width,
+                     "  ", "    ");
+  if (c.claims.empty()) return "";
+  return wrap_text(tr_format("claims: {} checked, {} agree, {} carried (right on the document's "
+                             "own numbers), {} with a real slip",
+                             n.checked, n.agree, n.carried, n.disagree),
+                   width, "  ", "    ");
+}
+
+// A claim's status for people: "agrees", "carried", "DISAGREES".
+std::string_view claim_status_text(ClaimStatus status) {
+  switch (status) {
+    case ClaimStatus::agrees:
+      return tr("agrees");
+    case ClaimStatus::carried:
+      return tr("carried");
+    case ClaimStatus::disagrees:
+      return tr("DISAGREES");
+  }
+  return tr("DISAGREES");
+}
+
+// Each claim: its status, place and label, stated and computed values; under
+// it, each cell that does not agree with why. Continuation lines hang under
+// the place.
+std::string claims_text(const LessonCheck& c, std::size_t width) {
+  std::size_t column = 0;
+  for (ClaimStatus s : {ClaimStatus::agrees, ClaimStatus::carried, ClaimStatus::disagrees})
+    column = std::max(column, display_width(std::string(claim_status_text(s))));
+  const std::string under(4 + column + 2, ' ');
+  const std::string_view carried = tr("carried"), slip = tr("real slip");
+  const std::size_t cell_column =
+      std::max(display_width(std::string(carried)), display_width(std::string(slip)));
+  std::string out;
   for (const ClaimVerdict& v : c.claims) {
-    const ClaimStatus status = v.status();
-    out += fmt::format("    {:<9}  {}  \"{}\": stated {}, computed {}\n",
-                       status == ClaimStatus::disagrees ? "DISAGREES" : status_name(status),
-                       claim_place(c.trace, v.claim), v.claim.says,
-                       claim_values(v, stated_text, "[", "]"),
-                       claim_values(v, computed_text, "[", "]"));
+    const std::string status = pad_right(std::string(claim_status_text(v.status())), column);
+    out += wrap_text(
+        tr_format("{}  {}  \"{}\": stated {}, computed {}", status, claim_place(c.trace, v.claim),
+                  v.claim.says_for(language()), claim_values(v, stated_text, "[", "]"),
+                  claim_values(v, computed_text, "[", "]")),
+        width, "    ", under);
     for (const ClaimCell& cell : v.cells)
       if (!cell.agrees())
-        out += fmt::format("               {:<9}  {}\n",
-                           cell.status == CellStatus::slip ? "real slip" : "carried",
-                           cell.explanation);
+        out += wrap_text(
+            fmt::format("{}  {}",
+                        pad_right(std::string(cell.status == CellStatus::slip ? slip : carried),
+                                  cell_column),
+                        cell.explanation_in(language())),
+            width, under, under + "  ");
   }
-  out += quantity_claims_text(c.quantities);
+  return out;
+}
+
+}  // namespace
+
+std::string check_report_text(const LessonCheck& c, double tolerance, std::size_t width) {
+  std::string out = wrap_text(fmt::format("{} — {}", c.lesson.id, c.lesson.title_for(language())),
+                              width, "", "  ");
+  out += wrap_text(
+      tr_format("source: {}", c.lesson.source.empty() ? std::string(tr("(none given)"))
+                                                      : source_text(c.lesson.source, language())),
+      width, "  ", "    ");
+  out += golden_text(c, tolerance, width);
+  out += claim_counts_text(c, width);
+  out += claims_text(c, width);
+  out += quantity_claims_text(c.quantities, width);
   return out;
 }
 

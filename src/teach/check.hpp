@@ -45,8 +45,9 @@ ClaimCounts count_claims(const std::vector<ClaimVerdict>& claims);
 LessonCheck check_lesson(Lesson lesson, const std::string& golden_path, double tolerance,
                          Backend& backend);
 
-// The report of one lesson for people (golden mismatches, then the claims).
-std::string check_report_text(const LessonCheck& c, double tolerance);
+// The report of one lesson for people (golden mismatches, then the claims),
+// in language(), no line wider than `width` (continuation lines hang indented).
+std::string check_report_text(const LessonCheck& c, double tolerance, std::size_t width = 80);
 // The report of one lesson as a JSON object (docs/json.md).
 std::string check_report_json(const LessonCheck& c);
 

@@ -26,6 +26,17 @@ namespace {
 // At most this many alternative causes are named for one cell.
 constexpr std::size_t kMaxCauses = 3;
 
+// `format`, already in its language (translate(lang, "…")), with its {} filled in.
+template <typename... Args>
+std::string fill(std::string_view format, const Args&... args) {
+  return fmt::vformat(format, fmt::make_format_args(args...));
+}
+
+// A list's separator and the one before an alternative, in `lang`.
+std::string_view list_comma(Language lang) {
+  return lang == Language::zh ? "，" : ", ";
+}
+
 std::string cell_label(const Step& step, std::size_t row, std::size_t col) {
   return fmt::format("{}[{},{}]", step.id, step.rows.at(row), step.cols.at(col));
 }
@@ -83,9 +94,7 @@ class OwnNumbers {
     const Step& step = trace_.at(id);
     if (const auto s = stated_.find({id, row, col}); s != stated_.end()) {
       const double truth = step.value(row, col);
-      if (differs(s->second, truth))
-        used_.insert(fmt::format("{} = {} (true {})", cell_label(step, row, col),
-                                 short_number(s->second), short_number(truth)));
+      if (differs(s->second, truth)) used_.insert({cell_label(step, row, col), s->second, truth});
       return s->second;
     }
     if (!fed_.contains(id)) return step.value(row, col);
@@ -93,7 +102,7 @@ class OwnNumbers {
       used_.insert(m->second.second.begin(), m->second.second.end());
       return m->second.first;
     }
-    const std::set<std::string> before = std::exchange(used_, {});
+    const std::set<UsedValue> before = std::exchange(used_, {});
     const double v = compute(step, row, col, nullptr);
     memo_[{id, row, col}] = {v, used_};
     used_.insert(before.begin(), before.end());
@@ -216,13 +225,14 @@ class OwnNumbers {
   const Trace& trace_;
   std::map<Key, double> stated_;  // the first value stated for each cell
   std::set<std::string> fed_;     // steps with a stated cell, or downstream of one
-  std::map<Key, std::pair<double, std::set<std::string>>> memo_;
-  std::set<std::string> used_;
+  std::map<Key, std::pair<double, std::set<UsedValue>>> memo_;
+  std::set<UsedValue> used_;
 };
 
 // The stated value is another cell of the same row or column of a product
 // step: the document took the wrong row (or key) for this one.
-std::optional<std::string> other_cell_matches(const Step& step, const ClaimCell& cell) {
+std::optional<std::string> other_cell_matches(const Step& step, const ClaimCell& cell,
+                                              Language lang) {
   const arma::mat& M = step.value;
   auto matches = [&](std::size_t r, std::size_t c) {
     return (r != cell.row || c != cell.col) &&
@@ -230,12 +240,12 @@ std::optional<std::string> other_cell_matches(const Step& step, const ClaimCell&
   };
   for (std::size_t c = 0; c < M.n_cols; ++c)
     if (matches(cell.row, c))
-      return fmt::format("the stated value is {} = {}: the wrong column (key) was used",
-                         cell_label(step, cell.row, c), short_number(M(cell.row, c)));
+      return fill(translate(lang, "the stated value is {} = {}: the wrong column (key) was used"),
+                  cell_label(step, cell.row, c), short_number(M(cell.row, c)));
   for (std::size_t r = 0; r < M.n_rows; ++r)
     if (matches(r, cell.col))
-      return fmt::format("the stated value is {} = {}: the wrong row was used",
-                         cell_label(step, r, cell.col), short_number(M(r, cell.col)));
+      return fill(translate(lang, "the stated value is {} = {}: the wrong row was used"),
+                  cell_label(step, r, cell.col), short_number(M(r, cell.col)));
   return std::nullopt;
 }
 
@@ -243,7 +253,8 @@ std::optional<std::string> other_cell_matches(const Step& step, const ClaimCell&
 // true one: the document's own value for that cell, the same column of another
 // row (the wrong row used), or the other factor of the same term.
 std::string written_source(const Trace& trace, const OperandRef& ref, const ProductTerm& term,
-                           const WrittenNumber& w, const std::vector<StatedValue>& stated) {
+                           const WrittenNumber& w, const std::vector<StatedValue>& stated,
+                           Language lang) {
   const double tol = half_unit(w.decimals);
   const Step* step = trace.find(ref.step);
   if (!step) return "";
@@ -254,18 +265,18 @@ std::string written_source(const Trace& trace, const OperandRef& ref, const Prod
     const bool same_matrix = s.step == ref.step || (slice && s.step == step->made.inputs.at(0));
     const std::size_t col = s.step == ref.step ? ref.col : offset + ref.col;
     if (same_matrix && s.col == col && matches_written(s.value, w.value, tol))
-      return fmt::format("; = the document's own {}[{},{}]", s.step, step->rows.at(s.row),
-                         step->cols.at(ref.col));
+      return fill(translate(lang, "; = the document's own {}[{},{}]"), s.step, step->rows.at(s.row),
+                  step->cols.at(ref.col));
   }
   for (std::size_t r = 0; r < step->value.n_rows; ++r)
     if (r != ref.row && matches_written(step->value(r, ref.col), w.value, tol))
-      return fmt::format("; = {}[{},{}], another row", ref.step, step->rows.at(r),
-                         step->cols.at(ref.col));
+      return fill(translate(lang, "; = {}[{},{}], another row"), ref.step, step->rows.at(r),
+                  step->cols.at(ref.col));
   const bool is_left = &ref == &term.left_ref;
   const double other = is_left ? term.right : term.left;
   if (matches_written(other, w.value, tol))
-    return fmt::format("; = {}, the other factor",
-                       (is_left ? term.right_ref : term.left_ref).label);
+    return fill(translate(lang, "; = {}, the other factor"),
+                (is_left ? term.right_ref : term.left_ref).label);
   return "";
 }
 
@@ -276,7 +287,8 @@ std::string written_source(const Trace& trace, const OperandRef& ref, const Prod
 std::string compare_written(const Trace& trace, const CellSum& sum,
                             const std::vector<WrittenTerm>& written, const ClaimCell& cell,
                             const std::vector<StatedValue>& stated,
-                            std::optional<std::size_t>& slip_term, bool& factors_right) {
+                            std::optional<std::size_t>& slip_term, bool& factors_right,
+                            Language lang) {
   std::vector<std::string> differ;
   std::vector<std::size_t> terms_differing;
   double written_total = sum.bias.value_or(0.0);
@@ -294,36 +306,44 @@ std::string compare_written(const Trace& trace, const CellSum& sum,
         const WrittenNumber& value = sides[side].first;
         if (matches_written(truth[side], value.value, half_unit(value.decimals))) continue;
         factors_right = false;
-        differ.push_back(fmt::format("{} written {} (true {}{})", sides[side].second.label,
-                                     format_fixed(value.value, value.decimals),
-                                     short_number(truth[side]),
-                                     written_source(trace, sides[side].second, t, value, stated)));
+        differ.push_back(fill(translate(lang, "{} written {} (true {}{})"),
+                              sides[side].second.label, format_fixed(value.value, value.decimals),
+                              short_number(truth[side]),
+                              written_source(trace, sides[side].second, t, value, stated, lang)));
       }
     } else {
       factors_right = false;
       if (!matches_written(t.product(), w.product.value, half_unit(w.product.decimals)))
-        differ.push_back(fmt::format("term {} written {}, but {} × {} = {}", k + 1,
-                                     format_fixed(w.product.value, w.product.decimals),
-                                     short_number(t.left), short_number(t.right),
-                                     short_number(t.product())));
+        differ.push_back(fill(translate(lang, "term {} written {}, but {} × {} = {}"), k + 1,
+                              format_fixed(w.product.value, w.product.decimals),
+                              short_number(t.left), short_number(t.right),
+                              short_number(t.product())));
     }
     if (differ.size() > before) terms_differing.push_back(k);
   }
   if (terms_differing.size() == 1) slip_term = terms_differing.front();
   const bool adds_up = matches_written(written_total, cell.stated.value, cell.tolerance);
-  const std::string total =
-      adds_up ? ""
-              : fmt::format("; its written terms add up to {}, not {}", short_number(written_total),
-                            format_fixed(cell.stated.value, cell.stated.decimals));
+  const std::string total = adds_up
+                                ? ""
+                                : fill(translate(lang, "; its written terms add up to {}, not {}"),
+                                       short_number(written_total),
+                                       format_fixed(cell.stated.value, cell.stated.decimals));
   if (differ.empty())
-    return fmt::format("every written {} is right, so the slip is in the {}{}",
-                       factors_right ? "factor" : "term",
-                       factors_right ? "products or the addition" : "addition", total);
+    return fill(factors_right ? translate(lang,
+                                          "every written factor is right, so the slip is in the "
+                                          "products or the addition{}")
+                              : translate(lang,
+                                          "every written term is right, so the slip is in the "
+                                          "addition{}"),
+                total);
+  const std::string listed = fmt::format("{}", fmt::join(differ, list_comma(lang)));
   if (slip_term && adds_up)
-    return fmt::format("as written: {}; that one {} explains the whole difference",
-                       fmt::join(differ, ", "),
-                       written[*slip_term].left && differ.size() == 1 ? "value" : "term");
-  return fmt::format("as written: {}{}", fmt::join(differ, ", "), total);
+    return fill(
+        written[*slip_term].left && differ.size() == 1
+            ? translate(lang, "as written: {}; that one value explains the whole difference")
+            : translate(lang, "as written: {}; that one term explains the whole difference"),
+        listed);
+  return fill(translate(lang, "as written: {}{}"), listed, total);
 }
 
 // A weight as the fraction it is on paper: " = e^x / row sum = a / b" (empty
@@ -341,20 +361,23 @@ std::string softmax_fraction(const Trace& trace, const Step& step, const ClaimCe
 }
 
 // The causes of cell_arithmetic's slips, the first few joined with "or".
-std::string causes(const std::vector<TermSlip>& slips) {
+std::string causes(const std::vector<TermSlip>& slips, Language lang) {
   std::vector<std::string> named;
-  for (std::size_t i = 0; i < slips.size() && i < kMaxCauses; ++i) named.push_back(slips[i].cause.in(Language::en));
-  const std::string more =
-      slips.size() > kMaxCauses ? fmt::format(" (and {} more)", slips.size() - kMaxCauses) : "";
-  return fmt::format("{}{}", fmt::join(named, "; or "), more);
+  for (std::size_t i = 0; i < slips.size() && i < kMaxCauses; ++i) named.push_back(slips[i].cause.in(lang));
+  const std::string more = slips.size() > kMaxCauses
+                               ? fill(translate(lang, " (and {} more)"), slips.size() - kMaxCauses)
+                               : "";
+  return fmt::format("{}{}", fmt::join(named, translate(lang, "; or ")), more);
 }
 
 // The slips as one sentence: one term named, or the alternatives.
-std::string describe_slips(const std::vector<TermSlip>& slips) {
+std::string describe_slips(const std::vector<TermSlip>& slips, Language lang) {
   bool one_term = true;
   for (const TermSlip& s : slips) one_term = one_term && s.term == slips.front().term;
-  return fmt::format("{} explains the whole difference: {}",
-                     one_term ? "one term" : "any one of these single slips", causes(slips));
+  return fill(
+      one_term ? translate(lang, "one term explains the whole difference: {}")
+               : translate(lang, "any one of these single slips explains the whole difference: {}"),
+      causes(slips, lang));
 }
 
 }  // namespace
@@ -399,10 +422,15 @@ std::optional<OwnArithmetic> own_arithmetic(const Trace& trace,
   return OwnNumbers(trace, stated).of(trace.at(step), row, col);
 }
 
-std::string ClaimVerdict::explanation() const {
+std::string UsedValue::text(Language lang) const {
+  return fill(translate(lang, "{} = {} (true {})"), cell, short_number(stated),
+              short_number(truth));
+}
+
+std::string ClaimVerdict::explanation(Language lang) const {
   std::vector<std::string> parts;
   for (const ClaimCell& c : cells)
-    if (!c.agrees()) parts.push_back(c.explanation);
+    if (!c.agrees()) parts.push_back(c.explanation_in(lang));
   return fmt::format("{}", fmt::join(parts, " | "));
 }
 
@@ -465,7 +493,7 @@ std::vector<StatedValue> stated_values(const Lesson& lesson, const Claim* except
 // document's own numbers, or empty.
 std::string explain_product(const Lesson& lesson, const Trace& trace, const Claim& claim,
                             const ClaimCell& cell, const std::string& head,
-                            const std::string& own_text) {
+                            const std::string& own_text, Language lang) {
   const CellSum& arithmetic = *cell.arithmetic;
   const std::vector<StatedValue> stated = stated_values(lesson, &claim);
   const std::string expansion = fmt::format("{} = {}", head, expand_sum(arithmetic));
@@ -484,51 +512,55 @@ std::string explain_product(const Lesson& lesson, const Trace& trace, const Clai
     std::optional<std::size_t> slip_term;
     bool factors_right = false;
     const std::string as_written =
-        compare_written(trace, arithmetic, written, cell, stated, slip_term, factors_right);
+        compare_written(trace, arithmetic, written, cell, stated, slip_term, factors_right, lang);
     // What the document wrote rules out the slips it contradicts.
     std::erase_if(slips, [&](const TermSlip& s) {
       const bool operand_swap = s.kind == SlipKind::stated_value || s.kind == SlipKind::wrong_entry;
       return (slip_term && s.term != *slip_term) || (factors_right && operand_swap);
     });
-    if (slips.empty()) return fmt::format("{}; {}{}", expansion, as_written, own_text);
-    return fmt::format("{}; {}; possible cause: {}{}", expansion, as_written, causes(slips),
-                       own_text);
+    if (slips.empty()) return fill(translate(lang, "{}; {}{}"), expansion, as_written, own_text);
+    return fill(translate(lang, "{}; {}; possible cause: {}{}"), expansion, as_written,
+                causes(slips, lang), own_text);
   }
-  if (!slips.empty()) return fmt::format("{}; {}{}", expansion, describe_slips(slips), own_text);
-  if (const auto other = other_cell_matches(trace.at(claim.step), cell))
-    return fmt::format("{}; {}{}", expansion, *other, own_text);
-  return fmt::format("{}; no single term or input explains the difference of {}{}", expansion,
-                     short_number(cell.stated.value - cell.computed), own_text);
+  if (!slips.empty())
+    return fill(translate(lang, "{}; {}{}"), expansion, describe_slips(slips, lang), own_text);
+  if (const auto other = other_cell_matches(trace.at(claim.step), cell, lang))
+    return fill(translate(lang, "{}; {}{}"), expansion, *other, own_text);
+  return fill(translate(lang, "{}; no single term or input explains the difference of {}{}"),
+              expansion, short_number(cell.stated.value - cell.computed), own_text);
 }
 
 std::string explain_difference(const Lesson& lesson, const Trace& trace, const Claim& claim,
-                               const ClaimCell& cell) {
+                               const ClaimCell& cell, Language lang) {
   const Step& step = trace.at(claim.step);
   const std::string head =
-      fmt::format("{}: stated {}, computed {}", cell_label(step, cell.row, cell.col),
-                  format_fixed(cell.stated.value, cell.stated.decimals),
-                  format_fixed(cell.computed, std::max(cell.stated.decimals, 4)));
+      fill(translate(lang, "{}: stated {}, computed {}"), cell_label(step, cell.row, cell.col),
+           format_fixed(cell.stated.value, cell.stated.decimals),
+           format_fixed(cell.computed, std::max(cell.stated.decimals, 4)));
   if (std::isnan(cell.computed))
-    return fmt::format("{}; every key of this row is masked, so the softmax is 0/0", head);
+    return fill(translate(lang, "{}; every key of this row is masked, so the softmax is 0/0"),
+                head);
   // On the document's own numbers: carried when they give the stated value;
   // otherwise a real slip, named with what its own numbers give.
   std::string own_text;
   if (cell.own) {
-    const std::string used = fmt::format("{}", fmt::join(cell.own->used, ", "));
+    std::vector<std::string> used;
+    for (const UsedValue& u : cell.own->used) used.push_back(u.text(lang));
+    const std::string listed = fmt::format("{}", fmt::join(used, list_comma(lang)));
     if (cell.status == CellStatus::carried)
-      return fmt::format(
-          "{}; carried: right on the document's own {}: {}; this step's arithmetic is right, "
-          "the difference comes from upstream",
-          head, used, cell.own->formula);
+      return fill(translate(lang,
+                            "{}; carried: right on the document's own {}: {}; this step's "
+                            "arithmetic is right, the difference comes from upstream"),
+                  head, listed, cell.own->formula);
     if (!matches_written(cell.own->value, cell.computed, cell.tolerance))
       own_text =
-          fmt::format("; a real slip: on the document's own {}, {}, not {}", used,
-                      cell.own->formula, format_fixed(cell.stated.value, cell.stated.decimals));
+          fill(translate(lang, "; a real slip: on the document's own {}, {}, not {}"), listed,
+               cell.own->formula, format_fixed(cell.stated.value, cell.stated.decimals));
   }
-  if (cell.arithmetic) return explain_product(lesson, trace, claim, cell, head, own_text);
+  if (cell.arithmetic) return explain_product(lesson, trace, claim, cell, head, own_text, lang);
   if (!own_text.empty()) return head + own_text;
-  return fmt::format("{}{}; off by {}", head, softmax_fraction(trace, step, cell),
-                     short_number(cell.stated.value - cell.computed));
+  return fill(translate(lang, "{}{}; off by {}"), head, softmax_fraction(trace, step, cell),
+              short_number(cell.stated.value - cell.computed));
 }
 
 std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace) {
@@ -553,7 +585,8 @@ std::vector<ClaimVerdict> check_claims(const Lesson& lesson, const Trace& trace)
               cell.own && matches_written(cell.own->value, cell.stated.value, cell.tolerance);
           cell.status = carried ? CellStatus::carried : CellStatus::slip;
           cell.arithmetic = cell_sum(trace, claim.step, cell.row, cell.col);
-          cell.explanation = explain_difference(lesson, trace, claim, cell);
+          cell.explanation = explain_difference(lesson, trace, claim, cell, Language::en);
+          cell.explanation_zh = explain_difference(lesson, trace, claim, cell, Language::zh);
         }
         verdict.cells.push_back(std::move(cell));
       }

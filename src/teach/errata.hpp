@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/i18n.hpp"
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
 #include "teach/slips.hpp"
@@ -21,13 +22,23 @@ enum class CellStatus {
   slip,     // wrong on the document's own numbers too: a real slip
 };
 
+// A value the document states for a cell upstream, which differs from the truth.
+struct UsedValue {
+  std::string cell;  // "head0.scaled[river,bank]"
+  double stated = 0.0;
+  double truth = 0.0;
+  auto operator<=>(const UsedValue&) const = default;
+  // "head0.scaled[river,bank] = 0.8635 (true 0.83775)", in `lang`.
+  std::string text(Language lang) const;
+};
+
 // The document's own arithmetic for a cell: the cell recomputed from the values
 // the document states for cells upstream of it (its other claims), every other
 // input as computed. `used` names the stated values that differ from the truth.
 struct OwnArithmetic {
   double value = 0.0;
-  std::string formula;            // "e^0.8635 = 2.37145", "5000 / 5007.4 = 0.998522"
-  std::vector<std::string> used;  // "head0.scaled[river,bank] = 0.8635 (true 0.83775)"
+  std::string formula;          // "e^0.8635 = 2.37145", "5000 / 5007.4 = 0.998522"
+  std::vector<UsedValue> used;  // by cell
 };
 
 // One stated number against the computed cell.
@@ -41,8 +52,12 @@ struct ClaimCell {
   // Set when a stated value that differs from the truth feeds this cell.
   std::optional<OwnArithmetic> own;
   std::optional<CellSum> arithmetic;  // the sum of products, for a product step
-  std::string explanation;            // empty when the cell agrees
+  std::string explanation;            // empty when the cell agrees; English (JSON)
+  std::string explanation_zh;         // the same in Simplified Chinese (text, --lang zh)
   bool agrees() const { return status == CellStatus::agrees; }
+  const std::string& explanation_in(Language lang) const {
+    return lang == Language::zh ? explanation_zh : explanation;
+  }
 };
 
 // A claim as a whole: every cell agrees; or none is a real slip, but some are
@@ -54,8 +69,9 @@ struct ClaimVerdict {
   std::vector<ClaimCell> cells;  // row-major over the claimed cells
   ClaimStatus status() const;
   bool agrees() const { return status() == ClaimStatus::agrees; }
-  // One line for people: the explanations of the disagreeing cells, joined.
-  std::string explanation() const;
+  // One line for people: the explanations of the disagreeing cells, joined
+  // (English by default, as JSON has it).
+  std::string explanation(Language lang = Language::en) const;
 };
 
 // Every claim of `lesson` checked against `trace`. A claim on an unknown step
@@ -96,7 +112,8 @@ std::optional<OwnArithmetic> own_arithmetic(const Trace& trace,
 // cause that explains the whole difference when there is one: one product term
 // or one input (cell_arithmetic), or the value of another cell of the same row
 // or column (the wrong row or key used).
+// Written in `lang` (the slips' causes are teach/slips' words).
 std::string explain_difference(const Lesson& lesson, const Trace& trace, const Claim& claim,
-                               const ClaimCell& cell);
+                               const ClaimCell& cell, Language lang = Language::en);
 
 }  // namespace attn

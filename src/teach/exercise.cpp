@@ -12,6 +12,7 @@
 #include "backend/backend.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/number_text.hpp"
 #include "core/pipeline.hpp"
 #include "render/json_writer.hpp"
@@ -96,10 +97,10 @@ std::vector<std::string> memory_tokens(const ExerciseSpec& spec) {
 std::optional<RuleBroken> zero_or_equal_rows(const IntMatrix& M, const char* name) {
   for (std::size_t r = 0; r < M.size(); ++r) {
     if (std::all_of(M[r].begin(), M[r].end(), [](std::int64_t v) { return v == 0; }))
-      return RuleBroken{"zero row", fmt::format("{} row {} is all zeros", name, r)};
+      return RuleBroken{N_("zero row"), fmt::format("{} row {} is all zeros", name, r)};
     for (std::size_t s = 0; s < r; ++s)
       if (M[s] == M[r])
-        return RuleBroken{"equal rows", fmt::format("{} rows {} and {} are equal", name, s, r)};
+        return RuleBroken{N_("equal rows"), fmt::format("{} rows {} and {} are equal", name, s, r)};
   }
   return std::nullopt;
 }
@@ -108,7 +109,7 @@ std::optional<RuleBroken> zero_column(const IntMatrix& W, const char* name) {
   if (W.empty()) return std::nullopt;
   for (std::size_t c = 0; c < W.front().size(); ++c)
     if (std::all_of(W.begin(), W.end(), [c](const auto& row) { return row[c] == 0; }))
-      return RuleBroken{"zero column", fmt::format("{} column {} is all zeros", name, c)};
+      return RuleBroken{N_("zero column"), fmt::format("{} column {} is all zeros", name, c)};
   return std::nullopt;
 }
 
@@ -142,8 +143,8 @@ std::string lesson_id(const Student& student) {
 void check_spec_limits(const ExerciseSpec& spec) {
   auto limit = [](std::size_t value, std::size_t low, std::size_t high, const char* option) {
     if (value < low || value > high)
-      throw InputError(fmt::format("{} {}: choose {} to {} (exercises are computed by hand)",
-                                   option, value, low, high));
+      throw InputError(tr_format("{} {}: choose {} to {} (exercises are computed by hand)",
+                                 option, value, low, high));
   };
   limit(spec.tokens, 1, kMaxExerciseTokens, "--tokens");
   limit(spec.d_model, 1, kMaxExerciseWidth, "--d-model");
@@ -151,25 +152,28 @@ void check_spec_limits(const ExerciseSpec& spec) {
   limit(spec.heads, 1, kMaxExerciseHeads, "--heads");
   if (spec.heads * spec.d_k > kMaxExerciseWidth)
     throw InputError(
-        fmt::format("--heads {} × --d-k {} = {} projection columns; keep heads × d_k "
+        tr_format("--heads {} × --d-k {} = {} projection columns; keep heads × d_k "
                     "at most {} so the sheet fits a page",
                     spec.heads, spec.d_k, spec.heads * spec.d_k, kMaxExerciseWidth));
   if (spec.memory_tokens > 0) limit(spec.memory_tokens, 1, kMaxExerciseTokens, "--cross");
   const std::size_t keys = spec.memory_tokens > 0 ? spec.memory_tokens : spec.tokens;
   if (spec.key_padding && keys < 2)
-    throw InputError(
-        fmt::format("--key-padding pads the last of {} key(s), leaving none to attend "
-                    "to; use at least 2 {}",
-                    keys, spec.memory_tokens > 0 ? "memory tokens (--cross)" : "tokens"));
+    throw InputError(spec.memory_tokens > 0
+                         ? tr_format("--key-padding pads the last of {} key(s), leaving none to "
+                                     "attend to; use at least 2 memory tokens (--cross)",
+                                     keys)
+                         : tr_format("--key-padding pads the last of {} key(s), leaving none to "
+                                     "attend to; use at least 2 tokens",
+                                     keys));
   if (spec.decimals < 0 || spec.decimals > kMaxExerciseDecimals)
     throw InputError(
-        fmt::format("--decimals {}: choose 0 to {} (inputs on a grid a person can "
+        tr_format("--decimals {}: choose 0 to {} (inputs on a grid a person can "
                     "multiply by hand)",
                     spec.decimals, kMaxExerciseDecimals));
   const int min_answer = std::max(2, spec.decimals);
   if (spec.answer_decimals < min_answer || spec.answer_decimals > kMaxAnswerDecimals)
     throw InputError(
-        fmt::format("--answer-decimals {}: choose {} to {} (at least --decimals, and "
+        tr_format("--answer-decimals {}: choose {} to {} (at least --decimals, and "
                     "at least 2 so that weights can be told apart)",
                     spec.answer_decimals, min_answer, kMaxAnswerDecimals));
 }
@@ -205,12 +209,12 @@ std::vector<std::string> asked_step_ids(const std::vector<std::string>& asked,
   for (const std::string& name : names) {
     const std::string id = step_for_short_name(trace, name, valid);
     if (id.empty())
-      throw InputError(fmt::format(
+      throw InputError(tr_format(
           "--ask {}: not a step students can compute in this exercise; choose from {} (or "
           "scores, scaled, masked, exp, row_sum, weights, context for head 0)",
           name, fmt::join(valid, ", ")));
     if (trace.at(id).kind == StepKind::masked && !arma::any(arma::vectorise(trace.mask)))
-      throw InputError(fmt::format(
+      throw InputError(tr_format(
           "--ask {}: nothing is masked in this exercise, so {} would just repeat the scaled "
           "scores; add --causal or --key-padding, or ask another step",
           name, id));
@@ -267,7 +271,8 @@ std::string student_folder(std::string_view name) {
 std::vector<Student> numbered_students(std::size_t count) {
   std::vector<Student> out;
   for (std::size_t i = 1; i <= count; ++i)
-    out.push_back({fmt::format("Student {}", i), fmt::format("student-{:02}", i)});
+    out.push_back({fmt::format(fmt::runtime(translate(document_language(), "Student {}")), i),
+                   fmt::format("student-{:02}", i)});
   return out;
 }
 
@@ -283,7 +288,7 @@ std::vector<Student> parse_roster(std::string_view text, const std::string& orig
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     ++line_number;
     if (const std::size_t bad = invalid_utf8_offset(line); bad != std::string_view::npos)
-      throw InputError(fmt::format(
+      throw InputError(tr_format(
           "{}:{}: this line is not UTF-8 (byte 0x{:02X} at column {}); save the roster as "
           "UTF-8 (in an editor or spreadsheet: Save As, encoding UTF-8) and run again",
           origin, line_number, static_cast<unsigned char>(line[bad]), bad + 1));
@@ -293,31 +298,34 @@ std::vector<Student> parse_roster(std::string_view text, const std::string& orig
       line.remove_prefix(1);
     if (line.empty() || line.front() == '#') continue;
     if (const std::size_t length = code_point_count(line); length > kMaxNameChars)
-      throw InputError(fmt::format(
+      throw InputError(tr_format(
           "{}:{}: this name is {} characters long; a name is at most {} characters: write one "
           "student's name per line",
           origin, line_number, length, kMaxNameChars));
     for (char c : line)
       if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
         throw InputError(
-            fmt::format("{}:{}: the name contains a control character; write one "
+            tr_format("{}:{}: the name contains a control character; write one "
                         "plain name per line",
                         origin, line_number));
     Student student{nfc(line), {}};
     const auto [same, new_name] =
         names.emplace(student.name, std::pair(line_number, std::string(line)));
     if (!new_name)
-      throw InputError(fmt::format(
-          "{}:{}: \"{}\" is already on line {}{}; each name gets its own variant, so make the "
-          "names distinct (e.g. add an initial)",
-          origin, line_number, student.name, same->second.first,
-          same->second.second == line ? ""
-                                      : " (the same letters, written with other code points)"));
+      throw InputError(
+          same->second.second == line
+              ? tr_format("{}:{}: \"{}\" is already on line {}; each name gets its own variant, so "
+                          "make the names distinct (e.g. add an initial)",
+                          origin, line_number, student.name, same->second.first)
+              : tr_format("{}:{}: \"{}\" is already on line {} (the same letters, written with "
+                          "other code points); each name gets its own variant, so make the names "
+                          "distinct (e.g. add an initial)",
+                          origin, line_number, student.name, same->second.first));
     student.slug = student_folder(student.name);
     const auto [other, new_folder] =
         folders.emplace(student.slug, std::pair(student.name, line_number));
     if (!new_folder)
-      throw InputError(fmt::format(
+      throw InputError(tr_format(
           "{}:{}: \"{}\" gets the folder \"{}\", as \"{}\" on line {} does (folders keep only "
           "letters and digits, lower-cased); make the names differ in a letter or digit "
           "(e.g. add an initial)",
@@ -327,7 +335,7 @@ std::vector<Student> parse_roster(std::string_view text, const std::string& orig
   }
   if (students.empty())
     throw InputError(
-        fmt::format("{}: the roster has no names; write one student name per line", origin));
+        tr_format("{}: the roster has no names; write one student name per line", origin));
   return students;
 }
 
@@ -351,16 +359,29 @@ ExerciseDraw draw_inputs(const ExerciseSpec& spec, SplitMix64& rng) {
 std::string exercise_lesson_toml(const ExerciseSpec& spec, const Student& student,
                                  const ExerciseDraw& draw, int draws) {
   const std::uint64_t stream = student_stream_seed(spec.seed, student.name);
+  // The file is a document: its comments, and title_zh and story_zh beside the
+  // English title and story, follow --lang only (document_language).
+  const Language lang = document_language();
+  const auto in = [lang](std::string_view msgid) { return fmt::runtime(translate(lang, msgid)); };
   std::string out = fmt::format(
-      "# The exercise of {} as a lesson: `attn-trace run` traces it, `attn-trace verify` checks "
-      "answers.\n# Regenerate with: {}\n\n",
+      in("# The exercise of {} as a lesson: `attn-trace run` traces it, `attn-trace verify` "
+         "checks answers.\n# Regenerate with: {}\n"),
       student.name, spec.command);
+  const std::string title = "Attention exercise: {}",
+                    story = "Compute {} by hand, then check with attn-trace verify.";
+  const std::string asked = fmt::format("{}", fmt::join(spec.ask, ", "));
   out += fmt::format(
-      "[lesson]\nid = {}\ntitle = {}\nsource = {}\nstory = {}\n\n", json_string(lesson_id(student)),
-      json_string(fmt::format("Attention exercise: {}", student.name)),
+      "\n[lesson]\nid = {}\ntitle = {}\nsource = {}\nstory = {}\n", json_string(lesson_id(student)),
+      json_string(fmt::format(fmt::runtime(title), student.name)),
       json_string(fmt::format("attn-trace exercise, variant {:016x}, draw {}", stream, draws)),
-      json_string(fmt::format("Compute {} by hand, then check with attn-trace verify.",
-                              fmt::join(spec.ask, ", "))));
+      json_string(fmt::format(fmt::runtime(story), asked)));
+  if (lang != Language::en)
+    out += fmt::format("title_zh = {}\nstory_zh = {}\n",
+                       json_string(fmt::format(in(N_("Attention exercise: {}")), student.name)),
+                       json_string(fmt::format(in(N_("Compute {} by hand, then check with "
+                                                     "attn-trace verify.")),
+                                               asked)));
+  out += "\n";
   out += fmt::format("[model]\nheads = {}\nd_k = {}\nscale = \"sqrt_dk\"\ncausal = {}\n\n",
                      spec.heads, spec.d_k, spec.causal);
   out += fmt::format("[input]\ntokens = {}\n{}", json_strings(query_tokens(spec)),
@@ -413,20 +434,20 @@ std::optional<RuleBroken> trace_rule_broken(const ExerciseSpec& spec, const Trac
       const arma::uvec open = arma::find(trace.mask.row(i) == 0u);
       const std::string where = fmt::format("{} row {} ({})", weights.id, i, weights.rows[i]);
       if (open.is_empty())
-        return RuleBroken{"masked row", fmt::format("{}: every key is masked", where)};
+        return RuleBroken{N_("masked row"), fmt::format("{}: every key is masked", where)};
       if (open.n_elem < 2) continue;
       const arma::rowvec row = weights.value.row(i);
       const arma::vec open_weights = row(open);
       const double low = open_weights.min(), high = open_weights.max();
       if (low < floor_weight)
         return RuleBroken{
-            "dominated row",
+            N_("dominated row"),
             fmt::format("{}: smallest weight {} is below {} (one exponent dominates "
                         "beyond what {} decimals show)",
                         where, format_fixed(low, spec.answer_decimals + 2),
                         format_fixed(floor_weight, spec.answer_decimals), spec.answer_decimals)};
       if (high - low < kSmallestSpread)
-        return RuleBroken{"flat row",
+        return RuleBroken{N_("flat row"),
                           fmt::format("{}: weights {} to {} are nearly equal (spread "
                                       "below {})",
                                       where, format_fixed(low, spec.answer_decimals),
@@ -438,7 +459,7 @@ std::optional<RuleBroken> trace_rule_broken(const ExerciseSpec& spec, const Trac
       for (std::size_t c = 0; c < step->value.n_cols; ++c) {
         const double v = step->value(r, c);
         if (std::isfinite(v) && distance_to_midpoint(v, spec.answer_decimals) < kMidpointMargin)
-          return RuleBroken{"rounding midpoint",
+          return RuleBroken{N_("rounding midpoint"),
                             fmt::format("{}[{},{}] = {} is halfway between two {}-decimal answers",
                                         step->id, r, c, format_exact(v), spec.answer_decimals)};
       }
@@ -504,11 +525,11 @@ Exercise generate_exercise(const ExerciseSpec& spec, const Student& student) {
   const auto most =
       std::max_element(broken_counts.begin(), broken_counts.end(),
                        [](const auto& a, const auto& b) { return a.second < b.second; });
-  throw InputError(fmt::format(
+  throw InputError(tr_format(
       "no draw for {} kept the hand work reasonable in {} tries (most often broken: \"{}\", {} "
       "times; see docs/exercises.md); use fewer --tokens or a smaller --d-model, or raise "
       "--answer-decimals",
-      student.name, kMaxDraws, most->first, most->second));
+      student.name, kMaxDraws, tr(most->first), most->second));
 }
 
 }  // namespace attn

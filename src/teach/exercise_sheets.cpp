@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/number_text.hpp"
 #include "core/pipeline.hpp"
 #include "render/formula.hpp"
@@ -36,21 +37,21 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
   return text;
 }
 
-// A step's formula as a sheet writes it: the softmax from the step the student
-// has computed (`scaled`, or `masked` when something is masked) without E and Σ,
-// which the sheet does not define; with one head, no head subscript (the
-// convention's Q is the head's Q).
+// A step's formula as a sheet writes it, in the documents' language: the
+// softmax from the step the student has computed (`scaled`, or `masked` when
+// something is masked) without E and Σ, which the sheet does not define; with
+// one head, no head subscript (the convention's Q is the head's Q).
 StepFormula sheet_formula(const Exercise& exercise, const Step& step) {
-  StepFormula f = step_formula(exercise.lesson, exercise.trace, step);
+  StepFormula f = step_formula(exercise.lesson, exercise.trace, step, language());
   const bool any_masked = arma::any(arma::vectorise(exercise.trace.mask));
   const std::size_t h = step.head < 0 ? 0 : static_cast<std::size_t>(step.head);
   const std::string input = any_masked ? "masked" : "scaled", sub = subscript(h);
   if (step.kind == StepKind::exp) {
-    f.text = fmt::format("E{0} = exp({1}{0}), cell by cell{2}", sub, input,
-                         any_masked ? " (exp(−∞) = 0)" : "");
+    f.text = any_masked ? tr_format("E{0} = exp({1}{0}), cell by cell (exp(−∞) = 0)", sub, input)
+                        : tr_format("E{0} = exp({1}{0}), cell by cell", sub, input);
     f.latex = fmt::format("E_{{{0}}} = \\exp(\\text{{{1}}}_{{{0}}})", h, input);
   } else if (step.kind == StepKind::weights) {
-    f.text = fmt::format(
+    f.text = tr_format(
         "A{0} = softmax({1}{0}) by rows: A{0}[i, j] = exp({1}{0}[i, j]) / Σ_k exp({1}{0}[i, k])",
         sub, input);
     f.latex = fmt::format(
@@ -72,7 +73,7 @@ SheetMatrix step_matrix(const Exercise& exercise, const Step& step) {
   const std::vector<std::string>& asked = exercise.asked;
   SheetMatrix m;
   m.id = step.id;
-  m.name = step.name;
+  m.name = step_display_name(step);
   m.formula = formula.text;
   m.latex = formula.latex;
   m.shapes = formula.shapes;
@@ -89,57 +90,66 @@ ConventionLine scale_line(std::size_t d_k) {
   const bool whole = root == std::floor(root);
   const std::string value =
       whole ? fmt::format("{}", static_cast<long long>(root)) : fmt::format("{:.8f}", root);
-  return {fmt::format("Scores S = Q·Kᵀ (each query row against each key row); scaled = S / √d_k "
-                      "with d_k = {}, √{} {} {}.",
-                      d_k, d_k, whole ? "=" : "≈", value),
-          fmt::format("Scores $S = Q K^\\top$ (each query row against each key row); scaled "
-                      "$= S / \\sqrt{{d_k}}$ with $d_k = {}$, $\\sqrt{{{}}} {} {}$.",
-                      d_k, d_k, whole ? "=" : "\\approx", value)};
+  return {tr_format("Scores S = Q·Kᵀ (each query row against each key row); scaled = S / √d_k "
+                    "with d_k = {}, √{} {} {}.",
+                    d_k, d_k, whole ? "=" : "≈", value),
+          tr_format("Scores $S = Q K^\\top$ (each query row against each key row); scaled "
+                    "$= S / \\sqrt{{d_k}}$ with $d_k = {}$, $\\sqrt{{{}}} {} {}$.",
+                    d_k, d_k, whole ? "=" : "\\approx", value)};
 }
 
+// The convention's lines in the documents' language (tr): each in Unicode and
+// in LaTeX, the same words.
 std::vector<ConventionLine> convention(const ExerciseSpec& spec, const Lesson& lesson) {
   std::vector<ConventionLine> lines;
   if (lesson.is_cross())
     lines.push_back(
-        {"Row vectors: each token is one row. Q = X·W_Q from the sentence X; K = M·W_K "
-         "and V = M·W_V from the memory M (the source sentence).",
-         "Row vectors: each token is one row. $Q = X W_Q$ from the sentence $X$; "
-         "$K = M W_K$ and $V = M W_V$ from the memory $M$ (the source sentence)."});
+        {std::string(tr("Row vectors: each token is one row. Q = X·W_Q from the sentence X; "
+                        "K = M·W_K and V = M·W_V from the memory M (the source sentence).")),
+         std::string(tr("Row vectors: each token is one row. $Q = X W_Q$ from the sentence $X$; "
+                        "$K = M W_K$ and $V = M W_V$ from the memory $M$ (the source "
+                        "sentence)."))});
   else
-    lines.push_back({"Row vectors: each token is one row. Q = X·W_Q, K = X·W_K, V = X·W_V.",
-                     "Row vectors: each token is one row. $Q = X W_Q$, $K = X W_K$, $V = X W_V$."});
+    lines.push_back(
+        {std::string(tr("Row vectors: each token is one row. Q = X·W_Q, K = X·W_K, V = X·W_V.")),
+         std::string(tr("Row vectors: each token is one row. $Q = X W_Q$, $K = X W_K$, "
+                        "$V = X W_V$."))});
   if (spec.heads > 1)
     lines.push_back(
-        {fmt::format("{} heads: head h uses columns h·{} to h·{}+{} of Q, K and V (columns "
-                     "counted from 0).",
-                     spec.heads, spec.d_k, spec.d_k, spec.d_k - 1),
-         fmt::format("{} heads: head $h$ uses columns $h \\cdot {}$ to $h \\cdot {} + {}$ of $Q$, "
-                     "$K$ and $V$ (columns counted from 0).",
-                     spec.heads, spec.d_k, spec.d_k, spec.d_k - 1)});
+        {tr_format("{} heads: head h uses columns h·{} to h·{}+{} of Q, K and V (columns "
+                   "counted from 0).",
+                   spec.heads, spec.d_k, spec.d_k, spec.d_k - 1),
+         tr_format("{} heads: head $h$ uses columns $h \\cdot {}$ to $h \\cdot {} + {}$ of $Q$, "
+                   "$K$ and $V$ (columns counted from 0).",
+                   spec.heads, spec.d_k, spec.d_k, spec.d_k - 1)});
   lines.push_back(scale_line(spec.d_k));
   if (lesson.causal)
     lines.push_back(
-        {"Causal mask: a query may not look at keys after it (key j > query i); those "
-         "scores become −∞.",
-         "Causal mask: a query may not look at keys after it (key $j >$ query $i$); "
-         "those scores become $-\\infty$."});
+        {std::string(tr("Causal mask: a query may not look at keys after it (key j > query i); "
+                        "those scores become −∞.")),
+         std::string(tr("Causal mask: a query may not look at keys after it (key $j >$ query "
+                        "$i$); those scores become $-\\infty$."))});
   if (!lesson.key_padding.empty())
     lines.push_back(
-        {"Key padding: the key <pad> is padding; every query's score for it becomes −∞.",
-         "Key padding: the key \\textless{}pad\\textgreater{} is padding; every "
-         "query's score for it becomes $-\\infty$."});
+        {std::string(tr("Key padding: the key <pad> is padding; every query's score for it "
+                        "becomes −∞.")),
+         std::string(tr("Key padding: the key \\textless{}pad\\textgreater{} is padding; every "
+                        "query's score for it becomes $-\\infty$."))});
   lines.push_back(
-      {"Weights: softmax of each row, w_j = exp(x_j) / Σ_k exp(x_k); exp(−∞) = 0, so "
-       "a masked key gets weight 0.",
-       "Weights: softmax of each row, $w_j = e^{x_j} / \\sum_k e^{x_k}$; "
-       "$e^{-\\infty} = 0$, so a masked key gets weight 0."});
-  lines.push_back({spec.heads > 1 ? "Context of head h = its weights · V_h (a weighted sum of the "
-                                    "rows of V_h)."
-                                  : "Context = weights · V (a weighted sum of the rows of V).",
-                   spec.heads > 1 ? "Context of head $h$ $= A_h V_h$ (a weighted sum of the rows "
-                                    "of $V_h$)."
-                                  : "Context $= A V$ (a weighted sum of the rows of $V$)."});
-  const std::string answers = fmt::format(
+      {std::string(tr("Weights: softmax of each row, w_j = exp(x_j) / Σ_k exp(x_k); exp(−∞) = 0, "
+                      "so a masked key gets weight 0.")),
+       std::string(tr("Weights: softmax of each row, $w_j = e^{x_j} / \\sum_k e^{x_k}$; "
+                      "$e^{-\\infty} = 0$, so a masked key gets weight 0."))});
+  lines.push_back(
+      spec.heads > 1
+          ? ConventionLine{std::string(tr("Context of head h = its weights · V_h (a weighted sum "
+                                          "of the rows of V_h).")),
+                           std::string(tr("Context of head $h$ $= A_h V_h$ (a weighted sum of the "
+                                          "rows of $V_h$)."))}
+          : ConventionLine{
+                std::string(tr("Context = weights · V (a weighted sum of the rows of V).")),
+                std::string(tr("Context $= A V$ (a weighted sum of the rows of $V$)."))});
+  const std::string answers = tr_format(
       "Write each answer to {0} decimals. Keep at least {1} decimals while you work "
       "and round only the answers you write.",
       spec.answer_decimals, spec.answer_decimals + 2);
@@ -150,17 +160,20 @@ std::vector<ConventionLine> convention(const ExerciseSpec& spec, const Lesson& l
 }  // namespace
 
 std::string sheet_title(const SheetModel& model, bool key) {
-  return fmt::format("{}: {}", key ? "Answer key" : "Attention exercise", model.student);
+  return key ? tr_format("Answer key: {}", model.student)
+             : tr_format("Attention exercise: {}", model.student);
 }
 
 std::string sheet_meta(const SheetModel& model) {
-  return fmt::format("Variant {}, inputs with {} decimal{}, answers to {} decimals", model.variant,
-                     model.input_decimals, model.input_decimals == 1 ? "" : "s",
-                     model.answer_decimals);
+  return model.input_decimals == 1
+             ? tr_format("Variant {}, inputs with {} decimal, answers to {} decimals",
+                         model.variant, model.input_decimals, model.answer_decimals)
+             : tr_format("Variant {}, inputs with {} decimals, answers to {} decimals",
+                         model.variant, model.input_decimals, model.answer_decimals);
 }
 
 std::string key_note(const SheetModel& model) {
-  return fmt::format(
+  return tr_format(
       "Every step to {} decimals; the steps asked on the sheet are starred. The exercise as a "
       "lesson: {} (attn-trace run shows it in full precision, attn-trace verify marks answers).",
       model.answer_decimals, model.lesson_file);
@@ -177,14 +190,15 @@ SheetModel make_sheet_model(const ExerciseSpec& spec, const Exercise& exercise) 
   model.answer_decimals = spec.answer_decimals;
   model.convention = convention(spec, lesson);
 
-  model.inputs.push_back(input_matrix("X", "Input embeddings", lesson.X, lesson.tokens));
+  const auto name = [](std::string_view english) { return std::string(tr(english)); };
+  model.inputs.push_back(input_matrix("X", name(N_("Input embeddings")), lesson.X, lesson.tokens));
   if (lesson.memory)
-    model.inputs.push_back(
-        input_matrix("M", "Memory (the source sentence)", *lesson.memory, lesson.memory_tokens));
+    model.inputs.push_back(input_matrix("M", name(N_("Memory (the source sentence)")), *lesson.memory,
+                                        lesson.memory_tokens));
   const std::vector<std::string> model_rows = feature_labels(lesson.X.n_cols);
-  model.inputs.push_back(input_matrix("W_Q", "Query weights", lesson.W_Q, model_rows));
-  model.inputs.push_back(input_matrix("W_K", "Key weights", lesson.W_K, model_rows));
-  model.inputs.push_back(input_matrix("W_V", "Value weights", lesson.W_V, model_rows));
+  model.inputs.push_back(input_matrix("W_Q", name(N_("Query weights")), lesson.W_Q, model_rows));
+  model.inputs.push_back(input_matrix("W_K", name(N_("Key weights")), lesson.W_K, model_rows));
+  model.inputs.push_back(input_matrix("W_V", name(N_("Value weights")), lesson.W_V, model_rows));
 
   for (const std::string& id : exercise.asked)
     model.asked.push_back(step_matrix(exercise, exercise.trace.at(id)));

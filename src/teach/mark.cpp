@@ -12,6 +12,7 @@
 #include "backend/backend.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/parallel.hpp"
 #include "core/pipeline.hpp"
 #include "core/toml_read.hpp"
@@ -32,7 +33,7 @@ namespace {
 constexpr const char* kLessonFile = "lesson.toml";
 constexpr const char* kAnswersFile = "answers.toml";
 constexpr const char* kRosterFile = "roster.csv";
-constexpr const char* kUnexplained = "none of the common mistakes";
+constexpr const char* kUnexplained = N_("none of the common mistakes");
 
 // Points as people write them: "2", "1.5", "0.33" (two decimals at most).
 std::string points_text(double points) {
@@ -87,29 +88,29 @@ std::string rounding_sentence(const VerifyReport& report, const Trace& truth) {
   for (const AnswerVerdict& a : report.answers)
     for (const AnswerCell& c : a.cells)
       if (c.verdict == Verdict::rounded && !c.diagnoses.empty())
-        return fmt::format(
+        return tr_format(
             "- **Rounded too early:** {}: you wrote {}; the value is {} — {}. Keep at least "
             "5 decimals while you work and round only what you write.\n",
             cell_text(truth, a.answer.step, c.row, c.col),
             format_fixed(c.given.value, c.given.decimals),
             format_fixed(c.expected, std::max(c.given.decimals, 1) + 1),
-            c.diagnoses.front().detail.in(Language::en));
+            c.diagnoses.front().detail.shown());
   return "";
 }
 
 // The counts of a step's cells as a phrase: "6 right, 3 right on your own numbers".
 std::string cells_phrase(const StepMark& s) {
   const std::pair<std::size_t, const char*> parts[] = {
-      {s.ok, "right"},
-      {s.carried, "right on your own earlier numbers"},
-      {s.rounded, "off only by rounding too early"},
-      {s.imprecise, "right but with too few decimals"},
-      {s.wrong, "wrong"},
-      {s.blank, "not answered"}};
+      {s.ok, N_("{} right")},
+      {s.carried, N_("{} right on your own earlier numbers")},
+      {s.rounded, N_("{} off only by rounding too early")},
+      {s.imprecise, N_("{} right but with too few decimals")},
+      {s.wrong, N_("{} wrong")},
+      {s.blank, N_("{} not answered")}};
   std::vector<std::string> out;
   for (const auto& [count, words] : parts)
-    if (count) out.push_back(fmt::format("{} {}", count, words));
-  return fmt::format("{}", fmt::join(out, ", "));
+    if (count) out.push_back(tr_format(words, count));
+  return fmt::format("{}", fmt::join(out, tr(", ")));
 }
 
 // The asked steps' marks: each cell earns its share of the step's points times
@@ -170,43 +171,48 @@ std::set<std::string> keys_used(const MarkScheme& scheme, const Trace& truth,
 std::string feedback_markdown(const StudentMark& m, const Trace& truth, const VerifyReport& report,
                               const std::string& folder) {
   std::string out = fmt::format(
-      "# Feedback: {}\n\nVariant {} · marked from {}/{} · **{} of {} "
-      "points**\n\n| Step | Points | Your values |\n|---|---:|---|\n",
-      md_text(m.name), m.variant, folder, kAnswersFile, points_text(m.total),
-      points_text(m.out_of));
+      "# {}\n\n{}\n\n| {} | {} | {} |\n|---|---:|---|\n", tr_format("Feedback: {}", md_text(m.name)),
+      tr_format("Variant {} · marked from {}/{} · **{} of {} points**", m.variant, folder,
+                kAnswersFile, points_text(m.total), points_text(m.out_of)),
+      tr("Step"), tr("Points"), tr("Your values"));
   for (const StepMark& s : m.steps)
-    out += fmt::format("| {} | {} of {} | {} |\n", s.step, points_text(s.points),
-                       points_text(s.out_of), cells_phrase(s));
+    out += fmt::format("| {} | {} | {} |\n", s.step,
+                       tr_format("{} of {}", points_text(s.points), points_text(s.out_of)),
+                       cells_phrase(s));
   if (const auto [a, c] = first_wrong_cell(report); c) {
-    out += fmt::format("\n- **First mistake:** {}: you wrote {}; the value is {}.\n",
-                       cell_text(truth, a->answer.step, c->row, c->col),
-                       format_fixed(c->given.value, c->given.decimals),
-                       format_fixed(c->expected, std::max(c->given.decimals, 1) + 1));
+    out += "\n" + tr_format("- **First mistake:** {}: you wrote {}; the value is {}.\n",
+                            cell_text(truth, a->answer.step, c->row, c->col),
+                            format_fixed(c->given.value, c->given.decimals),
+                            format_fixed(c->expected, std::max(c->given.decimals, 1) + 1));
     if (const Diagnosis* d = cell_diagnosis(*a, *c)) {
-      out += fmt::format("- **What went wrong:** {} — {}\n", d->label, d->detail.in(Language::en));
+      out += tr_format("- **What went wrong:** {} — {}\n", tr(d->label), d->detail.shown());
       if (!d->why.empty())
-        out += fmt::format("- **Why:** {} See lesson {} (`attn-trace run {}`).\n", d->why,
-                           d->lesson, d->lesson);
+        out += tr_format("- **Why:** {0} See lesson {1} (`attn-trace run {1}`).\n", tr(d->why),
+                         d->lesson);
     } else {
-      out +=
+      out += tr(
           "- **What went wrong:** none of the common mistakes gives this value; redo the "
-          "cell's arithmetic step by step.\n";
+          "cell's arithmetic step by step.\n");
     }
   } else if (m.total >= m.out_of) {
-    out += "\nEvery asked value is right.\n";
+    out += "\n" + std::string(tr("Every asked value is right.\n"));
   }
   const std::string rounding = rounding_sentence(report, truth);
   if (!rounding.empty()) out += (report.first_wrong ? "" : "\n") + rounding;
   std::vector<std::string> carried;
   for (const StepMark& s : m.steps)
     if (s.carried) carried.push_back(s.step);
+  const std::string steps = fmt::format("{}", fmt::join(carried, tr(" and ")));
   if (!carried.empty())
-    out += fmt::format(
-        "\n**Carried credit:** your {} {} right on your own earlier numbers, so a mistake is "
-        "counted once, where it was made.\n",
-        fmt::join(carried, " and "), carried.size() == 1 ? "is" : "are");
-  out += fmt::format("\nEvery value, cell by cell: `attn-trace verify {0}/{1} --answers {0}/{2}`\n",
-                     folder, kLessonFile, kAnswersFile);
+    out += "\n" + (carried.size() == 1
+                       ? tr_format("**Carried credit:** your {} is right on your own earlier "
+                                   "numbers, so a mistake is counted once, where it was made.\n",
+                                   steps)
+                       : tr_format("**Carried credit:** your {} are right on your own earlier "
+                                   "numbers, so a mistake is counted once, where it was made.\n",
+                                   steps));
+  out += "\n" + tr_format("Every value, cell by cell: `attn-trace verify {0}/{1} --answers {0}/{2}`\n",
+                          folder, kLessonFile, kAnswersFile);
   return out;
 }
 
@@ -218,7 +224,8 @@ std::string csv_row(const std::vector<std::string>& fields) {
 
 // feedback.md of a student who could not be marked: why.
 std::string not_marked_feedback(const StudentMark& m) {
-  return fmt::format("# Feedback: {}\n\nNot marked: {}\n", md_text(m.name), md_text(m.problem));
+  return fmt::format("# {}\n\n{}\n", tr_format("Feedback: {}", md_text(m.name)),
+                     tr_format("Not marked: {}", md_text(m.problem)));
 }
 
 // Every asked step of the class, in order of first appearance, with its points.
@@ -244,14 +251,15 @@ std::string class_counts(const std::vector<StudentMark>& marks) {
     }
   const auto tampered = static_cast<std::size_t>(
       std::count_if(marks.begin(), marks.end(), [](const StudentMark& m) { return m.tampered; }));
-  std::string out = fmt::format("# Class summary\n\n{} student{} · {} marked", marks.size(),
-                                marks.size() == 1 ? "" : "s", marked);
+  std::string out = fmt::format("# {}\n\n", tr("Class summary"));
+  out += marks.size() == 1 ? tr_format("{} student · {} marked", marks.size(), marked)
+                           : tr_format("{} students · {} marked", marks.size(), marked);
   if (marked + tampered < marks.size())
-    out += fmt::format(" · {} not marked (below)", marks.size() - marked - tampered);
-  if (tampered) out += fmt::format(" · {} tampered (below)", tampered);
+    out += tr_format(" · {} not marked (below)", marks.size() - marked - tampered);
+  if (tampered) out += tr_format(" · {} tampered (below)", tampered);
   if (marked)
-    out += fmt::format(" · mean {} of {} points", points_text(total / static_cast<double>(marked)),
-                       points_text(out_of));
+    out += tr_format(" · mean {} of {} points", points_text(total / static_cast<double>(marked)),
+                     points_text(out_of));
   return out + "\n";
 }
 
@@ -267,15 +275,16 @@ std::string reteach_section(const std::vector<StudentMark>& marks) {
     if (x.first == kUnexplained || y.first == kUnexplained) return y.first == kUnexplained;
     return x.second.size() > y.second.size();
   });
-  std::string out =
-      "\n## What to re-teach\n\nEach mistake behind a wrong (or rounded) value, and who "
-      "made it.\n\n";
-  if (ranked.empty()) return out + "No wrong value in the answers given.\n";
-  out += "| Mistake | Students | Who | See lesson |\n|---|---:|---|---|\n";
+  std::string out = fmt::format(
+      "\n## {}\n\n{}\n\n", tr("What to re-teach"),
+      tr("Each mistake behind a wrong (or rounded) value, and who made it."));
+  if (ranked.empty()) return out + std::string(tr("No wrong value in the answers given.\n"));
+  out += fmt::format("| {} | {} | {} | {} |\n|---|---:|---|---|\n", tr("Mistake"), tr("Students"),
+                     tr("Who"), tr("See lesson"));
   for (const auto& [label, names] : ranked) {
     const CommonMistake* mistake = find_common_mistake(label);
-    out += fmt::format("| {} | {} | {} | {} |\n", label, names.size(),
-                       md_text(fmt::format("{}", fmt::join(names, ", "))),
+    out += fmt::format("| {} | {} | {} | {} |\n", tr(label), names.size(),
+                       md_text(fmt::format("{}", fmt::join(names, tr(", ")))),
                        mistake ? mistake->lesson : "");
   }
   return out;
@@ -297,16 +306,17 @@ std::string step_row(const std::vector<StudentMark>& marks, const std::string& s
       blank += s.blank > 0;
     }
   }
-  return fmt::format("| {} | {} of {} | {} | {} | {} |\n", step,
-                     n ? points_text(sum / static_cast<double>(n)) : "-", points_text(of), full,
-                     wrong, blank);
+  return fmt::format("| {} | {} | {} | {} | {} |\n", step,
+                     tr_format("{} of {}", n ? points_text(sum / static_cast<double>(n)) : "-",
+                               points_text(of)),
+                     full, wrong, blank);
 }
 
 // Each step across the class.
 std::string steps_section(const std::vector<StudentMark>& marks) {
-  std::string out =
-      "\n## Steps\n\n| Step | Mean points | Full marks | Some wrong | Some blank |\n"
-      "|---|---:|---:|---:|---:|\n";
+  std::string out = fmt::format(
+      "\n## {}\n\n| {} | {} | {} | {} | {} |\n|---|---:|---:|---:|---:|\n", tr("Steps"), tr("Step"),
+      tr("Mean points"), tr("Full marks"), tr("Some wrong"), tr("Some blank"));
   for (const auto& [step, points] : class_steps(marks)) out += step_row(marks, step);
   return out;
 }
@@ -315,7 +325,8 @@ std::string steps_section(const std::vector<StudentMark>& marks) {
 std::string not_marked_section(const std::vector<StudentMark>& marks) {
   const auto listed = [](const StudentMark& m) { return !m.problem.empty() && !m.tampered; };
   if (std::none_of(marks.begin(), marks.end(), listed)) return "";
-  std::string out = "\n## Not marked\n\n| Student | Folder | Problem |\n|---|---|---|\n";
+  std::string out = fmt::format("\n## {}\n\n| {} | {} | {} |\n|---|---|---|\n", tr("Not marked"),
+                                tr("Student"), tr("Folder"), tr("Problem"));
   for (const StudentMark& m : marks)
     if (listed(m))
       out +=
@@ -333,14 +344,15 @@ std::string tampered_section(const std::vector<StudentMark>& marks) {
           fmt::format("| {} | {} | {} |\n", md_text(m.name), md_text(m.folder), md_text(m.problem));
   for (const StudentMark& m : marks)
     if (!m.warning.empty())
-      rows += fmt::format("| {} | {} | marked; {} |\n", md_text(m.name), md_text(m.folder),
-                          md_text(m.warning));
+      rows += fmt::format("| {} | {} | {} |\n", md_text(m.name), md_text(m.folder),
+                          md_text(tr_format("marked; {}", m.warning)));
   if (rows.empty()) return "";
-  return "\n## Tampered\n\nFolders whose lesson.toml is not the one exercise wrote for the "
-         "student roster.csv gives the folder to (edited, or copied from another folder): not "
-         "marked. Students can change the files of their folder; roster.csv is yours.\n\n"
-         "| Student | Folder | What was found |\n|---|---|---|\n" +
-         rows;
+  return fmt::format(
+      "\n## {}\n\n{}\n\n| {} | {} | {} |\n|---|---|---|\n{}", tr("Tampered"),
+      tr("Folders whose lesson.toml is not the one exercise wrote for the student roster.csv "
+         "gives the folder to (edited, or copied from another folder): not marked. Students can "
+         "change the files of their folder; roster.csv is yours."),
+      tr("Student"), tr("Folder"), tr("What was found"), rows);
 }
 
 // The students marked whose lesson.toml had no fingerprint to be checked against.
@@ -349,14 +361,20 @@ std::string unchecked_section(const std::vector<StudentMark>& marks) {
   for (const StudentMark& m : marks)
     if (m.problem.empty() && !m.fingerprint_checked) names.push_back(m.name);
   if (names.empty()) return "";
+  const std::string who = md_text(fmt::format("{}", fmt::join(names, tr(", "))));
   return fmt::format(
-      "\n## Not checked\n\nThe {} of {} marked student{} could not be checked for edits: {} has "
-      "no fingerprint for {} (an older attn-trace wrote it, or there is none): {}. Run the "
-      "command at the top of index.md again with --force to record the fingerprints "
-      "(filled-in {} files are kept).\n",
-      kLessonFile, names.size(), names.size() == 1 ? "" : "s", kRosterFile,
-      names.size() == 1 ? "it" : "them", md_text(fmt::format("{}", fmt::join(names, ", "))),
-      kAnswersFile);
+      "\n## {}\n\n{}\n", tr("Not checked"),
+      names.size() == 1
+          ? tr_format("The {} of {} marked student could not be checked for edits: {} has no "
+                      "fingerprint for it (an older attn-trace wrote it, or there is none): {}. "
+                      "Run the command at the top of index.md again with --force to record the "
+                      "fingerprints (filled-in {} files are kept).",
+                      kLessonFile, names.size(), kRosterFile, who, kAnswersFile)
+          : tr_format("The {} of {} marked students could not be checked for edits: {} has no "
+                      "fingerprint for them (an older attn-trace wrote it, or there is none): {}. "
+                      "Run the command at the top of index.md again with --force to record the "
+                      "fingerprints (filled-in {} files are kept).",
+                      kLessonFile, names.size(), kRosterFile, who, kAnswersFile));
 }
 
 // At most `limit` characters of text a student or a user wrote, for a message.
@@ -380,23 +398,24 @@ bool same_name(std::string_view a, std::string_view b) {
 }
 
 // How a teacher puts a tampered lesson.toml right.
-constexpr const char* kRestoreLesson =
+constexpr const char* kRestoreLesson = N_(
     "put back the lesson.toml exercise wrote (the command at the top of index.md, run again "
-    "with --force, writes it and keeps filled-in answers.toml files), then mark again";
+    "with --force, writes it and keeps filled-in answers.toml files), then mark again");
 
 // What keeps `folder` from being the name of one sub-folder of the class
 // folder, as a phrase ("is a path, ..."); "" when nothing does.
 std::string folder_flaw(std::string_view folder) {
-  if (folder.empty()) return "is empty";
-  if (folder == "." || folder == "..") return "leaves the class folder";
+  if (folder.empty()) return std::string(tr("is empty"));
+  if (folder == "." || folder == "..") return std::string(tr("leaves the class folder"));
   if (folder.find_first_of("/\\") != std::string_view::npos)
-    return "is a path, not the name of one folder";
-  if (folder.front() == '.') return "starts with '.' (a hidden folder)";
+    return std::string(tr("is a path, not the name of one folder"));
+  if (folder.front() == '.') return std::string(tr("starts with '.' (a hidden folder)"));
   for (char c : folder)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "has a control character";
-  if (invalid_utf8_offset(folder) != std::string_view::npos) return "is not UTF-8";
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return std::string(tr("has a control character"));
+  if (invalid_utf8_offset(folder) != std::string_view::npos) return std::string(tr("is not UTF-8"));
   if (folder.size() > kMaxRosterFolderBytes)
-    return fmt::format("is longer than {} bytes", kMaxRosterFolderBytes);
+    return tr_format("is longer than {} bytes", kMaxRosterFolderBytes);
   return "";
 }
 
@@ -408,23 +427,23 @@ struct RosterSeen {
 // `where` is "roster.csv:LINE".
 void check_roster_name(const RosterEntry& e, const std::string& where, RosterSeen& seen) {
   if (e.name.empty())
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "{}: no name for folder \"{}\"; write the student's name as exercise wrote it, or "
         "remove the row",
         where, shown(e.folder)));
   if (invalid_utf8_offset(e.name) != std::string_view::npos)
     throw InputError(
-        fmt::format("{}: the name is not UTF-8; save roster.csv as UTF-8 (or put back the one "
+        tr_format("{}: the name is not UTF-8; save roster.csv as UTF-8 (or put back the one "
                     "exercise wrote)",
                     where));
   if (const std::size_t length = code_point_count(e.name); length > kMaxNameChars)
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "{}: the name is {} characters long; a name is at most {} characters: write the "
         "student's name only",
         where, length, kMaxNameChars));
   if (const auto [it, fresh] = seen.names.emplace(nfc(e.name), e.line); !fresh)
     throw InputError(
-        fmt::format("{}: \"{}\" is already on line {}; each student is on one row: remove one "
+        tr_format("{}: \"{}\" is already on line {}; each student is on one row: remove one "
                     "of the rows",
                     where, e.name, it->second));
 }
@@ -435,18 +454,18 @@ void check_roster_row(const RosterEntry& e, const std::string& where, bool has_n
                       const fs::path& class_dir, RosterSeen& seen) {
   if (has_names) check_roster_name(e, where, seen);
   if (const std::string flaw = folder_flaw(e.folder); !flaw.empty())
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "{}: folder \"{}\" {}; a row names its student's own sub-folder of {} by that "
         "folder's name alone, as exercise wrote it{}: correct the row or remove it",
         where, shown(e.folder), flaw, class_dir.string(),
-        has_names ? fmt::format(" (\"{}\" for {})", student_folder(e.name), e.name) : ""));
+        has_names ? tr_format(" (\"{}\" for {})", student_folder(e.name), e.name) : ""));
   if (const auto [it, fresh] = seen.folders.emplace(e.folder, e.line); !fresh)
     throw InputError(
-        fmt::format("{}: folder \"{}\" is already on line {}; each student has a folder of "
+        tr_format("{}: folder \"{}\" is already on line {}; each student has a folder of "
                     "their own: remove one of the rows",
                     where, e.folder, it->second));
   if (!e.fingerprint.empty() && !is_fingerprint(e.fingerprint))
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "{}: fingerprint \"{}\" is not one exercise writes (sha256: and 64 hex digits); put "
         "back the roster.csv exercise wrote (the command at the top of index.md, run again "
         "with --force, writes it)",
@@ -468,7 +487,7 @@ std::vector<RosterEntry> roster_entries(const fs::path& class_dir, const std::st
                                    fingerprint_at = column("fingerprint");
   if (!folder_at)
     throw InputError(
-        fmt::format("{}: no 'folder' column in its first line; it should be the "
+        tr_format("{}: no 'folder' column in its first line; it should be the "
                     "roster.csv that attn-trace exercise wrote (name,folder,variant,fingerprint)",
                     roster));
   RosterSeen seen;
@@ -498,7 +517,7 @@ std::string roster_problem(const RosterEntry& entry, StudentMark& m, const Lesso
     case RosterStatus::no_roster:
       return "";
     case RosterStatus::not_listed:
-      return fmt::format(
+      return tr_format(
           "not on {}, so its {} cannot be checked; if it is a student's folder, add the student "
           "to the roster and run exercise again with --force (filled-in {} files are kept), or "
           "else move the folder out of the class folder",
@@ -506,20 +525,20 @@ std::string roster_problem(const RosterEntry& entry, StudentMark& m, const Lesso
     case RosterStatus::listed:
       break;
   }
-  const std::string row = fmt::format("{} line {}", kRosterFile, entry.line);
+  const std::string row = tr_format("{} line {}", kRosterFile, entry.line);
   const std::string& who = entry.name.empty() ? entry.folder : entry.name;
   m.tampered = true;
   if (!entry.fingerprint.empty() && m.fingerprint != entry.fingerprint)
-    return fmt::format(
+    return tr_format(
         "tampered: {} is not the lesson exercise wrote for {}: its fingerprint is not the one "
         "on {}; {}",
-        path, who, row, kRestoreLesson);
+        path, who, row, tr(kRestoreLesson));
   if (lesson && !entry.name.empty() && !same_name(lesson->student, entry.name))
-    return fmt::format("tampered: {} is the exercise of \"{}\", but {} gives this folder to {}; {}",
-                       path, shown(lesson->student), row, who, kRestoreLesson);
+    return tr_format("tampered: {} is the exercise of \"{}\", but {} gives this folder to {}; {}",
+                     path, shown(lesson->student), row, who, tr(kRestoreLesson));
   if (lesson && !entry.variant.empty() && lesson->variant != entry.variant)
-    return fmt::format("tampered: {} is variant {}, but {} gives {} variant {}; {}", path,
-                       shown(lesson->variant), row, who, entry.variant, kRestoreLesson);
+    return tr_format("tampered: {} is variant {}, but {} gives {} variant {}; {}", path,
+                     shown(lesson->variant), row, who, entry.variant, tr(kRestoreLesson));
   m.tampered = false;
   return "";
 }
@@ -573,17 +592,17 @@ void name_copied_lessons(const fs::path& class_dir, const std::vector<RosterEntr
       const std::string path = (class_dir / m.folder / kLessonFile).string();
       m.tampered = true;
       m.problem = listed
-                      ? fmt::format(
+                      ? tr_format(
                             "tampered: {} is the lesson of {} (folder {}), not {}'s: copied from "
                             "that folder? Two folders claim one student; {}",
-                            path, other.name, other.folder, m.name, kRestoreLesson)
-                      : fmt::format(
+                            path, other.name, other.folder, m.name, tr(kRestoreLesson))
+                      : tr_format(
                             "tampered: {}, in a folder not on {}, is the lesson of {} (folder {}): "
                             "two folders claim one student; move the copy out of the class folder",
                             path, kRosterFile, other.name, other.folder);
       m.feedback = not_marked_feedback(m);
-      marks[j].warning += fmt::format("{}its {} is also in folder {} (copied?)",
-                                      marks[j].warning.empty() ? "" : "; ", kLessonFile, m.folder);
+      marks[j].warning += (marks[j].warning.empty() ? std::string() : std::string(tr("; "))) +
+                          tr_format("its {} is also in folder {} (copied?)", kLessonFile, m.folder);
       break;
     }
   }
@@ -658,7 +677,7 @@ MarkScheme read_mark_scheme(const std::string& path) {
   MarkScheme scheme;
   auto non_negative = [&](const toml::node& n, const std::string& key) {
     const double v = toml.number(n, key).value;
-    if (v < 0) toml.fail(&n, key, "points cannot be negative");
+    if (v < 0) toml.fail(&n, key, std::string(tr("points cannot be negative")));
     return v;
   };
   if (const toml::table* t = toml.table(toml.root(), "points"))
@@ -679,7 +698,7 @@ MarkScheme read_mark_scheme(const std::string& path) {
         const std::string where = fmt::format("credit.{}", key);
         *into = toml.number(*n, where).value;
         if (*into < 0 || *into > 1)
-          toml.fail(n, where, "a credit is the fraction of the points a value earns: 0 to 1");
+          toml.fail(n, where, std::string(tr("a credit is the fraction of the points a value earns: 0 to 1")));
       }
   }
   return scheme;
@@ -693,7 +712,7 @@ std::string linked_problem(const fs::path& dir) {
     std::error_code ec;
     if (!fs::is_symlink(fs::symlink_status(path, ec))) continue;
     const fs::path to = fs::read_symlink(path, ec);
-    return fmt::format(
+    return tr_format(
         "{} is a symbolic link to {}: mark reads and writes a student's folder only as real "
         "files and folders; replace the link with what it points to, then mark again (no "
         "feedback.md was written)",
@@ -729,7 +748,7 @@ StudentMark mark_student(const fs::path& class_dir, const RosterEntry& entry,
     std::error_code ec;
     if (!fs::exists(answers_path, ec))
       throw InputError(
-          fmt::format("no {} in {}; put the student's filled-in {} there (exercise "
+          tr_format("no {} in {}; put the student's filled-in {} there (exercise "
                       "writes a blank one)",
                       kAnswersFile, shown_dir, kAnswersFile));
     const std::vector<Answer> answers = load_answers_file(answers_path.string(), *lesson, truth);
@@ -761,7 +780,7 @@ std::vector<RosterEntry> class_roster(const fs::path& class_dir) {
   std::error_code ec;
   if (!fs::is_directory(class_dir, ec))
     throw InputError(
-        fmt::format("{}: not a folder; give the folder that attn-trace exercise "
+        tr_format("{}: not a folder; give the folder that attn-trace exercise "
                     "--out wrote",
                     class_dir.string()));
   // The roster's students first, in its order, whether or not their folder is
@@ -785,12 +804,12 @@ std::vector<RosterEntry> class_roster(const fs::path& class_dir) {
   }
   if (ec)
     throw InputError(
-        fmt::format("{}: cannot list the folder: {}", class_dir.string(), ec.message()));
+        tr_format("{}: cannot list the folder: {}", class_dir.string(), ec.message()));
   std::sort(others.begin(), others.end(),
             [](const RosterEntry& a, const RosterEntry& b) { return a.folder < b.folder; });
   entries.insert(entries.end(), others.begin(), others.end());
   if (entries.empty())
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "{}: no student folders (sub-folders with a {}); give the folder that attn-trace "
         "exercise --out wrote",
         class_dir.string(), kLessonFile));
@@ -799,7 +818,12 @@ std::vector<RosterEntry> class_roster(const fs::path& class_dir) {
 
 std::vector<StudentMark> mark_class(const fs::path& class_dir, const MarkScheme& scheme,
                                     const std::string& points_file) {
-  const std::vector<RosterEntry> roster = class_roster(class_dir);
+  return mark_class(class_dir, class_roster(class_dir), scheme, points_file);
+}
+
+std::vector<StudentMark> mark_class(const fs::path& class_dir,
+                                    const std::vector<RosterEntry>& roster,
+                                    const MarkScheme& scheme, const std::string& points_file) {
   std::vector<StudentMark> marks(roster.size());
   parallel_for(roster.size(),
                [&](std::size_t i) { marks[i] = mark_student(class_dir, roster[i], scheme); });
@@ -812,19 +836,23 @@ std::vector<StudentMark> mark_class(const fs::path& class_dir, const MarkScheme&
         std::none_of(marks.begin(), marks.end(),
                      [&](const StudentMark& m) { return m.point_keys_used.contains(name); }))
       throw InputError(fmt::format(
+          fmt::runtime(translate(terminal_language(),
           "{}: key 'points.{}': no student was asked for this step; the asked steps are {} "
-          "(a short name such as 'weights' means head 0)",
+          "(a short name such as 'weights' means head 0)")),
           points_file, name, fmt::join(asked, ", ")));
   return marks;
 }
 
 std::string marks_csv(const std::vector<StudentMark>& marks) {
   const std::vector<std::pair<std::string, double>> steps = class_steps(marks);
-  std::vector<std::string> header = {"name", "folder", "variant"};
+  // The header in the documents' language (tr); the rows are the same in both.
+  std::vector<std::string> header;
+  for (const char* column : {N_("name"), N_("folder"), N_("variant")}) header.emplace_back(tr(column));
   for (const auto& [step, out_of] : steps)
-    header.push_back(fmt::format("{} ({})", step, points_text(out_of)));
-  for (const char* column : {"total", "out of", "first wrong", "mistake", "problem"})
-    header.push_back(column);
+    header.push_back(tr_format("{} ({})", step, points_text(out_of)));
+  for (const char* column :
+       {N_("total"), N_("out of"), N_("first wrong"), N_("mistake"), N_("problem")})
+    header.emplace_back(tr(column));
   std::string out = "\xEF\xBB\xBF" + csv_row(header);
   for (const StudentMark& m : marks) {
     std::vector<std::string> row = {m.name, m.folder, m.variant};

@@ -107,6 +107,12 @@ std::vector<RosterEntry> class_roster(const std::filesystem::path& class_dir);
 // student was asked for (a typo would otherwise silently score 1 point).
 std::vector<StudentMark> mark_class(const std::filesystem::path& class_dir,
                                     const MarkScheme& scheme, const std::string& points_file);
+// The same, for the student folders `roster` (class_roster of class_dir), read
+// beforehand: a command reads them in the terminal's language, then marks the
+// class inside a DocumentScope, so that the files' words follow --lang.
+std::vector<StudentMark> mark_class(const std::filesystem::path& class_dir,
+                                    const std::vector<RosterEntry>& roster,
+                                    const MarkScheme& scheme, const std::string& points_file);
 
 // The rows of CSV text (RFC 4180: quoted fields, "" for a quote inside, CRLF
 // or LF line ends); a UTF-8 byte-order mark at the start is skipped. Any text

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "core/i18n.hpp"
 #include "core/lesson.hpp"
 #include "render/escape.hpp"
 #include "render/numbers.hpp"
@@ -50,9 +51,9 @@ std::string values_table(const SheetMatrix& m, int decimals) {
 }
 
 std::string step_heading(const SheetMatrix& m, std::size_t number) {
-  return fmt::format("<p>{}. <b>{}</b> — {}: {} · shapes: {}</p>\n", number, cloze_html_text(m.id),
-                     cloze_html_text(m.name), cloze_html_text(m.formula),
-                     cloze_html_text(m.shapes));
+  return fmt::format("<p>{}. <b>{}</b> — {} · {}</p>\n", number, cloze_html_text(m.id),
+                     cloze_html_text(tr_format("{}: {}", m.name, m.formula)),
+                     cloze_html_text(tr_format("shapes: {}", m.shapes)));
 }
 
 bool has_masked_cell(const SheetMatrix& m) {
@@ -61,19 +62,20 @@ bool has_masked_cell(const SheetMatrix& m) {
 
 // The question: the convention, the inputs, and a cloze cell in every asked cell.
 std::string question_html(const SheetModel& model) {
-  std::string out = fmt::format("<p>{}</p>\n<p><b>Convention</b></p>\n<ul>\n",
-                                cloze_html_text(sheet_meta(model)));
+  std::string out = fmt::format("<p>{}</p>\n<p><b>{}</b></p>\n<ul>\n",
+                                cloze_html_text(sheet_meta(model)), cloze_html_text(tr("Convention")));
   for (const ConventionLine& line : model.convention)
     out += fmt::format("<li>{}</li>\n", cloze_html_text(line.text));
-  out += "</ul>\n<p><b>Given</b></p>\n";
+  out += fmt::format("</ul>\n<p><b>{}</b></p>\n", cloze_html_text(tr("Given")));
   for (const SheetMatrix& m : model.inputs)
-    out += fmt::format("<p><b>{}</b> — {} ({})</p>\n", cloze_html_text(m.id),
-                       cloze_html_text(m.name), cloze_html_text(m.shapes)) +
+    out += fmt::format("<p><b>{}</b> — {}</p>\n", cloze_html_text(m.id),
+                       cloze_html_text(tr_format("{} ({})", m.name, m.shapes))) +
            values_table(m, model.input_decimals);
-  out += fmt::format("<p><b>To compute</b>: every cell to {} decimals.", model.answer_decimals);
+  out += fmt::format("<p><b>{}</b>{}", cloze_html_text(tr("To compute")),
+                     cloze_html_text(tr_format(": every cell to {} decimals.", model.answer_decimals)));
   for (const SheetMatrix& m : model.asked)
     if (has_masked_cell(m)) {
-      out += " Write a masked score (−∞) as -inf.";
+      out += cloze_html_text(tr(" Write a masked score (−∞) as -inf."));
       break;
     }
   out += "</p>\n";
@@ -89,14 +91,15 @@ std::string question_html(const SheetModel& model) {
 // The general feedback: the key of the asked steps and their worked cells.
 std::string feedback_html(const SheetModel& model) {
   std::string out =
-      fmt::format("<p><b>Answer key</b>, to {} decimals.</p>\n", model.answer_decimals);
+      fmt::format("<p><b>{}</b>{}</p>\n", cloze_html_text(tr("Answer key")),
+                  cloze_html_text(tr_format(", to {} decimals.", model.answer_decimals)));
   for (std::size_t i = 0; i < model.asked.size(); ++i)
     out +=
         step_heading(model.asked[i], i + 1) + values_table(model.asked[i], model.answer_decimals);
   for (const CellExpansion& e : model.worked)
-    out += fmt::format("<p>Worked cell <b>{}</b> [{}, {}] ({}, {})</p>\n<pre>{}</pre>\n",
-                       cloze_html_text(e.step), e.row, e.col, cloze_html_text(e.row_label),
-                       cloze_html_text(e.col_label),
+    out += fmt::format("<p>{} <b>{}</b> [{}, {}] ({}, {})</p>\n<pre>{}</pre>\n",
+                       cloze_html_text(tr("Worked cell")), cloze_html_text(e.step), e.row, e.col,
+                       cloze_html_text(e.row_label), cloze_html_text(e.col_label),
                        cloze_html_text(expansion_text(e, model.answer_decimals + 2)));
   return out;
 }
@@ -170,8 +173,9 @@ std::string render_moodle_xml(const ExerciseSpec& spec, const std::vector<SheetM
       "<question type=\"category\">\n<category><text>{}</text></category>\n"
       "<info format=\"html\"><text>{}</text></info>\n</question>\n",
       xml_text(moodle_category(spec)),
-      xml_cdata(fmt::format("<p>Attention exercises, one variant per question. Regenerate "
-                            "with: <code>{} --out DIR</code></p>",
+      xml_cdata(fmt::format("<p>{} <code>{} --out DIR</code></p>",
+                            xml_text(tr("Attention exercises, one variant per question. Regenerate "
+                                        "with:")),
                             xml_text(spec.command))));
   for (const SheetModel& model : models)
     out += fmt::format(
@@ -179,7 +183,7 @@ std::string render_moodle_xml(const ExerciseSpec& spec, const std::vector<SheetM
         "<questiontext format=\"html\"><text>{}</text></questiontext>\n"
         "<generalfeedback format=\"html\"><text>{}</text></generalfeedback>\n"
         "<penalty>0</penalty>\n<hidden>0</hidden>\n</question>\n",
-        xml_text(fmt::format("Attention exercise, variant {}", model.variant)),
+        xml_text(tr_format("Attention exercise, variant {}", model.variant)),
         xml_cdata(question_html(model)), xml_cdata(feedback_html(model)));
   return out + "</quiz>\n";
 }

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 
 namespace attn {
 
@@ -61,8 +62,8 @@ std::string nfc(std::string_view text) {
                    static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
   const std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(mapped, &std::free);
   if (length < 0)
-    throw InputError(fmt::format("\"{}\" is not valid UTF-8 ({}); save the text as UTF-8", text,
-                                 utf8proc_errmsg(length)));
+    throw InputError(tr_format("\"{}\" is not valid UTF-8 ({}); save the text as UTF-8", text,
+                               utf8proc_errmsg(length)));
   return std::string(reinterpret_cast<const char*>(mapped), static_cast<std::size_t>(length));
 }
 

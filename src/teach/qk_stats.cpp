@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "render/json_writer.hpp"
+#include "render/numbers.hpp"
 
 namespace attn {
 
@@ -94,22 +96,28 @@ std::string theory_text(const Estimate& e) {
 
 std::string section_text(const QkStats& s) {
   const bool unit = s.spec.vectors == QkVectors::unit_variance;
-  std::string out = unit ? "q, k with components independent N(0, 1) (unit variance):\n"
-                         : "q, k unit-length (uniform on the sphere; components of variance "
-                           "1/d_k):\n";
-  out += fmt::format("  {:<13}{:<10}{:>12}{:>12}   {}\n", "", "", "sampled", "± s.e.", "theory");
+  std::string out(unit ? tr("q, k with components independent N(0, 1) (unit variance):")
+                       : tr("q, k unit-length (uniform on the sphere; components of variance "
+                            "1/d_k):"));
+  out += fmt::format("\n  {}{}{}   {}\n", std::string(23, ' '),
+                     pad_left(std::string(tr("sampled")), 12),
+                     pad_left(std::string(tr("± s.e.")), 12), tr("theory"));
   const auto block = [&](const char* label, const QkMoments& m, bool scaled) {
     const std::string why_var =
         unit ? (scaled ? " (= d_k / d_k)" : " (= d_k)") : (scaled ? " (= 1/d_k²)" : " (= 1/d_k)");
-    const std::pair<const char*, const Estimate*> rows[] = {
-        {"mean", &m.mean}, {"variance", &m.variance}, {"std", &m.std}, {"|x| > 3", &m.beyond_3}};
+    const std::pair<std::string_view, const Estimate*> rows[] = {{tr("mean"), &m.mean},
+                                                                 {tr("variance"), &m.variance},
+                                                                 {tr("std"), &m.std},
+                                                                 {"|x| > 3", &m.beyond_3}};
     bool first = true;
     for (const auto& [name, e] : rows) {
       std::string note;
       if (e == &m.variance) note = why_var;
-      if (e == &m.beyond_3) note = unit ? " (normal approximation)" : " (|q·k| <= 1 always)";
-      out += fmt::format("  {:<13}{:<10}{:>12.6g}{:>12.2g}   {}{}\n", first ? label : "", name,
-                         e->value, e->standard_error, theory_text(*e), note);
+      if (e == &m.beyond_3)
+        note = unit ? tr(" (normal approximation)") : tr(" (|q·k| <= 1 always)");
+      out += fmt::format("  {}{}{:>12.6g}{:>12.2g}   {}{}\n", pad_right(first ? label : "", 13),
+                         pad_right(std::string(name), 10), e->value, e->standard_error,
+                         theory_text(*e), note);
       first = false;
     }
   };
@@ -140,18 +148,18 @@ std::string_view vectors_name(QkVectors vectors) {
 void validate(const QkSampleSpec& spec) {
   if (spec.d_k < 1 || spec.d_k > kMaxQkDk)
     throw InputError(
-        fmt::format("--d-k {} is out of range; give d_k from 1 to {}", spec.d_k, kMaxQkDk));
+        tr_format("--d-k {} is out of range; give d_k from 1 to {}", spec.d_k, kMaxQkDk));
   if (spec.samples < kMinQkSamples || spec.samples > kMaxQkSamples)
     throw InputError(
-        fmt::format("--samples {} is out of range; give {} to {} samples (with fewer, the "
-                    "standard errors mean nothing)",
-                    spec.samples, kMinQkSamples, kMaxQkSamples));
+        tr_format("--samples {} is out of range; give {} to {} samples (with fewer, the "
+                  "standard errors mean nothing)",
+                  spec.samples, kMinQkSamples, kMaxQkSamples));
   if (spec.samples * spec.d_k > kMaxQkNumbers)
     throw InputError(
-        fmt::format("--samples {} × --d-k {} = {} components in all is more than {} (kept under a "
-                    "second); give at most {} samples for d_k {}",
-                    spec.samples, spec.d_k, spec.samples * spec.d_k, kMaxQkNumbers,
-                    kMaxQkNumbers / spec.d_k, spec.d_k));
+        tr_format("--samples {} × --d-k {} = {} components in all is more than {} (kept under a "
+                  "second); give at most {} samples for d_k {}",
+                  spec.samples, spec.d_k, spec.samples * spec.d_k, kMaxQkNumbers,
+                  kMaxQkNumbers / spec.d_k, spec.d_k));
 }
 
 double NormalStream::next() {
@@ -197,13 +205,14 @@ const Estimate* find_statistic(const QkMoments& moments, std::string_view quanti
 
 std::string qk_stats_text(const QkStats& unit_variance, const QkStats& unit_length) {
   const QkSampleSpec& spec = unit_variance.spec;
-  std::string out = fmt::format(
+  std::string out = tr_format(
       "attn-trace stats · q·k of {} random pairs q, k with d_k = {} · seed {}\n"
       "drawn by SplitMix64 + Box–Muller (docs/stats.md); ± s.e. is the standard error\n\n",
       spec.samples, spec.d_k, spec.seed);
   out += section_text(unit_variance) + "\n" + section_text(unit_length);
   const double d_k = static_cast<double>(spec.d_k);
-  out += fmt::format(
+  out += tr_format(
+      // xgettext:no-c-format
       "\nWhy scale: with unit-variance components q·k has variance d_k = {:g} (std {:.4g}), so\n"
       "values beyond ±3 come up in {:.2g}% of pairs ({:.1f}% sampled), more as d_k grows;\n"
       "dividing by √d_k = {:.4g} brings the variance back to 1. Unit-length vectors give\n"

@@ -9,6 +9,7 @@
 
 #include "core/costs.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/number_text.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
@@ -24,8 +25,8 @@ constexpr double kSamplingErrors = 4.0;
 
 [[noreturn]] void fail(const Lesson& lesson, const QuantityClaim& c, int line, std::string_view key,
                        const std::string& message) {
-  throw InputError(fmt::format("{}:{}: key '{}.{}': {}", lesson.origin, line ? line : c.line, c.key,
-                               key, message));
+  throw InputError(tr_format("{}:{}: key '{}': {}", lesson.origin, line ? line : c.line,
+                             fmt::format("{}.{}", c.key, key), message));
 }
 
 // The steps a claim is about: one id, or "head*.<step>" for every head's step;
@@ -43,34 +44,54 @@ std::vector<const Step*> claimed_steps(const Lesson& lesson, const Trace& trace,
   }
   if (out.empty())
     fail(lesson, c, c.step_line, "step",
-         fmt::format("unknown step id '{}' for lesson {}; valid ids: {} (or head*.<step> for "
-                     "every head)",
-                     c.step, trace.lesson_id, fmt::join(trace.ids(), ", ")));
+         tr_format("unknown step id '{}' for lesson {}; valid ids: {} (or head*.<step> for every "
+                   "head)",
+                   c.step, trace.lesson_id, fmt::join(trace.ids(), ", ")));
   return out;
+}
+
+// `format`, already in its language (translate(lang, "…")), with its {} filled in.
+template <typename... Args>
+std::string fill(std::string_view format, const Args&... args) {
+  return fmt::vformat(format, fmt::make_format_args(args...));
 }
 
 // What a dimension counts, from its labels: "queries", "keys", "tokens"
 // (self-attention: both), or "columns".
-std::string dimension_name(const Trace& trace, const std::vector<std::string>& labels) {
+std::string dimension_name(const Trace& trace, const std::vector<std::string>& labels,
+                           Language lang) {
   const std::vector<std::string>& queries = trace.at("X").rows;
   const Step* memory = trace.find("memory");
   const std::vector<std::string>& keys = memory ? memory->rows : queries;
-  if (labels == queries) return memory ? "queries" : "tokens";
-  if (labels == keys) return "keys";
-  return "columns";
+  if (labels == queries)
+    return std::string(memory ? translate(lang, "queries") : translate(lang, "tokens"));
+  if (labels == keys) return std::string(translate(lang, "keys"));
+  return std::string(translate(lang, "columns"));
 }
 
 std::string shape_text(const std::vector<std::size_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
-std::string at_seq(const QuantityClaim& c) {
-  return c.seq ? fmt::format(" at seq {}", *c.seq) : "";
+std::string at_seq(const QuantityClaim& c, Language lang) {
+  return c.seq ? fill(translate(lang, " at seq {}"), *c.seq) : "";
 }
 
 // A number to the decimals the claim was written with (at least `least`).
 std::string as_stated(double value, const QuantityClaim& c, int least = 0) {
   return format_fixed(value, std::max(c.value.decimals, least));
+}
+
+// "head*.weights is [batch, heads, queries, keys] = [2, 8, 5, 7]", in `lang`.
+std::string shape_details(const Trace& trace, const QuantityClaim& c, const Step& step,
+                          std::size_t heads, const std::string& computed, Language lang) {
+  std::vector<std::string> names;
+  if (c.batch) names.emplace_back(translate(lang, "batch"));
+  if (heads) names.emplace_back(translate(lang, "heads"));
+  names.push_back(dimension_name(trace, step.rows, lang));
+  names.push_back(dimension_name(trace, step.cols, lang));
+  return fill(translate(lang, "{} is [{}] = {}{}"), c.step,
+              fmt::join(names, lang == Language::zh ? "、" : ", "), computed, at_seq(c, lang));
 }
 
 QuantityVerdict check_shape(const Trace& trace, const QuantityClaim& c,
@@ -80,26 +101,52 @@ QuantityVerdict check_shape(const Trace& trace, const QuantityClaim& c,
   const CostSizes sizes{c.seq, c.seq};
   const Step& step = *steps.front();
   const auto [rows, cols] = step_shape(trace, step, sizes);
-  std::vector<std::string> names;
-  if (c.batch) {
-    v.computed_shape.push_back(*c.batch);
-    names.push_back("batch");
-  }
-  if (parse_every_head_step(c.step)) {
-    v.computed_shape.push_back(steps.size());
-    names.push_back("heads");
-  }
+  const std::size_t heads = parse_every_head_step(c.step) ? steps.size() : 0;
+  if (c.batch) v.computed_shape.push_back(*c.batch);
+  if (heads) v.computed_shape.push_back(heads);
   v.computed_shape.push_back(rows);
   v.computed_shape.push_back(cols);
-  names.push_back(dimension_name(trace, step.rows));
-  names.push_back(dimension_name(trace, step.cols));
-  v.place = fmt::format("{} shape", c.step);
+  v.place = fill(translate(Language::en, "{} shape"), c.step);
+  v.place_zh = fill(translate(Language::zh, "{} shape"), c.step);
   v.stated = shape_text(c.shape);
   v.computed = shape_text(v.computed_shape);
   v.agrees = c.shape == v.computed_shape;
-  v.details =
-      fmt::format("{} is [{}] = {}{}", c.step, fmt::join(names, ", "), v.computed, at_seq(c));
+  v.details = shape_details(trace, c, step, heads, v.computed, Language::en);
+  v.details_zh = shape_details(trace, c, step, heads, v.computed, Language::zh);
   return v;
+}
+
+// "head0.scores bytes", "whole pass FLOPs", in `lang`.
+std::string cost_place(const QuantityClaim& c, Language lang) {
+  const bool bytes = c.kind == QuantityClaim::Kind::bytes;
+  if (c.step.empty())
+    return std::string(bytes ? translate(lang, "whole pass bytes")
+                             : translate(lang, "whole pass FLOPs"));
+  return fill(bytes ? translate(lang, "{} bytes") : translate(lang, "{} FLOPs"), c.step);
+}
+
+// How a cost is made up, in `lang`: the sum over the pass, or the steps' sizes.
+std::string cost_how(const Trace& trace, const QuantityClaim& c,
+                     const std::vector<const Step*>& steps, Language lang) {
+  const CostSizes sizes{c.seq, c.seq};
+  const std::uint64_t batch = c.batch.value_or(1);
+  if (steps.empty()) {
+    std::size_t counted = 0;
+    for (const Step& step : trace.steps) counted += counts_in_pass(trace, step);
+    return fill(translate(lang,
+                          "the sum over the pass's {} steps (inputs and every computed step; not "
+                          "the weights, not heads.mean/max)"),
+                counted);
+  }
+  const Step& first = *steps.front();
+  const auto [rows, cols] = step_shape(trace, first, sizes);
+  const std::string times =
+      steps.size() > 1 ? fill(translate(lang, "{} heads × "), steps.size()) : "";
+  const std::string batched = batch > 1 ? fill(translate(lang, "batch {} × "), batch) : "";
+  if (c.kind == QuantityClaim::Kind::bytes)
+    return fmt::format("{}{}{}×{} × {} B ({})", times, batched, rows, cols, dtype_bytes(c.dtype),
+                       dtype_name(c.dtype));
+  return fmt::format("{}{}{}", times, batched, flops_formula(trace, first, sizes));
 }
 
 QuantityVerdict check_cost(const Trace& trace, const QuantityClaim& c,
@@ -109,29 +156,15 @@ QuantityVerdict check_cost(const Trace& trace, const QuantityClaim& c,
   const CostSizes sizes{c.seq, c.seq};
   const std::uint64_t batch = c.batch.value_or(1);
   const bool bytes = c.kind == QuantityClaim::Kind::bytes;
-  const std::string what = c.step.empty() ? "whole pass" : c.step;
-  v.place = fmt::format("{} {}", what, bytes ? "bytes" : "FLOPs");
+  v.place = cost_place(c, Language::en);
+  v.place_zh = cost_place(c, Language::zh);
   std::uint64_t total = 0;
-  std::string how;
   if (steps.empty()) {
     total = bytes ? pass_bytes(trace, c.dtype, batch, sizes) : batch * pass_flops(trace, sizes);
-    std::size_t counted = 0;
-    for (const Step& step : trace.steps) counted += counts_in_pass(trace, step);
-    how = fmt::format(
-        "the sum over the pass's {} steps (inputs and every computed step; not "
-        "the weights, not heads.mean/max)",
-        counted);
   } else {
     for (const Step* step : steps)
       total += bytes ? step_bytes(trace, *step, c.dtype, batch, sizes)
                      : batch * step_flops(trace, *step, sizes);
-    const Step& first = *steps.front();
-    const auto [rows, cols] = step_shape(trace, first, sizes);
-    const std::string times = steps.size() > 1 ? fmt::format("{} heads × ", steps.size()) : "";
-    const std::string batched = batch > 1 ? fmt::format("batch {} × ", batch) : "";
-    how = bytes ? fmt::format("{}{}{}×{} × {} B ({})", times, batched, rows, cols,
-                              dtype_bytes(c.dtype), dtype_name(c.dtype))
-                : fmt::format("{}{}{}", times, batched, flops_formula(trace, first, sizes));
   }
   const double unit = bytes ? c.unit_size : 1.0;
   const double value = static_cast<double>(total) / unit;
@@ -142,8 +175,28 @@ QuantityVerdict check_cost(const Trace& trace, const QuantityClaim& c,
   v.stated = as_stated(c.value.value, c) + suffix;
   v.computed_number = as_stated(value, c);
   v.computed = v.computed_number + suffix;
-  v.details = fmt::format("{} = {} {}{}", how, total, bytes ? "B" : "FLOPs", at_seq(c));
+  const auto details = [&](Language lang) {
+    return fmt::format("{} = {} {}{}", cost_how(trace, c, steps, lang), total,
+                       bytes ? "B" : "FLOPs", at_seq(c, lang));
+  };
+  v.details = details(Language::en);
+  v.details_zh = details(Language::zh);
   return v;
+}
+
+// "qk_std of q·k/√d_k (unit_length, d_k 64)", in `lang`.
+std::string sampled_place(const QuantityClaim& c, std::string_view vectors, Language lang) {
+  return fill(c.scaled ? translate(lang, "{} of q·k/√d_k ({}, d_k {})")
+                       : translate(lang, "{} ({}, d_k {})"),
+              c.quantity, vectors, c.d_k);
+}
+
+std::string sampled_details(const QuantityClaim& c, const Estimate& e, Language lang) {
+  return fill(translate(lang,
+                        "sampled {:.6g} ± {:.2g} (standard error) from {} pairs, seed {}; theory "
+                        "{}{:.6g}; `attn-trace stats --d-k {} --samples {} --seed {}` shows it"),
+              e.value, e.standard_error, c.samples, c.seed, e.theory_exact ? "" : "≈ ", e.theory,
+              c.d_k, c.samples, c.seed);
 }
 
 QuantityVerdict check_sampled(const Lesson& lesson, const QuantityClaim& c) {
@@ -158,8 +211,8 @@ QuantityVerdict check_sampled(const Lesson& lesson, const QuantityClaim& c) {
   }
   const QkStats stats = sample_qk(spec);
   const Estimate& e = *find_statistic(c.scaled ? stats.scaled : stats.raw, c.quantity);
-  v.place = fmt::format("{}{} ({}, d_k {})", c.quantity, c.scaled ? " of q·k/√d_k" : "",
-                        vectors_name(spec.vectors), c.d_k);
+  v.place = sampled_place(c, vectors_name(spec.vectors), Language::en);
+  v.place_zh = sampled_place(c, vectors_name(spec.vectors), Language::zh);
   v.computed_value = e.value;
   v.tolerance =
       c.tolerance.value_or(half_unit(c.value.decimals)) + kSamplingErrors * e.standard_error;
@@ -167,11 +220,8 @@ QuantityVerdict check_sampled(const Lesson& lesson, const QuantityClaim& c) {
   v.stated = as_stated(c.value.value, c);
   v.computed_number = as_stated(e.value, c, 3);
   v.computed = v.computed_number;
-  v.details = fmt::format(
-      "sampled {:.6g} ± {:.2g} (standard error) from {} pairs, seed {}; theory {}{:.6g}; "
-      "`attn-trace stats --d-k {} --samples {} --seed {}` shows it",
-      e.value, e.standard_error, c.samples, c.seed, e.theory_exact ? "" : "≈ ", e.theory, c.d_k,
-      c.samples, c.seed);
+  v.details = sampled_details(c, e, Language::en);
+  v.details_zh = sampled_details(c, e, Language::zh);
   return v;
 }
 
@@ -191,16 +241,25 @@ std::vector<QuantityVerdict> check_quantity_claims(const Lesson& lesson, const T
   return out;
 }
 
-std::string quantity_claims_text(const std::vector<QuantityVerdict>& verdicts) {
+std::string quantity_claims_text(const std::vector<QuantityVerdict>& verdicts, std::size_t width) {
   if (verdicts.empty()) return "";
   std::size_t agree = 0;
   for (const QuantityVerdict& v : verdicts) agree += v.agrees;
-  std::string out = fmt::format("  shape and cost claims: {} checked, {} agree, {} disagree\n",
-                                verdicts.size(), agree, verdicts.size() - agree);
-  for (const QuantityVerdict& v : verdicts)
-    out += fmt::format("    {:<9}  {}  \"{}\": stated {}, computed {}\n               {}\n",
-                       v.agrees ? "agrees" : "DISAGREES", v.place, v.claim.says, v.stated,
-                       v.computed, v.details);
+  std::string out = wrap_text(tr_format("shape and cost claims: {} checked, {} agree, {} disagree",
+                                        verdicts.size(), agree, verdicts.size() - agree),
+                              width, "  ", "    ");
+  const std::string_view agrees = tr("agrees"), disagrees = tr("DISAGREES");
+  const std::size_t column =
+      std::max(display_width(std::string(agrees)), display_width(std::string(disagrees)));
+  const std::string under(4 + column + 2, ' ');
+  for (const QuantityVerdict& v : verdicts) {
+    const std::string status = pad_right(std::string(v.agrees ? agrees : disagrees), column);
+    out += wrap_text(
+        tr_format("{}  {}  \"{}\": stated {}, computed {}", status, v.place_in(language()),
+                  v.claim.says_for(language()), v.stated, v.computed),
+        width, "    ", under);
+    out += wrap_text(v.details_in(language()), width, under, under + "  ");
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/i18n.hpp"
 #include "render/escape.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
@@ -67,9 +68,9 @@ std::string html_values(const SheetMatrix& m, int decimals) {
 
 std::string html_step_heading(const SheetMatrix& m, const std::string& prefix, bool star) {
   return fmt::format(
-      "<h3>{}<span class=\"id\">{}</span> — {}{}</h3>\n<p class=\"formula\">{} · shapes: {}</p>\n",
+      "<h3>{}<span class=\"id\">{}</span> — {}{}</h3>\n<p class=\"formula\">{} · {}</p>\n",
       prefix, xml_text(m.id), xml_text(m.name), star && m.asked ? " ★" : "", xml_text(m.formula),
-      xml_text(m.shapes));
+      xml_text(tr_format("shapes: {}", m.shapes)));
 }
 
 std::string html_student(const SheetModel& model, bool key) {
@@ -77,16 +78,16 @@ std::string html_student(const SheetModel& model, bool key) {
       fmt::format("<section class=\"student\">\n<h1>{}</h1>\n<p class=\"meta\">{}</p>\n",
                   xml_text(sheet_title(model, key)), xml_text(sheet_meta(model)));
   if (key) out += fmt::format("<p>{}</p>\n", xml_text(key_note(model)));
-  out += "<h2>Convention</h2>\n<ul>\n";
+  out += fmt::format("<h2>{}</h2>\n<ul>\n", xml_text(tr("Convention")));
   for (const ConventionLine& line : model.convention)
     out += fmt::format("<li>{}</li>\n", xml_text(line.text));
-  out += "</ul>\n<h2>Given</h2>\n";
+  out += fmt::format("</ul>\n<h2>{}</h2>\n", xml_text(tr("Given")));
   for (const SheetMatrix& m : model.inputs)
-    out += fmt::format("<div class=\"block\">\n<h3><span class=\"id\">{}</span> — {} ({})</h3>\n",
-                       xml_text(m.id), xml_text(m.name), xml_text(m.shapes)) +
+    out += fmt::format("<div class=\"block\">\n<h3><span class=\"id\">{}</span> — {}</h3>\n",
+                       xml_text(m.id), xml_text(tr_format("{} ({})", m.name, m.shapes))) +
            html_values(m, model.input_decimals) + "</div>\n";
   if (!key) {
-    out += "<h2>To compute</h2>\n";
+    out += fmt::format("<h2>{}</h2>\n", xml_text(tr("To compute")));
     for (std::size_t i = 0; i < model.asked.size(); ++i) {
       const SheetMatrix& m = model.asked[i];
       out += "<div class=\"block\">\n" + html_step_heading(m, fmt::format("{}. ", i + 1), false) +
@@ -96,12 +97,12 @@ std::string html_student(const SheetModel& model, bool key) {
     }
     return out + "</section>\n";
   }
-  out += "<h2>Every step</h2>\n";
+  out += fmt::format("<h2>{}</h2>\n", xml_text(tr("Every step")));
   for (const SheetMatrix& m : model.key)
     out += "<div class=\"block\">\n" + html_step_heading(m, "", true) +
            html_values(m, model.answer_decimals) + "</div>\n";
   if (!model.worked.empty()) {
-    out += "<h2>Worked cells</h2>\n";
+    out += fmt::format("<h2>{}</h2>\n", xml_text(tr("Worked cells")));
     for (const CellExpansion& e : model.worked)
       out += fmt::format(
           "<div class=\"block\">\n<h3><span class=\"id\">{}</span> [{}, {}] ({}, {})</h3>\n"
@@ -116,14 +117,13 @@ std::string html_student(const SheetModel& model, bool key) {
 
 std::string render_sheet_html(const std::vector<SheetModel>& models, bool key) {
   const std::string title =
-      models.size() == 1
-          ? fmt::format("{}: {}", key ? "Answer key" : "Attention exercise", models.front().student)
-          : fmt::format("{} ({} students)", key ? "Answer keys" : "Attention exercises",
-                        models.size());
+      models.size() == 1 ? sheet_title(models.front(), key)
+      : key              ? tr_format("Answer keys ({} students)", models.size())
+                         : tr_format("Attention exercises ({} students)", models.size());
   std::string out = fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
+      "<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
       "<style>\n{}</style>\n</head>\n<body>\n",
-      xml_text(title), kStyle);
+      language() == Language::zh ? "zh-CN" : "en", xml_text(title), kStyle);
   for (const SheetModel& model : models) out += html_student(model, key);
   return out + "</body>\n</html>\n";
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "core/i18n.hpp"
 #include "render/escape.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
@@ -20,7 +21,7 @@ namespace {
 // records the student's last page ("page 1 of 2" on the second run) and, for
 // double-sided printing, adds a blank page after an odd number of pages, so
 // that every student starts on a new sheet of paper.
-constexpr std::string_view kPreamble = R"(\documentclass[10pt,a4paper]{article}
+constexpr std::string_view kPreambleStart = R"(\documentclass[10pt,a4paper]{article}
 \usepackage[margin=15mm,top=20mm,headheight=13pt,headsep=4mm,footskip=8mm]{geometry}
 \usepackage{fontspec}
 \directlua{luaotfload.add_fallback("attnfallback", {"Noto Serif CJK SC:mode=node;"})}
@@ -44,9 +45,10 @@ constexpr std::string_view kPreamble = R"(\documentclass[10pt,a4paper]{article}
 \pagestyle{fancy}
 \fancyhf{}
 \fancyhead[L]{\student}
-\fancyhead[R]{Variant \variant}
-\fancyfoot[C]{\documentkind, page \thepage\ of \studentpages}
-\newcommand{\startstudent}[3]{\renewcommand{\student}{#2}\renewcommand{\variant}{#3}%
+)";
+
+// The rest of the preamble, after the page's head and foot in the documents' language.
+constexpr std::string_view kPreambleEnd = R"(\newcommand{\startstudent}[3]{\renewcommand{\student}{#2}\renewcommand{\variant}{#3}%
   \renewcommand{\studentpages}{\pageref{student-#1-end}}\setcounter{page}{1}}
 \newcommand{\finishstudent}[1]{\label{student-#1-end}\clearpage
   \ifduplex\ifodd\value{page}\else\thispagestyle{empty}\mbox{}\clearpage\fi\fi}
@@ -100,7 +102,7 @@ std::string tex_step_heading(const SheetMatrix& m, const std::string& prefix, bo
 // The inputs side by side, each under its id and shape (the convention says
 // what X, M and the W's are), so that they fit one row at the default size.
 std::string tex_given(const SheetModel& model) {
-  std::string out = "\\subsection*{Given}\n\\begin{flushleft}\n";
+  std::string out = fmt::format("\\subsection*{{{}}}\n\\begin{{flushleft}}\n", tr("Given"));
   for (const SheetMatrix& m : model.inputs)
     out += fmt::format("\\matrixbox{{\\textbf{{\\texttt{{{}}}}} ({}\\,$\\times$\\,{})}}{{{}}}\n",
                        tex_text_unicode(m.id), m.value.n_rows, m.value.n_cols,
@@ -116,26 +118,27 @@ std::string tex_student(const SheetModel& model, bool key, std::size_t number) {
                   tex_text_unicode(sheet_title(model, key)), tex_text_unicode(sheet_meta(model)));
   if (key)
     out += fmt::format("\\smallskip{{\\small {}}}\\par\n", tex_text_unicode(key_note(model)));
-  out +=
-      "\\subsection*{Convention}\n{\\small\\begin{itemize}\\setlength{\\itemsep}{0pt}"
-      "\\setlength{\\parskip}{0pt}\n";
+  out += fmt::format(
+      "\\subsection*{{{}}}\n{{\\small\\begin{{itemize}}\\setlength{{\\itemsep}}{{0pt}}"
+      "\\setlength{{\\parskip}}{{0pt}}\n",
+      tr("Convention"));
   for (const ConventionLine& line : model.convention) out += fmt::format("\\item {}\n", line.latex);
   out += "\\end{itemize}}\n" + tex_given(model);
   if (!key) {
-    out += "\\subsection*{To compute}\n\\begin{flushleft}\n";
+    out += fmt::format("\\subsection*{{{}}}\n\\begin{{flushleft}}\n", tr("To compute"));
     for (std::size_t i = 0; i < model.asked.size(); ++i)
       out += fmt::format("\\matrixbox{{{}}}{{{}}}\n",
                          tex_step_heading(model.asked[i], fmt::format("{}. ", i + 1), false),
                          tex_blank_grid(model.asked[i]));
-    out += "\\end{flushleft}\n\\subsection*{Working}\n";
+    out += fmt::format("\\end{{flushleft}}\n\\subsection*{{{}}}\n", tr("Working"));
   } else {
-    out += "\\subsection*{Every step}\n\\begin{flushleft}\n";
+    out += fmt::format("\\subsection*{{{}}}\n\\begin{{flushleft}}\n", tr("Every step"));
     for (const SheetMatrix& m : model.key)
       out += fmt::format("\\matrixbox{{{}}}{{{}}}\n", tex_step_heading(m, "", true),
                          tex_values(m, model.answer_decimals));
     out += "\\end{flushleft}\n";
     if (!model.worked.empty()) {
-      out += "\\subsection*{Worked cells}\n";
+      out += fmt::format("\\subsection*{{{}}}\n", tr("Worked cells"));
       for (const CellExpansion& e : model.worked) {
         out += fmt::format(
             "\\textbf{{\\texttt{{{}}} [{}, {}] ({}, {})}}\\par\\noindent"
@@ -143,7 +146,8 @@ std::string tex_student(const SheetModel& model, bool key, std::size_t number) {
             tex_text_unicode(e.step), e.row, e.col, tex_text_unicode(e.row_label),
             tex_text_unicode(e.col_label), expansion_latex(e, model.answer_decimals + 2));
         if (e.kind == ExpansionKind::softmax && e.shifted)
-          out += fmt::format("{{\\small ({})}}\\par\\smallskip\n", tex_text_unicode(e.note));
+          out += fmt::format("{{\\small {}}}\\par\\smallskip\n",
+                             tex_text_unicode(tr_format("({})", tr(e.note))));
       }
     }
   }
@@ -153,17 +157,25 @@ std::string tex_student(const SheetModel& model, bool key, std::size_t number) {
 }  // namespace
 
 std::string render_sheet_latex(const std::vector<SheetModel>& models, bool key) {
-  std::string out = fmt::format(
-      "% attn-trace exercise: {} for {} student(s). UTF-8; compile with lualatex, twice\n"
-      "% (the second run writes \"page 1 of N\"); needs texlive-luatex, "
-      "texlive-latex-recommended and fonts-noto-cjk.\n",
-      key ? "answer keys" : "sheets", models.size());
-  out += kPreamble;
-  out += fmt::format("\\newcommand{{\\documentkind}}{{{}}}\n", key ? "Answer key" : "Sheet");
+  std::string out =
+      key ? tr_format("% attn-trace exercise: answer keys for {} student(s). UTF-8; compile with "
+                      "lualatex, twice\n% (the second run writes \"page 1 of N\"); needs "
+                      "texlive-luatex, texlive-latex-recommended and fonts-noto-cjk.\n",
+                      models.size())
+          : tr_format("% attn-trace exercise: sheets for {} student(s). UTF-8; compile with "
+                      "lualatex, twice\n% (the second run writes \"page 1 of N\"); needs "
+                      "texlive-luatex, texlive-latex-recommended and fonts-noto-cjk.\n",
+                      models.size());
+  out += kPreambleStart;
+  out += fmt::format("\\fancyhead[R]{{{} \\variant}}\n\\fancyfoot[C]{{{}}}\n", tr("Variant"),
+                     tr_format("{0}, page {1}\\ of {2}", "\\documentkind", "\\thepage",
+                               "\\studentpages"));
+  out += kPreambleEnd;
+  out += fmt::format("\\newcommand{{\\documentkind}}{{{}}}\n", key ? tr("Answer key") : tr("Sheet"));
   if (models.size() > 1)
-    out +=
+    out += tr(
         "% Double-sided printing: every student starts on an odd page. For one-sided\n"
-        "% printing, write \\duplexfalse instead.\n\\duplextrue\n";
+        "% printing, write \\duplexfalse instead.\n\\duplextrue\n");
   out += "\\begin{document}\n";
   for (std::size_t i = 0; i < models.size(); ++i) out += "\n" + tex_student(models[i], key, i + 1);
   return out + "\n\\end{document}\n";

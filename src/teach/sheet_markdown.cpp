@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "core/i18n.hpp"
 #include "render/escape.hpp"
 #include "render/numbers.hpp"
 #include "render/render.hpp"
@@ -30,9 +31,9 @@ std::string md_table(const SheetMatrix& m, CellText cell) {
 }
 
 std::string md_given(const SheetModel& model) {
-  std::string out = "## Given\n\n";
+  std::string out = fmt::format("## {}\n\n", tr("Given"));
   for (const SheetMatrix& m : model.inputs)
-    out += fmt::format("**{}** — {} ({})\n\n", md_text(m.id), m.name, m.shapes) +
+    out += fmt::format("**{}** — {}\n\n", md_text(m.id), tr_format("{} ({})", m.name, m.shapes)) +
            md_table(m, [&](std::size_t r, std::size_t c) {
              return format_fixed(m.value(r, c), model.input_decimals);
            });
@@ -45,30 +46,30 @@ std::string render_sheet_markdown(const SheetModel& model, bool key) {
   std::string out =
       fmt::format("# {}\n\n{}\n\n", md_text(sheet_title(model, key)), md_text(sheet_meta(model)));
   if (key) out += md_text(key_note(model)) + "\n\n";
-  out += "## Convention\n\n";
+  out += fmt::format("## {}\n\n", tr("Convention"));
   for (const ConventionLine& line : model.convention)
     out += fmt::format("- {}\n", md_text(line.text));
   out += "\n" + md_given(model);
   if (!key) {
-    out += "## To compute\n\n";
+    out += fmt::format("## {}\n\n", tr("To compute"));
     for (std::size_t i = 0; i < model.asked.size(); ++i) {
       const SheetMatrix& m = model.asked[i];
-      out += fmt::format("### {}. `{}` — {}\n\n`{}` · shapes: {}\n\n", i + 1, m.id, m.name,
-                         m.formula, m.shapes);
+      out += fmt::format("### {}. `{}` — {}\n\n`{}` · {}\n\n", i + 1, m.id, m.name, m.formula,
+                         tr_format("shapes: {}", m.shapes));
       out += md_table(m, [](std::size_t, std::size_t) { return std::string(" "); });
     }
     return out;
   }
-  out += "## Every step\n\n";
+  out += fmt::format("## {}\n\n", tr("Every step"));
   for (const SheetMatrix& m : model.key) {
-    out += fmt::format("### `{}` — {}{}\n\n`{}` · shapes: {}\n\n", m.id, m.name,
-                       m.asked ? " ★" : "", m.formula, m.shapes);
+    out += fmt::format("### `{}` — {}{}\n\n`{}` · {}\n\n", m.id, m.name, m.asked ? " ★" : "",
+                       m.formula, tr_format("shapes: {}", m.shapes));
     out += md_table(m, [&](std::size_t r, std::size_t c) {
       return format_fixed(m.value(r, c), model.answer_decimals);
     });
   }
   if (!model.worked.empty()) {
-    out += "## Worked cells\n\n";
+    out += fmt::format("## {}\n\n", tr("Worked cells"));
     for (const CellExpansion& e : model.worked)
       out += fmt::format("### `{}` [{}, {}] ({}, {})\n\n{}\n\n", e.step, e.row, e.col,
                          md_text(e.row_label), md_text(e.col_label),

@@ -208,3 +208,32 @@ TEST_CASE("an unknown lesson id near an embedded one is named in the error") {
   CHECK_THROWS_WITH_AS(attn::embedded_lesson("zzzzzzzz"),
                        doctest::Contains("unknown lesson 'zzzzzzzz'. Embedded"), attn::InputError);
 }
+
+TEST_CASE("source_text: each cited section with the document's own heading under zh") {
+  using attn::Language;
+  const std::string kv =
+      "003_87eaca95f9b8aedb.txt, section 4.4 (KV cache for incremental decoding)";
+  CHECK(attn::source_text(kv, Language::en) == kv);
+  CHECK(attn::source_text(kv, Language::zh) ==
+        "003_87eaca95f9b8aedb.txt 第 4.4 节（解码器的“自回归诅咒”为什么生成速度慢得像蜗牛）");
+  // A ';' inside a gloss does not split; a range is each of its sections; parts join with '；'.
+  CHECK(attn::source_text("002_51c47c7950c6e523.txt, section 3.1 (fill -1e9; -65504 under FP16)",
+                          Language::zh) ==
+        "002_51c47c7950c6e523.txt 第 3.1 节（先写一个通用点积注意力函数）");
+  CHECK(attn::source_text("003_87eaca95f9b8aedb.txt, sections 2.4-2.5 (FFN, LayerNorm) and 5 (x); "
+                          "000_0ccc5db2bedb29fc.txt, section 6.1",
+                          Language::zh) ==
+        "003_87eaca95f9b8aedb.txt 第 2.4 "
+        "节（为什么FFN层用ReLU且维度先升后降——非线性能力的杠杆效应）、"
+        "第 2.5 节（为什么用LayerNorm而不是BatchNorm——小批量训练的稳定性刚需）、"
+        "第 5 节（精读后的实战检验用30行代码复现Encoder核心）；"
+        "000_0ccc5db2bedb29fc.txt 第 6.1 节（BERT Encoder的完整流水线不只是QKV）");
+  // A section or a file the table lacks: the source as written.
+  CHECK(attn::source_text("003_87eaca95f9b8aedb.txt, section 9.9", Language::zh) ==
+        "003_87eaca95f9b8aedb.txt, section 9.9");
+  CHECK(attn::source_text("my notes, page 3", Language::zh) == "my notes, page 3");
+  // Every embedded lesson's source is shown in Chinese.
+  for (const attn::Lesson& l : attn::all_embedded_lessons())
+    CHECK_MESSAGE(attn::source_text(l.source, Language::zh).find("section") == std::string::npos,
+                  l.id);
+}

@@ -104,3 +104,28 @@ TEST_CASE("wrap_text: Chinese breaks between characters, by display width") {
   CHECK(wrap_text("一二三四五，六", 10, "", "") == "一二三四\n五，六\n");
   CHECK(wrap_text("一二三（四五", 8, "", "") == "一二三\n（四五\n");
 }
+
+TEST_CASE("wrap_text: UAX #14 breaks keep ids, options and numbers whole") {
+  using attn::display_width;
+  using attn::wrap_text;
+  const std::string wrapped = wrap_text("用 --expand 2,1 看 head0.scores[a,b] 的每个单元格，共 0.25 秒", 18, "", "");
+  for (const char* whole : {"--expand 2,1", "head0.scores[a,b]", "0.25"})
+    CHECK_MESSAGE(wrapped.find(whole) != std::string::npos, whole, " cut in ", wrapped);
+  for (std::size_t start = 0; start < wrapped.size();) {
+    const std::size_t end = wrapped.find('\n', start);
+    CHECK(display_width(wrapped.substr(start, end - start)) <= 18);
+    start = end + 1;
+  }
+  // UAX #14 would allow breaking after "--" or "/": the tool does not.
+  CHECK(wrap_text("a --expand b/c", 8, "", "") == "a\n--expand\nb/c\n");
+}
+
+TEST_CASE("wrap_text: a full line prefers to end at punctuation to cutting a word") {
+  using attn::wrap_text;
+  // Ending after 宽 would fit (14 columns) but cut 宽度; the comma is 2 columns back.
+  CHECK(wrap_text("一二三四五，宽度很重要", 14, "", "") == "一二三四五，\n宽度很重要\n");
+  // With no punctuation near the end, the line is filled as Chinese print does.
+  CHECK(wrap_text("一二三四五六七宽度很重要", 14, "", "") == "一二三四五六七\n宽度很重要\n");
+  // Between Chinese and Latin is a good place too.
+  CHECK(wrap_text("一二三四五 Q 宽度很重要", 16, "", "") == "一二三四五 Q\n宽度很重要\n");
+}

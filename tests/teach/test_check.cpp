@@ -16,10 +16,14 @@
 #include "core/atomic_file.hpp"
 #include "core/golden.hpp"
 #include "core/lesson_library.hpp"
+#include "render/numbers.hpp"
 #include "support/mini_json.hpp"
 #include "teach/check.hpp"
 
 namespace {
+
+// A width no report line reaches: the report's words checked, not its wrapping.
+constexpr std::size_t kUnwrapped = 100000;
 
 const std::string kSource = ATTN_SOURCE_DIR;
 
@@ -63,7 +67,7 @@ TEST_CASE("check_lesson: the committed golden file of river-bank passes") {
   CHECK(c.claims.size() == claim_lines().size());
   // By hand: Q(walk)·K(bank) = 0.63×0.66 + 0.74×0.54 + 0.64×0.66 + 0.87×0.45 = 1.6293.
   CHECK(c.trace.at("head0.scores").value(2, 1) == doctest::Approx(1.6293).epsilon(1e-12));
-  CHECK(attn::check_report_text(c, attn::kGoldenTolerance)
+  CHECK(attn::check_report_text(c, attn::kGoldenTolerance, kUnwrapped)
             .find(fmt::format("golden: pass — all {} steps match {}", c.trace.steps.size(),
                               path)) != std::string::npos);
   const testjson::Value json = testjson::parse(attn::check_report_json(c));
@@ -88,7 +92,7 @@ TEST_CASE("check_lesson: one altered golden number fails, naming that step and c
   CHECK(m.cell->second == 1);
   CHECK(m.golden == 1.6294);
   CHECK(m.computed == doctest::Approx(1.6293).epsilon(1e-12));
-  const std::string text = attn::check_report_text(c, attn::kGoldenTolerance);
+  const std::string text = attn::check_report_text(c, attn::kGoldenTolerance, kUnwrapped);
   CHECK(text.find("golden: FAIL — 1 step(s) differ from " + path) != std::string::npos);
   CHECK(text.find("head0.scores [2, 1]: golden 1.6294") != std::string::npos);
 
@@ -105,11 +109,26 @@ TEST_CASE("check_lesson: one altered golden number fails, naming that step and c
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("check_report_text: wrapped to the width, continuation lines indented") {
+  const attn::LessonCheck c = check(kSource + "/golden/river-bank.toml");
+  const std::string text = attn::check_report_text(c, attn::kGoldenTolerance, 60);
+  std::size_t start = 0, lines = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end - start);
+    CHECK(attn::display_width(line) <= 60);
+    CHECK((lines == 0 || line.starts_with("  ")));  // only the header starts at column 0
+    start = end + 1;
+    ++lines;
+  }
+  CHECK(lines > c.claims.size());
+}
+
 TEST_CASE("check_lesson: no golden file is the status missing, not an error") {
   const std::string path = kSource + "/golden/no-such-lesson.toml";
   const attn::LessonCheck c = check(path);
   CHECK(c.status == attn::GoldenStatus::missing);
-  CHECK(attn::check_report_text(c, attn::kGoldenTolerance)
+  CHECK(attn::check_report_text(c, attn::kGoldenTolerance, kUnwrapped)
             .find("golden: MISSING — no " + path +
                   "; write it with `attn-trace golden river-bank`") != std::string::npos);
   CHECK(testjson::parse(attn::check_report_json(c))["golden"]["status"].text == "missing");

@@ -65,6 +65,12 @@ TEST_CASE("river-bank: K(bank)'s last entry is wrong because its third factor wa
   CHECK(contains(last.explanation, "that one value explains the whole difference"));
   CHECK_FALSE(contains(last.explanation, "term 3 written 0.12"));
   CHECK_FALSE(contains(last.explanation, "term 2:"));  // ruled out by what the document wrote
+  // The same explanation in Chinese (check --lang zh), with the same cells and numbers.
+  CHECK(contains(last.explanation_zh, "0.5×0.3 + 0.3×0.2 + 0.6×0.1 + 0.2×0.9"));
+  CHECK(contains(last.explanation_zh,
+                 "按文中所写：W_K[d2,d3] 写作 0.2（真值 0.1；= W_K[d1,d3]，另一行的值）；"
+                 "这一个值就解释了全部差值"));
+  CHECK(last.explanation_in(attn::Language::en) == last.explanation);
 }
 
 TEST_CASE("river-bank: Q(river)·K(bank) = 1.727 is carried from the document's own K(bank)") {
@@ -78,7 +84,7 @@ TEST_CASE("river-bank: Q(river)·K(bank) = 1.727 is carried from the document's 
   // 0.69×0.66 + 0.50×0.54 + 0.86×0.66 + 0.85×0.51, its own Q(river) and K(bank)
   CHECK(cell.own->value == doctest::Approx(1.7265).epsilon(1e-12));
   REQUIRE(cell.own->used.size() == 1);
-  CHECK(cell.own->used[0] == "K[bank,d3] = 0.51 (true 0.45)");
+  CHECK(cell.own->used[0].text(attn::Language::en) == "K[bank,d3] = 0.51 (true 0.45)");
   CHECK(contains(cell.explanation, "carried: right on the document's own K[bank,d3] = 0.51"));
 }
 
