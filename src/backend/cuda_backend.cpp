@@ -18,8 +18,8 @@
 #include "backend/cuda_plugin.hpp"
 #include "backend/host_buffers.hpp"
 #include "core/error.hpp"
-#include "core/install_paths.hpp"
 #include "core/i18n.hpp"
+#include "core/install_paths.hpp"
 
 namespace attn {
 
@@ -70,9 +70,9 @@ const Table& load_plugin() {
       const auto entry =
           reinterpret_cast<attn_cuda_plugin_table_fn>(dlsym(handle, cuda_plugin::entry_symbol));
       if (!entry)
-        throw BackendUnavailable(
-            tr_format("{} is not an attn-trace CUDA plugin (it has no {}); {}",
-                        candidate.string(), cuda_plugin::entry_symbol, tr(use_cpu)));
+        throw BackendUnavailable(tr_format("{} is not an attn-trace CUDA plugin (it has no {}); {}",
+                                           candidate.string(), cuda_plugin::entry_symbol,
+                                           tr(use_cpu)));
       const Table* table = entry();
       if (table->abi_version != cuda_plugin::abi_version ||
           table->shape_size != sizeof(AttentionShape) ||
@@ -94,11 +94,12 @@ const Table& load_plugin() {
   throw BackendUnavailable(tr_format(
       looked.empty()
           ? N_("no CUDA plugin: the CUDA backend is a plugin, {0}, and none was found. This "
-            "attn-trace was built without CUDA (configure with -DATTN_CUDA=ON where the CUDA "
-            "toolkit is), or the plugin was not installed beside it; {1}")
+               "attn-trace was built without CUDA (configure with -DATTN_CUDA=ON where the CUDA "
+               "toolkit is), or the plugin was not installed beside it; {1}")
           : N_("no CUDA plugin: the CUDA backend is a plugin, {0}, and none was found (looked for "
-            "{2}). This attn-trace was built without CUDA (configure with -DATTN_CUDA=ON where the "
-            "CUDA toolkit is), or the plugin was not installed beside it; {1}"),
+               "{2}). This attn-trace was built without CUDA (configure with -DATTN_CUDA=ON where "
+               "the "
+               "CUDA toolkit is), or the plugin was not installed beside it; {1}"),
       cuda_plugin::file_name, tr(use_cpu), looked));
 }
 

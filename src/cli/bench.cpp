@@ -72,8 +72,8 @@ std::uint64_t whole_number(const std::string& text, const std::string& option, s
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < low ||
       value > high)
-    throw InputError(
-        tr_format("bench: {} must be a whole number from {} to {}, not '{}'", option, low, high, text));
+    throw InputError(tr_format("bench: {} must be a whole number from {} to {}, not '{}'", option,
+                               low, high, text));
   return value;
 }
 
@@ -156,13 +156,13 @@ LengthTiming measure_length(Backend& backend, const BenchSpec& spec, std::size_t
   std::size_t runs = spec.runs.value_or(kDefaultRuns);
   if (!spec.runs && warm_up * static_cast<double>(runs) > kDefaultBudgetSeconds) {
     runs = std::max<std::size_t>(1, static_cast<std::size_t>(kDefaultBudgetSeconds / warm_up));
-    t.fewer_runs = Message(runs == 1 ? N_("{} run instead of {}: the warm-up run took {} s, and "
-                                          "without --runs a length stops at about {} s")
-                                     : N_("{} runs instead of {}: the warm-up run took {} s, and "
-                                          "without --runs a length stops at about {} s"),
-                           {std::to_string(runs), std::to_string(kDefaultRuns),
-                            fmt::format("{:.1f}", warm_up),
-                            fmt::format("{:.0f}", kDefaultBudgetSeconds)});
+    t.fewer_runs =
+        Message(runs == 1 ? N_("{} run instead of {}: the warm-up run took {} s, and "
+                               "without --runs a length stops at about {} s")
+                          : N_("{} runs instead of {}: the warm-up run took {} s, and "
+                               "without --runs a length stops at about {} s"),
+                {std::to_string(runs), std::to_string(kDefaultRuns), fmt::format("{:.1f}", warm_up),
+                 fmt::format("{:.0f}", kDefaultBudgetSeconds)});
   }
   for (std::size_t run = 0; run < runs; ++run) {
     start = std::chrono::steady_clock::now();
@@ -230,9 +230,10 @@ std::optional<double> growth(const std::vector<LengthTiming>& timings, std::size
 
 std::string header_text(const Backend& backend, const BenchSpec& spec) {
   const std::size_t runs = spec.runs.value_or(kDefaultRuns);
-  return tr_format("attn-trace bench · forward pass without a trace · backend {} · f64 · "
-                   "d_model {}",
-                   backend.name(), spec.d_model) +
+  return tr_format(
+             "attn-trace bench · forward pass without a trace · backend {} · f64 · "
+             "d_model {}",
+             backend.name(), spec.d_model) +
          " · " +
          tr_format(spec.heads == 1 ? N_("{} head of {}") : N_("{} heads of {}"), spec.heads,
                    spec.d_model / spec.heads) +
@@ -241,9 +242,9 @@ std::string header_text(const Backend& backend, const BenchSpec& spec) {
                    parallel_threads()) +
          "\n" +
          tr_format(runs == 1 ? N_("per length: one warm-up run, then the median of {} timed run of "
-                               "the computation; upload and download are timed apart")
+                                  "the computation; upload and download are timed apart")
                              : N_("per length: one warm-up run, then the median of {} timed runs "
-                               "of the computation; upload and download are timed apart"),
+                                  "of the computation; upload and download are timed apart"),
                    runs) +
          "\n\n";
 }
@@ -264,14 +265,15 @@ std::string bench_text(const Backend& backend, const BenchSpec& spec,
                        g ? fmt::format("×{:.2f}", *g) : "—", 1e3 * median(t.upload_s),
                        1e3 * median(t.download_s), static_cast<double>(t.plan_bytes) / kMiB,
                        static_cast<double>(t.peak_rss_bytes) / kMiB);
-    if (!t.fewer_runs.format.empty()) notes += fmt::format("n = {}: {}\n", t.n, t.fewer_runs.shown());
+    if (!t.fewer_runs.format.empty())
+      notes += fmt::format("n = {}: {}\n", t.n, t.fewer_runs.shown());
   }
-  out += "\n" +
-         tr_format("FLOPs per pass: {} (as `run --summary` counts the steps); growth: the time "
-                   "over the previous length's\n"
-                   "plan: the bytes the backend's plan holds (weights, activations, workspace); "
-                   "peak RSS: the whole process's, so far\n",
-                   kFlopsFormula);
+  out += "\n" + tr_format(
+                    "FLOPs per pass: {} (as `run --summary` counts the steps); growth: the time "
+                    "over the previous length's\n"
+                    "plan: the bytes the backend's plan holds (weights, activations, workspace); "
+                    "peak RSS: the whole process's, so far\n",
+                    kFlopsFormula);
   return out + notes;
 }
 
@@ -291,7 +293,8 @@ std::string length_json(const std::vector<LengthTiming>& timings, std::size_t i)
       "\"median_download_s\": {}, \"flops\": {}, \"flops_terms\": {{\"qkv\": {}, \"scores\": {}, "
       "\"softmax\": {}, \"context\": {}, \"output\": {}}}, \"gflop_per_s\": {}, \"growth\": {}, "
       "\"plan_bytes\": {}, \"peak_rss_bytes\": {}}}",
-      t.n, t.compute_s.size(), t.fewer_runs.format.empty() ? "null" : json_string(t.fewer_runs.in(Language::en)),
+      t.n, t.compute_s.size(),
+      t.fewer_runs.format.empty() ? "null" : json_string(t.fewer_runs.in(Language::en)),
       json_numbers(t.compute_s), json_numbers(t.upload_s), json_numbers(t.download_s),
       json_number(median(t.compute_s)), json_number(median(t.upload_s)),
       json_number(median(t.download_s)), f.total(), f.qkv, f.scores, f.softmax, f.context, f.output,
@@ -332,17 +335,18 @@ void setup_bench(CLI::App& app, CommandContext& /*context*/) {
                               "median time, GFLOP/s, memory, growth")));
   cmd->add_option("--seq", options->seq,
                   tr_format("Sequence lengths n, 1 to {} each (default 128 256 512 1024 2048 "
-                              "4096)",
-                              kMaxSeq));
+                            "4096)",
+                            kMaxSeq));
   cmd->add_option("--d-model", options->d_model,
                   tr_format("Model width d, 1 to {} (default 512)", kMaxDModel));
-  cmd->add_option("--heads", options->heads, std::string(tr("Heads h, dividing d_model (default 8)")));
+  cmd->add_option("--heads", options->heads,
+                  std::string(tr("Heads h, dividing d_model (default 8)")));
   cmd->add_option("--backend", options->backend, std::string(tr("cpu or cuda (default cpu)")));
   cmd->add_option("--dtype", options->dtype, std::string(tr("f64 only (default f64)")));
   cmd->add_option("--runs", options->runs,
                   tr_format("Timed runs per length, 1 to {}; the median is reported (default {}, "
-                              "fewer where they would take over {:.0f} s)",
-                              kMaxRuns, kDefaultRuns, kDefaultBudgetSeconds));
+                            "fewer where they would take over {:.0f} s)",
+                            kMaxRuns, kDefaultRuns, kDefaultBudgetSeconds));
   cmd->add_option("--seed", options->seed,
                   std::string(tr("Seed of the random input and weights (default 1; SplitMix64 + "
                                  "Box–Muller)")));

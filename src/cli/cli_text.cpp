@@ -23,9 +23,9 @@ namespace {
 // The words CLI11 puts into a help that xgettext must find: group headings
 // and type names; each is shown through tr().
 [[maybe_unused]] constexpr const char* kHelpWords[] = {
-    N_("Options"), N_("Positionals"), N_("Subcommands"), N_("OPTIONS"), N_("SUBCOMMAND"),
-    N_("SUBCOMMANDS"), N_("TEXT"), N_("INT"), N_("UINT"), N_("FLOAT"), N_("NUMBER"),
-    N_("NAME=VALUE"), N_("ID"), N_("UINT64"), N_("DIR")};
+    N_("Options"),     N_("Positionals"), N_("Subcommands"), N_("OPTIONS"), N_("SUBCOMMAND"),
+    N_("SUBCOMMANDS"), N_("TEXT"),        N_("INT"),         N_("UINT"),    N_("FLOAT"),
+    N_("NUMBER"),      N_("NAME=VALUE"),  N_("ID"),          N_("UINT64"),  N_("DIR")};
 
 // `text` split at each `separator`.
 std::vector<std::string> split(std::string_view text, char separator) {
@@ -193,7 +193,7 @@ std::string written_again(const Sentence& sentence, const std::smatch& m) {
   fmt::dynamic_format_arg_store<fmt::format_context> facts;
   for (std::size_t i = 1; i < m.size(); ++i)
     facts.push_back(static_cast<int>(i) - 1 == sentence.type_at ? type_text(m[i].str())
-                                                                 : m[i].str());
+                                                                : m[i].str());
   return fmt::vformat(tr(sentence.msgid), facts);
 }
 

@@ -53,7 +53,7 @@ void export_command(const ExportOptions& o) {
   if (o.out.empty()) return write_stdout(script);
   write_file_atomically(o.out, script);
   write_report(tr_format("wrote {}: {} steps of {} in PyTorch; run it with python3 {}\n", o.out,
-                           trace.steps.size(), trace.lesson_id, o.out));
+                         trace.steps.size(), trace.lesson_id, o.out));
 }
 
 }  // namespace
@@ -73,8 +73,7 @@ void setup_export(CLI::App& app, CommandContext& /*context*/) {
   cmd->add_option("--out", options->out,
                   std::string(tr("Write the script to this file, atomically (default: standard "
                                  "output)")));
-  cmd->add_flag("--force", options->force,
-                std::string(tr("Replace the --out file if it exists")));
+  cmd->add_flag("--force", options->force, std::string(tr("Replace the --out file if it exists")));
   cmd->callback([options] { export_command(*options); });
 }
 

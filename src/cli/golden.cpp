@@ -55,8 +55,8 @@ void golden_command(const GoldenOptions& o) {
           other->second->origin == lesson.origin
               ? tr_format("golden: {} is named twice; name each lesson once", lesson.origin)
               : tr_format("golden: two lessons have the id {}: {} and {}; give each its own "
-                            "[lesson] id",
-                            lesson.id, other->second->origin, lesson.origin));
+                          "[lesson] id",
+                          lesson.id, other->second->origin, lesson.origin));
 
   const std::unique_ptr<Backend> cpu = make_backend("cpu");
   // One writer of the folder at a time; a golden run killed half way is completed first.
@@ -71,11 +71,10 @@ void golden_command(const GoldenOptions& o) {
               golden_toml(trace), lesson.origin);
     step_counts.push_back(trace.steps.size());
   }
-  const CommitResult result =
-      batch.commit(o.force,
-                   std::string(tr("A golden file is the reference that check compares with: find "
-                                  "out why it changed (attn-trace check LESSON), then add --force "
-                                  "to replace it")));
+  const CommitResult result = batch.commit(
+      o.force, std::string(tr("A golden file is the reference that check compares with: find "
+                              "out why it changed (attn-trace check LESSON), then add --force "
+                              "to replace it")));
   std::string report;
   for (std::size_t i = 0; i < result.files.size(); ++i)
     report += change_line(result.files[i].change, result.files[i].path, step_counts[i]);

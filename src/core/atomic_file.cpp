@@ -129,12 +129,14 @@ fs::path under(const fs::path& root, const fs::path& relative) {
 
 [[noreturn]] void refuse_link(std::string_view shown, const fs::path& link, std::string_view to) {
   if (shown == link.string())
-    refuse(tr_format("{}: is a symbolic link to {}, and attn-trace never writes through a link: "
-                     "remove the link (or write elsewhere) and run again",
-                     shown, to));
-  refuse(tr_format("{}: the folder {} is a symbolic link to {}, and attn-trace never writes "
-                   "through a link: remove the link (or write elsewhere) and run again",
-                   shown, link.string(), to));
+    refuse(
+        tr_format("{}: is a symbolic link to {}, and attn-trace never writes through a link: "
+                  "remove the link (or write elsewhere) and run again",
+                  shown, to));
+  refuse(
+      tr_format("{}: the folder {} is a symbolic link to {}, and attn-trace never writes "
+                "through a link: remove the link (or write elsewhere) and run again",
+                shown, link.string(), to));
 }
 
 // The folders of `folder` (a path the user gave, links followed) that do not
@@ -150,11 +152,11 @@ std::vector<fs::path> missing_folders(const fs::path& start, std::string_view sh
       if (stat(folder.c_str(), &resolved) != 0)
         refuse(
             tr_format("{}: the folder {} is a symbolic link to {}, which does not exist; create "
-                        "that folder, remove the link, or write elsewhere",
-                        shown, folder.string(), link_text(folder)));
+                      "that folder, remove the link, or write elsewhere",
+                      shown, folder.string(), link_text(folder)));
       if (!S_ISDIR(resolved.st_mode))
         refuse(tr_format("{}: {} is a link to a file, not a folder; write elsewhere", shown,
-                           folder.string()));
+                         folder.string()));
       break;
     }
     if (st) {
@@ -170,10 +172,11 @@ std::vector<fs::path> missing_folders(const fs::path& start, std::string_view sh
     folder = up;
   }
   if (access(folder.c_str(), W_OK | X_OK) != 0)
-    refuse(tr_format(missing.empty() ? N_("{}: cannot write into the folder {} ({}); choose a folder "
-                                       "you can write to")
-                                     : N_("{}: cannot create a folder in the folder {} ({}); choose a "
-                                       "folder you can write to"),
+    refuse(tr_format(missing.empty()
+                         ? N_("{}: cannot write into the folder {} ({}); choose a folder "
+                              "you can write to")
+                         : N_("{}: cannot create a folder in the folder {} ({}); choose a "
+                              "folder you can write to"),
                      shown, folder.string(), error_text(errno)));
   return {missing.rbegin(), missing.rend()};
 }
@@ -220,8 +223,8 @@ Reached reach_folder(int root_fd, const fs::path& root, const fs::path& folder,
     const std::optional<struct stat> st = status_at(reached.fd.get(), name);
     if (!st && errno == ENOENT) break;
     if (!st)
-      refuse(tr_format("{}: cannot reach the folder {} ({})", shown, at.string(),
-                         error_text(errno)));
+      refuse(
+          tr_format("{}: cannot reach the folder {} ({})", shown, at.string(), error_text(errno)));
     if (S_ISLNK(st->st_mode)) refuse_link(shown, at, link_text_at(reached.fd.get(), name));
     if (!S_ISDIR(st->st_mode))
       refuse(tr_format("{}: {} is a file, not a folder; write elsewhere", shown, at.string()));
@@ -250,11 +253,11 @@ Fd open_folder(int root_fd, const fs::path& root, const fs::path& folder, std::s
       made.push_back(relative);
     else if (errno != EEXIST)
       throw InputError(tr_format("{}: cannot create the folder {} ({})", shown,
-                                   under(root, relative).string(), error_text(errno)));
+                                 under(root, relative).string(), error_text(errno)));
     Fd next(openat(reached.fd.get(), name.c_str(), kFolderFlags));
     if (!next)
       throw InputError(tr_format("{}: cannot open the folder {} ({})", shown,
-                                   under(root, relative).string(), error_text(errno)));
+                                 under(root, relative).string(), error_text(errno)));
     reached.fd = std::move(next);
   }
   return std::move(reached.fd);
@@ -318,18 +321,18 @@ fs::path relative_to_root(const fs::path& root, const std::string& path) {
     refuse(tr_format("{}: a file path is needed, not a folder path", path));
   const fs::path relative = fs::path(path).lexically_relative(root).lexically_normal();
   if (relative.empty() || *relative.begin() == ".." || relative.is_absolute())
-    refuse(tr_format("{}: is outside the folder {} that this command writes; write inside it",
-                       path, root.string()));
+    refuse(tr_format("{}: is outside the folder {} that this command writes; write inside it", path,
+                     root.string()));
   if (relative == ".")
     refuse(
         tr_format("{}: is a folder; a file cannot replace it (move the folder away or write "
-                    "elsewhere)",
-                    path));
+                  "elsewhere)",
+                  path));
   if (relative == kJournalName || relative == kFolderLockName)
     refuse(
         tr_format("{}: this name is attn-trace's own (a folder's journal or lock); write "
-                    "elsewhere",
-                    path));
+                  "elsewhere",
+                  path));
   return relative;
 }
 
@@ -346,11 +349,11 @@ void check_target(int dir, Plan& plan, std::vector<std::string>& would_change, b
   if (S_ISDIR(st->st_mode))
     refuse(
         tr_format("{}: is a folder; a file cannot replace it (move the folder away or write "
-                    "elsewhere)",
-                    plan.shown));
+                  "elsewhere)",
+                  plan.shown));
   if (!S_ISREG(st->st_mode))
     refuse(tr_format("{}: is not a regular file (a pipe, socket or device); write elsewhere",
-                       plan.shown));
+                     plan.shown));
   if (static_cast<std::size_t>(st->st_size) == plan.content.size()) {
     const std::optional<std::string> old = read_at(dir, name, plan.content.size());
     if (!old) refuse(tr_format("{}: cannot read the file ({})", plan.shown, error_text(errno)));
@@ -387,9 +390,9 @@ Plan plan_file(const Root& root, const std::string& path, const std::string& con
     if (index++ < reached.existing) deepest /= part;
   if (faccessat(reached.fd.get(), ".", W_OK | X_OK, 0) != 0)
     refuse(tr_format(reached.existing == parts ? N_("{}: cannot write into the folder {} ({}); "
-                                                 "choose a folder you can write to")
+                                                    "choose a folder you can write to")
                                                : N_("{}: cannot create a folder in the folder {} "
-                                                 "({}); choose a folder you can write to"),
+                                                    "({}); choose a folder you can write to"),
                      path, deepest.string(), error_text(errno)));
   if (reached.existing == parts) check_target(reached.fd.get(), plan, would_change, replace);
   return plan;
@@ -404,9 +407,9 @@ void claim_target(const std::vector<Plan>& plans, std::map<std::string, std::siz
   if (added) return;
   const Plan& first = plans[other->second];
   refuse(tr_format("{}: two files would be written here{}", plan.shown,
-                     first.source.empty() && plan.source.empty()
-                         ? std::string()
-                         : tr_format(", from {} and from {}", first.source, plan.source)));
+                   first.source.empty() && plan.source.empty()
+                       ? std::string()
+                       : tr_format(", from {} and from {}", first.source, plan.source)));
 }
 
 // Refused when one target (keys of `by_key`, as claim_target enters them) is
@@ -417,7 +420,7 @@ void refuse_file_and_folder(const std::vector<Plan>& plans,
     for (fs::path up = fs::path(key).parent_path(); !up.empty(); up = up.parent_path())
       if (const auto it = by_key.find(up.string()); it != by_key.end())
         refuse(tr_format("{}: would be both a file and the folder of {}", plans[it->second].shown,
-                           plans[i].shown));
+                         plans[i].shown));
 }
 
 // Writes `content` to a new temporary file `name` in the folder `dir`, with
@@ -432,7 +435,7 @@ void write_temporary(int dir, const std::string& name, std::string_view shown,
     fd = openat(dir, name.c_str(), kFlags, 0666);
   if (fd < 0)
     throw InputError(tr_format("{}: cannot write ({}); check that the folder is writable", shown,
-                                 error_text(errno)));
+                               error_text(errno)));
   int error = 0;
   for (std::size_t done = 0; done < content.size() && !error;) {
     const ssize_t n = write(fd, content.data() + done, content.size() - done);
@@ -643,8 +646,8 @@ struct Journal {
 [[noreturn]] void refuse_journal(const std::string& shown, std::string_view why) {
   throw InputError(
       tr_format("{}: {}; it is not a journal attn-trace can complete: if no attn-trace run was "
-                  "interrupted in this folder, remove the file and run again; nothing was written",
-                  shown, why));
+                "interrupted in this folder, remove the file and run again; nothing was written",
+                shown, why));
 }
 
 // One journal line's path, its escapes undone and checked.
@@ -741,8 +744,8 @@ std::optional<FinishedCommit> finish_interrupted_commit(const std::string& folde
   for (const fs::path& file : journal.files)
     finish_file(root_fd.get(), root, file, journal.pid, done);
   if (unlinkat(root_fd.get(), kJournalName, 0) != 0 || fsync(root_fd.get()) != 0)
-    throw InputError(tr_format("{}: cannot remove the journal ({}); remove it and run again",
-                                 shown, error_text(errno)));
+    throw InputError(tr_format("{}: cannot remove the journal ({}); remove it and run again", shown,
+                               error_text(errno)));
   return done;
 }
 
@@ -764,7 +767,7 @@ std::vector<std::string> make_folder(const std::string& folder) {
       const int error = errno;
       for (auto it = made.rbegin(); it != made.rend(); ++it) rmdir(it->c_str());
       throw InputError(tr_format("{}: cannot create the folder {} ({})", folder, missing.string(),
-                                   error_text(error)));
+                                 error_text(error)));
     }
     made.push_back(missing.string());
   }
@@ -793,7 +796,7 @@ CommitResult FileBatch::commit(bool replace, std::string_view refusal_hint) {
   refuse_file_and_folder(plans, by_key);
   if (!would_change.empty())
     throw InputError(tr_format("{} file(s) would change: {}; nothing was written. {}",
-                                 would_change.size(), fmt::join(would_change, ", "), refusal_hint));
+                               would_change.size(), fmt::join(would_change, ", "), refusal_hint));
   // 2. Folders, then every content in a temporary file beside its target.
   const Written written = write_temporaries(root, plans);
   // 3. The journal, when several files change: from here on, a killed run is

@@ -38,12 +38,14 @@ long holder_of(int fd) {
 
 [[noreturn]] void refuse_busy(const std::string& folder, long pid) {
   if (pid > 0)
-    throw InputError(tr_format("another attn-trace run (pid {}) is writing {}; wait for it to "
-                               "finish, then run again; nothing was written",
-                               pid, folder));
-  throw InputError(tr_format("another attn-trace run is writing {}; wait for it to finish, then "
-                             "run again; nothing was written",
-                             folder));
+    throw InputError(
+        tr_format("another attn-trace run (pid {}) is writing {}; wait for it to "
+                  "finish, then run again; nothing was written",
+                  pid, folder));
+  throw InputError(
+      tr_format("another attn-trace run is writing {}; wait for it to finish, then "
+                "run again; nothing was written",
+                folder));
 }
 
 // Opens (or makes) the lock file in the folder `dir`, never through a link.
@@ -109,7 +111,7 @@ void FolderLock::acquire() {
   folder_fd_ = open(folder_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (folder_fd_ < 0)
     throw InputError(tr_format("{}: cannot open the folder ({}); nothing was written", folder_,
-                                 error_text(errno)));
+                               error_text(errno)));
   const std::string shown = folder_ + "/" + kFolderLockName;
   for (int attempt = 0; attempt < 100; ++attempt) {
     const int fd = open_lock_file(folder_fd_, shown);

@@ -101,7 +101,8 @@ Golden parse_golden(std::string_view text, const std::string& origin) {
     golden.lesson_id = toml.string(*id, "golden.lesson");
   const toml::node* steps = toml.root().get("step");
   if (!steps) return golden;
-  if (!steps->is_array_of_tables()) toml.fail(steps, "step", tr("write each step as a [[step]] table"));
+  if (!steps->is_array_of_tables())
+    toml.fail(steps, "step", tr("write each step as a [[step]] table"));
   std::size_t i = 0;
   for (const toml::node& item : *steps->as_array()) {
     const toml::table& t = *item.as_table();
@@ -111,7 +112,8 @@ Golden parse_golden(std::string_view text, const std::string& origin) {
     const toml::node* shape = t.get("shape");
     const toml::node* data = t.get("data");
     if (!id || !shape || !data)
-      toml.fail(&item, where, tr("each [[step]] needs id, shape = [rows, cols] and data = [[...]]"));
+      toml.fail(&item, where,
+                tr("each [[step]] needs id, shape = [rows, cols] and data = [[...]]"));
     const auto [rows, cols] = toml.cell(*shape, where + ".shape");
     GoldenStep step;
     step.id = toml.string(*id, where + ".id");

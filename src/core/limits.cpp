@@ -64,7 +64,7 @@ void set_limit(std::string_view assignment) {
                                     [&](const Named& n) { return name == n.name; });
   if (eq == std::string_view::npos || named == std::end(kNamed))
     throw InputError(tr_format("--limit {}: give NAME=VALUE with one of {} (the defaults)",
-                                 assignment, limit_names()));
+                               assignment, limit_names()));
   const std::string_view text = assignment.substr(eq + 1);
   std::uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -77,9 +77,9 @@ void set_limit(std::string_view assignment) {
 
 void check_file_size(const std::string& path, std::uint64_t bytes) {
   if (bytes <= limits().file_mb * kMiB) return;
-  throw InputError(tr_format("{}: the file is {} MiB, above the limit of {} MiB per file; {}",
-                               path, ceil_div(bytes, kMiB), limits().file_mb,
-                               raise("file_mb", ceil_div(bytes, kMiB))));
+  throw InputError(tr_format("{}: the file is {} MiB, above the limit of {} MiB per file; {}", path,
+                             ceil_div(bytes, kMiB), limits().file_mb,
+                             raise("file_mb", ceil_div(bytes, kMiB))));
 }
 
 TraceSize trace_size(const Lesson& lesson) {
@@ -117,8 +117,8 @@ void check_lesson_limits(const Lesson& lesson) {
   const auto over = [&](std::uint64_t value, std::uint64_t limit, const char* name,
                         const char* what) {
     if (value > limit)
-      throw InputError(tr_format("{}: {} is {}, above the limit of {}; {}", lesson.origin,
-                                 tr(what), value, limit, raise(name, value)));
+      throw InputError(tr_format("{}: {} is {}, above the limit of {}; {}", lesson.origin, tr(what),
+                                 value, limit, raise(name, value)));
   };
   over(lesson.queries(), l.tokens, "tokens", N_("the number of tokens"));
   over(lesson.keys(), l.tokens, "tokens", N_("the number of memory tokens"));
@@ -126,14 +126,15 @@ void check_lesson_limits(const Lesson& lesson) {
   over(lesson.W_Q.n_cols, l.d_model, "d_model", N_("heads × d_k (the columns of W_Q)"));
   over(lesson.W_V.n_cols, l.d_model, "d_model", N_("heads × d_v (the columns of W_V)"));
   if (lesson.memory) over(lesson.memory->n_cols, l.d_model, "d_model", N_("the memory's width"));
-  if (lesson.layer) over(lesson.layer->W_1.n_cols, l.d_model, "d_model", N_("d_ff (columns of W_1)"));
+  if (lesson.layer)
+    over(lesson.layer->W_1.n_cols, l.d_model, "d_model", N_("d_ff (columns of W_1)"));
   over(lesson.heads, l.heads, "heads", N_("the number of heads"));
   const TraceSize size = trace_size(lesson);
   const std::uint64_t step_mcells = ceil_div(size.largest_step, 1000000);
   if (step_mcells > l.step_mcells)
     throw InputError(
         tr_format("{}: its largest step has {} million cells, above the limit of {} million; {}",
-                    lesson.origin, step_mcells, l.step_mcells, raise("step_mcells", step_mcells)));
+                  lesson.origin, step_mcells, l.step_mcells, raise("step_mcells", step_mcells)));
   const std::uint64_t gib = ceil_div(size.cells * sizeof(double), 1ull << 30);
   if (gib > l.trace_gb)
     throw InputError(tr_format(

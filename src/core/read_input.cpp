@@ -23,14 +23,26 @@ namespace {
 
 // glibc's words for the errors a read or write meets, marked for the catalog
 // (error_text translates strerror's text; another error stays in English).
-[[maybe_unused]] constexpr const char* kErrorTexts[] = {
-    N_("No such file or directory"), N_("Permission denied"), N_("No space left on device"),
-    N_("Read-only file system"), N_("Is a directory"), N_("Not a directory"),
-    N_("Disk quota exceeded"), N_("Input/output error"), N_("Broken pipe"),
-    N_("File exists"), N_("Too many levels of symbolic links"), N_("File name too long"),
-    N_("Operation not permitted"), N_("Too many open files"), N_("Device or resource busy"),
-    N_("Resource temporarily unavailable"), N_("Bad file descriptor"),
-    N_("Cannot allocate memory"), N_("File too large"), N_("Directory not empty")};
+[[maybe_unused]] constexpr const char* kErrorTexts[] = {N_("No such file or directory"),
+                                                        N_("Permission denied"),
+                                                        N_("No space left on device"),
+                                                        N_("Read-only file system"),
+                                                        N_("Is a directory"),
+                                                        N_("Not a directory"),
+                                                        N_("Disk quota exceeded"),
+                                                        N_("Input/output error"),
+                                                        N_("Broken pipe"),
+                                                        N_("File exists"),
+                                                        N_("Too many levels of symbolic links"),
+                                                        N_("File name too long"),
+                                                        N_("Operation not permitted"),
+                                                        N_("Too many open files"),
+                                                        N_("Device or resource busy"),
+                                                        N_("Resource temporarily unavailable"),
+                                                        N_("Bad file descriptor"),
+                                                        N_("Cannot allocate memory"),
+                                                        N_("File too large"),
+                                                        N_("Directory not empty")};
 
 // Closes its descriptor when it goes out of scope.
 struct Descriptor {
@@ -42,8 +54,8 @@ struct Descriptor {
 
 [[noreturn]] void refuse_open(const std::string& path, int error) {
   const std::string why = error == ENOENT || error == ENOTDIR ? std::string(tr("no such file"))
-                          : error == EACCES ? std::string(tr("permission denied"))
-                                            : error_text(error);
+                          : error == EACCES                   ? std::string(tr("permission denied"))
+                                                              : error_text(error);
   throw InputError(tr_format("{}: cannot open ({}); check the path", path, why));
 }
 

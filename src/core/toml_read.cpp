@@ -281,9 +281,9 @@ WrittenNumber TomlReader::read_number(const toml::node& node, NumberRules rules,
     out.value = std::strtod(begin, &end);
     while (end && *end == ' ') ++end;
     if (end == begin || *end != '\0') {
-      error =
-          tr_format("\"{}\" is not a number; write a number such as 1.70 or \"1.70\"{}", s,
-                    s.find(',') != std::string::npos ? tr(" (with a decimal point, not a comma)") : "");
+      error = tr_format(
+          "\"{}\" is not a number; write a number such as 1.70 or \"1.70\"{}", s,
+          s.find(',') != std::string::npos ? tr(" (with a decimal point, not a comma)") : "");
       return out;
     }
     if (rules.decimals) {

@@ -269,10 +269,10 @@ Message slip_detail(const std::vector<TermSlip>& slips) {
     return Message(N_("one product term is off, in one of two ways that both give this value: {}"),
                    {}, {all});
   if (slips.size() == 1)
-    return Message(N_("one product term is off: term {} should be {}, not {} ({})"),
-                   {std::to_string(s.term + 1), short_number(s.true_product),
-                    short_number(s.written_product)},
-                   {all});
+    return Message(
+        N_("one product term is off: term {} should be {}, not {} ({})"),
+        {std::to_string(s.term + 1), short_number(s.true_product), short_number(s.written_product)},
+        {all});
   return Message(N_("one product term is off: a product should be {}, not {} ({})"),
                  {short_number(s.true_product), short_number(s.written_product)}, {all});
 }

@@ -104,12 +104,11 @@ void replaced_operand_slips(SlipSearch& search, const Trace& trace, std::size_t 
   };
   for (const StatedValue& s : stated)
     if (s.value != own && refers_to(trace, s, ref))
-      search.consider(
-          t, p, s.value * other, SlipKind::stated_value,
-          Message(N_("term {}: used {} = {} ({}) instead of {}: {}"),
-                  {std::to_string(n), ref.label, short_number(s.value), s.source,
-                   short_number(own)},
-                  {replaced(s.value)}));
+      search.consider(t, p, s.value * other, SlipKind::stated_value,
+                      Message(N_("term {}: used {} = {} ({}) instead of {}: {}"),
+                              {std::to_string(n), ref.label, short_number(s.value), s.source,
+                               short_number(own)},
+                              {replaced(s.value)}));
   const Step& M = trace.at(ref.step);
   auto try_entry = [&](std::size_t r, std::size_t c) {
     const double v = M.value(r, c);
@@ -138,10 +137,9 @@ void miswritten_product_slips(SlipSearch& search, std::size_t t, int decimals) {
   const std::string labels = fmt::format("{} × {}", term.left_ref.label, term.right_ref.label);
   search.consider(t, p, 0.0, SlipKind::dropped_term,
                   Message(N_("term {} left out: {} = {}"), {std::to_string(n), labels, product}));
-  search.consider(
-      t, p, -p, SlipKind::sign_flip,
-      Message(N_("term {}: wrote {} for {} (sign flipped)"),
-              {std::to_string(n), short_number(-p), product}));
+  search.consider(t, p, -p, SlipKind::sign_flip,
+                  Message(N_("term {}: wrote {} for {} (sign flipped)"),
+                          {std::to_string(n), short_number(-p), product}));
   for (double factor : {10.0, 0.1})
     search.consider(t, p, p * factor, SlipKind::decimal_shift,
                     Message(N_("term {}: wrote {} for {} (decimal point shifted)"),

@@ -248,10 +248,10 @@ EarlierValues earlier_values(const Marking& m, const std::string& step) {
 Message mask_accepted_note(const Trace& truth, double written) {
   const std::string format(dtype_name(truth.dtype));
   if (round_to(truth.dtype, written) == -arma::datum::inf)
-    return Message(N_("{} is accepted as the mask: in {} it is -inf (beyond the largest {} "
-                      "number, {}), the mask itself"),
-                   {short_number(written), format, format,
-                    fmt::format("{:g}", dtype_max(truth.dtype))});
+    return Message(
+        N_("{} is accepted as the mask: in {} it is -inf (beyond the largest {} "
+           "number, {}), the mask itself"),
+        {short_number(written), format, format, fmt::format("{:g}", dtype_max(truth.dtype))});
   if (truth.dtype == Dtype::f64)
     return Message(N_("{} is accepted as the mask: with a key of the row left open, exp() of any "
                       "fill at or below -10000 underflows to 0 in double precision, so the masked "
@@ -419,7 +419,7 @@ std::vector<std::string> missing_steps(const Lesson& lesson, const Trace& truth,
     const std::string asked = truth.id_of(short_or_id);
     if (!truth.find(asked))
       throw InputError(tr_format("{}: key 'exercise.ask': unknown step id '{}'; valid ids: {}",
-                                   lesson.origin, asked, fmt::join(truth.ids(), ", ")));
+                                 lesson.origin, asked, fmt::join(truth.ids(), ", ")));
     if (std::none_of(answers.begin(), answers.end(),
                      [&](const Answer& a) { return a.step == asked; }))
       out.push_back(asked);
