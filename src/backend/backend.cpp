@@ -6,13 +6,14 @@
 #include "backend/cpu_backend.hpp"
 #include "backend/cuda_backend.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 
 namespace attn {
 
 std::unique_ptr<Backend> make_backend(std::string_view name) {
   if (name == "cpu") return std::make_unique<CpuBackend>();
   if (name == "cuda") return make_cuda_backend();  // the plugin, opened now
-  throw InputError(fmt::format("unknown backend '{}'; use cpu or cuda", name));
+  throw InputError(tr_format("unknown backend '{}'; use cpu or cuda", name));
 }
 
 }  // namespace attn

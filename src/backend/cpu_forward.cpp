@@ -20,6 +20,7 @@
 
 #include "backend/column_softmax.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/parallel.hpp"
 
 namespace attn {
@@ -137,22 +138,22 @@ std::size_t cpu_forward_bytes(const ForwardShape& shape, std::size_t threads) {
 std::unique_ptr<ForwardPlan> plan_cpu_forward(const ForwardShape& shape, const arma::mat& W_QKV,
                                               const arma::mat& W_O) {
   if (shape.n == 0 || shape.d_model == 0 || shape.heads == 0)
-    throw InputError(fmt::format(
-        "a forward pass needs at least one token, one feature and one head, not n = {}, "
-        "d_model = {}, heads = {}",
-        shape.n, shape.d_model, shape.heads));
+    throw InputError(
+        tr_format("a forward pass needs at least one token, one feature and one head, not n = {}, "
+                  "d_model = {}, heads = {}",
+                  shape.n, shape.d_model, shape.heads));
   if (shape.d_model % shape.heads != 0)
     throw InputError(
-        fmt::format("d_model = {} is not divisible by heads = {}: each head takes "
-                    "d_model / heads columns",
-                    shape.d_model, shape.heads));
+        tr_format("d_model = {} is not divisible by heads = {}: each head takes "
+                  "d_model / heads columns",
+                  shape.d_model, shape.heads));
   if (W_QKV.n_rows != shape.d_model || W_QKV.n_cols != 3 * shape.d_model)
-    throw InputError(fmt::format("W_QKV is {}×{} but d_model = {} needs {}×{} ([W_Q|W_K|W_V])",
-                                 W_QKV.n_rows, W_QKV.n_cols, shape.d_model, shape.d_model,
-                                 3 * shape.d_model));
+    throw InputError(tr_format("W_QKV is {}×{} but d_model = {} needs {}×{} ([W_Q|W_K|W_V])",
+                               W_QKV.n_rows, W_QKV.n_cols, shape.d_model, shape.d_model,
+                               3 * shape.d_model));
   if (W_O.n_rows != shape.d_model || W_O.n_cols != shape.d_model)
-    throw InputError(fmt::format("W_O is {}×{} but d_model = {} needs {}×{}", W_O.n_rows,
-                                 W_O.n_cols, shape.d_model, shape.d_model, shape.d_model));
+    throw InputError(tr_format("W_O is {}×{} but d_model = {} needs {}×{}", W_O.n_rows, W_O.n_cols,
+                               shape.d_model, shape.d_model, shape.d_model));
   return std::make_unique<CpuForwardPlan>(shape, W_QKV, W_O);
 }
 

@@ -18,6 +18,7 @@
 #include "backend/cuda_plugin.hpp"
 #include "backend/host_buffers.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/install_paths.hpp"
 
 namespace attn {
@@ -28,7 +29,7 @@ namespace fs = std::filesystem;
 using cuda_plugin::Status;
 using cuda_plugin::Table;
 
-constexpr const char* use_cpu = "use --backend cpu";
+constexpr const char* use_cpu = N_("use --backend cpu");
 
 // The plugin the user chose with $ATTN_CUDA_PLUGIN (a path to the file), if any.
 std::optional<fs::path> chosen_plugin() {
@@ -62,39 +63,44 @@ const Table& load_plugin() {
     if (fs::exists(candidate, error)) {
       void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle)
-        throw BackendUnavailable(fmt::format(
+        throw BackendUnavailable(tr_format(
             "the CUDA plugin {} could not be loaded: {} (it needs the CUDA runtime and cuBLAS of "
             "the CUDA toolkit it was built with); {}",
-            candidate.string(), dlerror(), use_cpu));
+            candidate.string(), dlerror(), tr(use_cpu)));
       const auto entry =
           reinterpret_cast<attn_cuda_plugin_table_fn>(dlsym(handle, cuda_plugin::entry_symbol));
       if (!entry)
-        throw BackendUnavailable(
-            fmt::format("{} is not an attn-trace CUDA plugin (it has no {}); {}",
-                        candidate.string(), cuda_plugin::entry_symbol, use_cpu));
+        throw BackendUnavailable(tr_format("{} is not an attn-trace CUDA plugin (it has no {}); {}",
+                                           candidate.string(), cuda_plugin::entry_symbol,
+                                           tr(use_cpu)));
       const Table* table = entry();
       if (table->abi_version != cuda_plugin::abi_version ||
           table->shape_size != sizeof(AttentionShape) ||
           table->buffers_size != sizeof(AttentionBuffers))
-        throw BackendUnavailable(fmt::format(
+        throw BackendUnavailable(tr_format(
             "the CUDA plugin {} was built for another version of attn-trace (plugin interface {}, "
             "this program's {}): rebuild it with this program, or {}",
-            candidate.string(), table->abi_version, cuda_plugin::abi_version, use_cpu));
+            candidate.string(), table->abi_version, cuda_plugin::abi_version, tr(use_cpu)));
       loaded = table;
       return *loaded;
     }
     looked += (looked.empty() ? "" : ", ") + candidate.string();
   }
   if (chosen)
-    throw BackendUnavailable(fmt::format(
+    throw BackendUnavailable(tr_format(
         "no CUDA plugin: ATTN_CUDA_PLUGIN names {}, and there is no such file: correct or unset "
         "it (the program then looks beside itself), or {}",
-        chosen->string(), use_cpu));
-  throw BackendUnavailable(fmt::format(
-      "no CUDA plugin: the CUDA backend is a plugin, {}, and none was found{}. This attn-trace "
-      "was built without CUDA (configure with -DATTN_CUDA=ON where the CUDA toolkit is), or the "
-      "plugin was not installed beside it; {}",
-      cuda_plugin::file_name, looked.empty() ? "" : " (looked for " + looked + ")", use_cpu));
+        chosen->string(), tr(use_cpu)));
+  throw BackendUnavailable(tr_format(
+      looked.empty()
+          ? N_("no CUDA plugin: the CUDA backend is a plugin, {0}, and none was found. This "
+               "attn-trace was built without CUDA (configure with -DATTN_CUDA=ON where the CUDA "
+               "toolkit is), or the plugin was not installed beside it; {1}")
+          : N_("no CUDA plugin: the CUDA backend is a plugin, {0}, and none was found (looked for "
+               "{2}). This attn-trace was built without CUDA (configure with -DATTN_CUDA=ON where "
+               "the "
+               "CUDA toolkit is), or the plugin was not installed beside it; {1}"),
+      cuda_plugin::file_name, tr(use_cpu), looked));
 }
 
 // A failed call's status as the exception the rest of the program knows.
@@ -108,7 +114,7 @@ void check(const Table& plugin, Status status) {
       throw BackendUnavailable(plugin.last_error());
   }
   throw BackendUnavailable(
-      fmt::format("the CUDA plugin returned an unknown status {}", static_cast<int>(status)));
+      tr_format("the CUDA plugin returned an unknown status {}", static_cast<int>(status)));
 }
 
 // A forward pass resident on the device.
@@ -178,7 +184,7 @@ class CudaBackend final : public Backend {
 std::unique_ptr<Backend> make_cuda_backend() {
   const Table& plugin = load_plugin();
   const std::string why = plugin.why_no_device();
-  if (!why.empty()) throw BackendUnavailable(fmt::format("no CUDA device: {}; {}", why, use_cpu));
+  if (!why.empty()) throw BackendUnavailable(tr_format("no CUDA device: {}; {}", why, tr(use_cpu)));
   return std::make_unique<CudaBackend>(plugin);
 }
 

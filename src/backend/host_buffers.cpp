@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 
 namespace attn {
 
@@ -13,8 +14,8 @@ namespace {
 void require_shape(const char* what, const arma::Mat<double>& M, std::size_t rows,
                    std::size_t cols) {
   if (M.n_rows != rows || M.n_cols != cols)
-    throw InputError(fmt::format("attention input: {} is {}×{}, but the heads need {}×{}", what,
-                                 M.n_rows, M.n_cols, rows, cols));
+    throw InputError(tr_format("attention input: {} is {}×{}, but the heads need {}×{}", what,
+                               M.n_rows, M.n_cols, rows, cols));
 }
 
 // h stacked (rows,cols) blocks -> block `head` as a matrix
@@ -32,8 +33,8 @@ StackedAttention::StackedAttention(const AttentionInput& in)
   require_shape("K", in.K, m, h * in.d_k);
   require_shape("V", in.V, m, h * in.d_v);
   if (in.mask.n_rows != n || in.mask.n_cols != m)
-    throw InputError(fmt::format("attention input: the mask is {}×{}, but the scores are {}×{}",
-                                 in.mask.n_rows, in.mask.n_cols, n, m));
+    throw InputError(tr_format("attention input: the mask is {}×{}, but the scores are {}×{}",
+                               in.mask.n_rows, in.mask.n_cols, n, m));
   mask_.resize(n * m);
   for (std::size_t c = 0; c < n * m; ++c) mask_[c] = in.mask(c) != 0;
   for (std::vector<double>* stack : {&scores_, &scaled_, &masked_, &exp_, &weights_})
@@ -87,24 +88,24 @@ std::vector<HeadAttention> StackedAttention::heads() const {
 void check_product(const arma::mat& A, const arma::mat& B) {
   if (A.n_cols != B.n_rows)
     throw InputError(
-        fmt::format("cannot multiply a {}×{} matrix by a {}×{} one: the first's "
-                    "columns must equal the second's rows",
-                    A.n_rows, A.n_cols, B.n_rows, B.n_cols));
+        tr_format("cannot multiply a {}×{} matrix by a {}×{} one: the first's "
+                  "columns must equal the second's rows",
+                  A.n_rows, A.n_cols, B.n_rows, B.n_cols));
 }
 
 void check_forward_inputs(const ForwardShape& shape, const arma::mat& W_QKV, const arma::mat& W_O) {
   const std::size_t d = shape.d_model;
   if (shape.heads == 0 || d == 0 || d % shape.heads != 0)
     throw InputError(
-        fmt::format("a forward pass of width {} cannot have {} heads: the width must "
-                    "be a positive multiple of the number of heads",
-                    d, shape.heads));
+        tr_format("a forward pass of width {} cannot have {} heads: the width must "
+                  "be a positive multiple of the number of heads",
+                  d, shape.heads));
   if (W_QKV.n_rows != d || W_QKV.n_cols != 3 * d)
-    throw InputError(fmt::format("W_QKV is {}×{}, but a forward pass of width {} needs {}×{}",
-                                 W_QKV.n_rows, W_QKV.n_cols, d, d, 3 * d));
+    throw InputError(tr_format("W_QKV is {}×{}, but a forward pass of width {} needs {}×{}",
+                               W_QKV.n_rows, W_QKV.n_cols, d, d, 3 * d));
   if (W_O.n_rows != d || W_O.n_cols != d)
-    throw InputError(fmt::format("W_O is {}×{}, but a forward pass of width {} needs {}×{}",
-                                 W_O.n_rows, W_O.n_cols, d, d, d));
+    throw InputError(tr_format("W_O is {}×{}, but a forward pass of width {} needs {}×{}",
+                               W_O.n_rows, W_O.n_cols, d, d, d));
 }
 
 }  // namespace attn

@@ -58,7 +58,7 @@ struct BenchSpec {
 struct LengthTiming {
   std::size_t n = 0;
   std::vector<double> upload_s, compute_s, download_s;  // one per timed run
-  std::string fewer_runs;                               // why it had fewer runs, or ""
+  Message fewer_runs;  // why it had fewer runs; an empty format when it had them all
   ForwardFlops flops;
   std::size_t plan_bytes = 0;
   std::size_t peak_rss_bytes = 0;  // of the whole process, up to the end of this length
@@ -72,8 +72,8 @@ std::uint64_t whole_number(const std::string& text, const std::string& option, s
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < low ||
       value > high)
-    throw InputError(fmt::format("bench: {} must be a whole number from {} to {}, not '{}'", option,
-                                 low, high, text));
+    throw InputError(tr_format("bench: {} must be a whole number from {} to {}, not '{}'", option,
+                               low, high, text));
   return value;
 }
 
@@ -88,7 +88,7 @@ std::size_t nearest_divisor(std::size_t d, std::size_t h) {
 BenchSpec check_options(const BenchOptions& o) {
   BenchSpec spec;
   if (o.dtype != "f64")
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "bench times f64 only, not --dtype {}: the forward plans compute in IEEE double (the "
         "narrower formats of `run --dtype` are emulated, which says nothing about speed); drop "
         "--dtype or give --dtype f64",
@@ -97,7 +97,7 @@ BenchSpec check_options(const BenchOptions& o) {
   spec.d_model = whole_number(o.d_model, "--d-model", 1, kMaxDModel);
   spec.heads = whole_number(o.heads, "--heads", 1, kMaxDModel);
   if (spec.d_model % spec.heads != 0)
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "bench: --d-model {} is not divisible by --heads {}: each head takes d_model / heads "
         "columns; give a number of heads that divides {} (e.g. {})",
         spec.d_model, spec.heads, spec.d_model, nearest_divisor(spec.d_model, spec.heads)));
@@ -112,7 +112,7 @@ void check_fits(std::size_t n, std::size_t d) {
   const double need = 8.0 * (4.0 * d * d + 6.0 * static_cast<double>(n) * d);
   const double have = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   if (have > 0 && need > have)
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "bench: --seq {} with --d-model {} needs at least {:.1f} GiB (weights and activations) "
         "but this machine has {:.1f} GiB; give a smaller --seq or --d-model",
         n, d, need / (1 << 30), have / (1 << 30)));
@@ -156,10 +156,13 @@ LengthTiming measure_length(Backend& backend, const BenchSpec& spec, std::size_t
   std::size_t runs = spec.runs.value_or(kDefaultRuns);
   if (!spec.runs && warm_up * static_cast<double>(runs) > kDefaultBudgetSeconds) {
     runs = std::max<std::size_t>(1, static_cast<std::size_t>(kDefaultBudgetSeconds / warm_up));
-    t.fewer_runs = fmt::format(
-        "{} run{} instead of {}: the warm-up run took {:.1f} s, and without --runs a length stops "
-        "at about {:.0f} s",
-        runs, runs == 1 ? "" : "s", kDefaultRuns, warm_up, kDefaultBudgetSeconds);
+    t.fewer_runs =
+        Message(runs == 1 ? N_("{} run instead of {}: the warm-up run took {} s, and "
+                               "without --runs a length stops at about {} s")
+                          : N_("{} runs instead of {}: the warm-up run took {} s, and "
+                               "without --runs a length stops at about {} s"),
+                {std::to_string(runs), std::to_string(kDefaultRuns), fmt::format("{:.1f}", warm_up),
+                 fmt::format("{:.0f}", kDefaultBudgetSeconds)});
   }
   for (std::size_t run = 0; run < runs; ++run) {
     start = std::chrono::steady_clock::now();
@@ -186,7 +189,7 @@ LengthTiming time_length(Backend& backend, const BenchSpec& spec, std::size_t n,
   try {
     return measure_length(backend, spec, n, W_QKV, W_O, X);
   } catch (const std::bad_alloc&) {
-    throw OutOfMemory(fmt::format(
+    throw OutOfMemory(tr_format(
         "bench: the {} backend could not allocate a forward pass of --seq {} with --d-model {}; "
         "give a smaller --seq or --d-model",
         backend.name(), n, spec.d_model));
@@ -226,22 +229,33 @@ std::optional<double> growth(const std::vector<LengthTiming>& timings, std::size
 }
 
 std::string header_text(const Backend& backend, const BenchSpec& spec) {
-  return fmt::format(
-      "attn-trace bench · forward pass without a trace · backend {} · f64 · d_model {} · {} "
-      "head{} of {} · seed {} · {} CPU thread{}\n"
-      "per length: one warm-up run, then the median of {} timed run{} of the computation; "
-      "upload and download are timed apart\n\n",
-      backend.name(), spec.d_model, spec.heads, spec.heads == 1 ? "" : "s",
-      spec.d_model / spec.heads, spec.seed, parallel_threads(), parallel_threads() == 1 ? "" : "s",
-      spec.runs.value_or(kDefaultRuns), spec.runs.value_or(kDefaultRuns) == 1 ? "" : "s");
+  const std::size_t runs = spec.runs.value_or(kDefaultRuns);
+  return tr_format(
+             "attn-trace bench · forward pass without a trace · backend {} · f64 · "
+             "d_model {}",
+             backend.name(), spec.d_model) +
+         " · " +
+         tr_format(spec.heads == 1 ? N_("{} head of {}") : N_("{} heads of {}"), spec.heads,
+                   spec.d_model / spec.heads) +
+         " · " + tr_format("seed {}", spec.seed) + " · " +
+         tr_format(parallel_threads() == 1 ? N_("{} CPU thread") : N_("{} CPU threads"),
+                   parallel_threads()) +
+         "\n" +
+         tr_format(runs == 1 ? N_("per length: one warm-up run, then the median of {} timed run of "
+                                  "the computation; upload and download are timed apart")
+                             : N_("per length: one warm-up run, then the median of {} timed runs "
+                                  "of the computation; upload and download are timed apart"),
+                   runs) +
+         "\n\n";
 }
 
 std::string bench_text(const Backend& backend, const BenchSpec& spec,
                        const std::vector<LengthTiming>& timings) {
   constexpr double kMiB = 1024.0 * 1024.0;
   std::string out = header_text(backend, spec);
-  out += fmt::format("{:>7} {:>12} {:>9} {:>8} {:>11} {:>13} {:>10} {:>14}\n", "n", "compute ms",
-                     "GFLOP/s", "growth", "upload ms", "download ms", "plan MiB", "peak RSS MiB");
+  out += fmt::format("{:>7} {:>12} {:>9} {:>8} {:>11} {:>13} {:>10} {:>14}\n", "n",
+                     tr("compute ms"), "GFLOP/s", tr("growth"), tr("upload ms"), tr("download ms"),
+                     tr("plan MiB"), tr("peak RSS MiB"));
   std::string notes;
   for (std::size_t i = 0; i < timings.size(); ++i) {
     const LengthTiming& t = timings[i];
@@ -251,14 +265,15 @@ std::string bench_text(const Backend& backend, const BenchSpec& spec,
                        g ? fmt::format("×{:.2f}", *g) : "—", 1e3 * median(t.upload_s),
                        1e3 * median(t.download_s), static_cast<double>(t.plan_bytes) / kMiB,
                        static_cast<double>(t.peak_rss_bytes) / kMiB);
-    if (!t.fewer_runs.empty()) notes += fmt::format("n = {}: {}\n", t.n, t.fewer_runs);
+    if (!t.fewer_runs.format.empty())
+      notes += fmt::format("n = {}: {}\n", t.n, t.fewer_runs.shown());
   }
-  out += fmt::format(
-      "\nFLOPs per pass: {} (as `run --summary` counts the steps); growth: the time over the "
-      "previous length's\n"
-      "plan: the bytes the backend's plan holds (weights, activations, workspace); peak RSS: the "
-      "whole process's, so far\n",
-      kFlopsFormula);
+  out += "\n" + tr_format(
+                    "FLOPs per pass: {} (as `run --summary` counts the steps); growth: the time "
+                    "over the previous length's\n"
+                    "plan: the bytes the backend's plan holds (weights, activations, workspace); "
+                    "peak RSS: the whole process's, so far\n",
+                    kFlopsFormula);
   return out + notes;
 }
 
@@ -278,7 +293,8 @@ std::string length_json(const std::vector<LengthTiming>& timings, std::size_t i)
       "\"median_download_s\": {}, \"flops\": {}, \"flops_terms\": {{\"qkv\": {}, \"scores\": {}, "
       "\"softmax\": {}, \"context\": {}, \"output\": {}}}, \"gflop_per_s\": {}, \"growth\": {}, "
       "\"plan_bytes\": {}, \"peak_rss_bytes\": {}}}",
-      t.n, t.compute_s.size(), t.fewer_runs.empty() ? "null" : json_string(t.fewer_runs),
+      t.n, t.compute_s.size(),
+      t.fewer_runs.format.empty() ? "null" : json_string(t.fewer_runs.in(Language::en)),
       json_numbers(t.compute_s), json_numbers(t.upload_s), json_numbers(t.download_s),
       json_number(median(t.compute_s)), json_number(median(t.upload_s)),
       json_number(median(t.download_s)), f.total(), f.qkv, f.scores, f.softmax, f.context, f.output,
@@ -315,25 +331,26 @@ void bench_command(const BenchOptions& o) {
 void setup_bench(CLI::App& app, CommandContext& /*context*/) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "bench",
-      "Time the attention forward pass (no trace) over sequence lengths: median time, "
-      "GFLOP/s, memory, growth");
+      "bench", std::string(tr("Time the attention forward pass (no trace) over sequence lengths: "
+                              "median time, GFLOP/s, memory, growth")));
   cmd->add_option("--seq", options->seq,
-                  fmt::format("Sequence lengths n, 1 to {} each (default 128 256 512 1024 2048 "
-                              "4096)",
-                              kMaxSeq));
+                  tr_format("Sequence lengths n, 1 to {} each (default 128 256 512 1024 2048 "
+                            "4096)",
+                            kMaxSeq));
   cmd->add_option("--d-model", options->d_model,
-                  fmt::format("Model width d, 1 to {} (default 512)", kMaxDModel));
-  cmd->add_option("--heads", options->heads, "Heads h, dividing d_model (default 8)");
-  cmd->add_option("--backend", options->backend, "cpu or cuda (default cpu)");
-  cmd->add_option("--dtype", options->dtype, "f64 only (default f64)");
+                  tr_format("Model width d, 1 to {} (default 512)", kMaxDModel));
+  cmd->add_option("--heads", options->heads,
+                  std::string(tr("Heads h, dividing d_model (default 8)")));
+  cmd->add_option("--backend", options->backend, std::string(tr("cpu or cuda (default cpu)")));
+  cmd->add_option("--dtype", options->dtype, std::string(tr("f64 only (default f64)")));
   cmd->add_option("--runs", options->runs,
-                  fmt::format("Timed runs per length, 1 to {}; the median is reported (default {}, "
-                              "fewer where they would take over {:.0f} s)",
-                              kMaxRuns, kDefaultRuns, kDefaultBudgetSeconds));
+                  tr_format("Timed runs per length, 1 to {}; the median is reported (default {}, "
+                            "fewer where they would take over {:.0f} s)",
+                            kMaxRuns, kDefaultRuns, kDefaultBudgetSeconds));
   cmd->add_option("--seed", options->seed,
-                  "Seed of the random input and weights (default 1; SplitMix64 + Box–Muller)");
-  cmd->add_option("--format", options->format, "text or json")
+                  std::string(tr("Seed of the random input and weights (default 1; SplitMix64 + "
+                                 "Box–Muller)")));
+  cmd->add_option("--format", options->format, std::string(tr("text or json")))
       ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([options] { bench_command(*options); });
 }

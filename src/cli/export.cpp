@@ -34,7 +34,7 @@ void export_command(const ExportOptions& o) {
   const std::filesystem::file_status out = std::filesystem::symlink_status(o.out, ec);
   if (!o.out.empty() && !o.force && std::filesystem::exists(out) &&
       !std::filesystem::is_symlink(out))
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "export: {} exists already; give --force to replace it, or another --out", o.out));
   // The script compares in float64, so the trace is computed in float64 even
   // when the lesson asks for a narrower format (the script says so).
@@ -45,15 +45,15 @@ void export_command(const ExportOptions& o) {
   // Every cell at most 17 digits, plus the code: about 25 bytes a cell.
   std::uint64_t cells = 0;
   for (const Step& step : trace.steps) cells += step.value.n_elem;
-  check_output_size("the exported script", 25 * cells, "export a smaller lesson");
+  check_output_size(N_("the exported script"), 25 * cells, N_("export a smaller lesson"));
   const std::string script = [&] {
     const DocumentScope document;  // a script: --lang's language, never LANG's
     return render_pytorch(lesson, trace);
   }();
   if (o.out.empty()) return write_stdout(script);
   write_file_atomically(o.out, script);
-  write_report(fmt::format("wrote {}: {} steps of {} in PyTorch; run it with python3 {}\n", o.out,
-                           trace.steps.size(), trace.lesson_id, o.out));
+  write_report(tr_format("wrote {}: {} steps of {} in PyTorch; run it with python3 {}\n", o.out,
+                         trace.steps.size(), trace.lesson_id, o.out));
 }
 
 }  // namespace
@@ -61,15 +61,19 @@ void export_command(const ExportOptions& o) {
 void setup_export(CLI::App& app, CommandContext& /*context*/) {
   auto options = std::make_shared<ExportOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "export", "Write a lesson as a runnable PyTorch script that checks every step");
-  cmd->add_option("lesson", options->lesson, "Embedded lesson id or path to a lesson .toml")
+      "export",
+      std::string(tr("Write a lesson as a runnable PyTorch script that checks every step")));
+  cmd->add_option("lesson", options->lesson,
+                  std::string(tr("Embedded lesson id or path to a lesson .toml")))
       ->required();
-  cmd->add_option("--to", options->to, "What to write: pytorch (a Python script, float64)")
+  cmd->add_option("--to", options->to,
+                  std::string(tr("What to write: pytorch (a Python script, float64)")))
       ->required()
       ->check(CLI::IsMember({"pytorch"}));
   cmd->add_option("--out", options->out,
-                  "Write the script to this file, atomically (default: standard output)");
-  cmd->add_flag("--force", options->force, "Replace the --out file if it exists");
+                  std::string(tr("Write the script to this file, atomically (default: standard "
+                                 "output)")));
+  cmd->add_flag("--force", options->force, std::string(tr("Replace the --out file if it exists")));
   cmd->callback([options] { export_command(*options); });
 }
 

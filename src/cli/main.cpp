@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/cli_text.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/i18n.hpp"
@@ -44,6 +45,7 @@ std::optional<attn::Language> chosen_language(int argc, char** argv, std::string
 // so that CLI11 accepts it) and --limit.
 void add_global_options(CLI::App& app, std::string& lang_option) {
   using attn::tr;
+  using attn::tr_format;
   app.add_option("--lang", lang_option,
                  std::string(tr("language: en or zh; without it, text for the terminal follows "
                                 "LC_ALL, LC_MESSAGES or LANG, and files and machine formats are "
@@ -54,8 +56,9 @@ void add_global_options(CLI::App& app, std::string& lang_option) {
          [](const std::vector<std::string>& assignments) {
            for (const std::string& a : assignments) attn::set_limit(a);
          },
-         "NAME=VALUE: raise or lower a limit for this run (docs/limits.md); the defaults: " +
-             attn::limit_names())
+         tr_format("NAME=VALUE: raise or lower a limit for this run (docs/limits.md); the "
+                   "defaults: {}",
+                   attn::limit_names()))
       ->type_name("NAME=VALUE");
 }
 
@@ -89,7 +92,7 @@ int run_command_line(CLI::App& app, int argc, char** argv, const attn::CommandCo
     fmt::print(stderr,
                fmt::runtime(tr("attn-trace: error: {}. See `attn-trace --help` and `attn-trace "
                                "COMMAND --help`.\n")),
-               shown(e.what()));
+               shown(attn::parse_error_message(e)));
     return 2;
   } catch (const attn::InputError& e) {
     std::fflush(stdout);
@@ -149,9 +152,14 @@ int main(int argc, char** argv) {
 
   CLI::App app{std::string(tr("attn-trace: the Transformer attention computation, step by step")),
                "attn-trace"};
+  // CLI11's words in the terminal's language; the subcommands inherit the
+  // formatter and the help flag.
+  app.formatter(attn::help_formatter());
+  app.set_help_flag("-h,--help", std::string(tr("Print this help message and exit")));
+  app.set_version_flag("--version", "attn-trace 0.1",
+                       std::string(tr("Display program version information and exit")));
   app.require_subcommand(1);
   app.fallthrough();  // global options (--limit) also after the command
-  app.set_version_flag("--version", "attn-trace 0.1");
   attn::CommandContext context;
   attn::setup_run(app, context);
   attn::setup_lessons(app, context);

@@ -90,10 +90,6 @@ bool process_is_gone(long pid) {
   return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
-std::string error_text(int error) {
-  return std::strerror(error);
-}
-
 // `path` as lstat sees it: nullopt when nothing is there.
 std::optional<struct stat> link_status(const fs::path& path) {
   struct stat st {};
@@ -128,17 +124,19 @@ fs::path under(const fs::path& root, const fs::path& relative) {
 }
 
 [[noreturn]] void refuse(const std::string& reason) {
-  throw InputError(fmt::format("{}; nothing was written", reason));
+  throw InputError(tr_format("{}; nothing was written", reason));
 }
 
 [[noreturn]] void refuse_link(std::string_view shown, const fs::path& link, std::string_view to) {
-  const std::string what = shown == link.string()
-                               ? std::string(shown)
-                               : fmt::format("{}: the folder {}", shown, link.string());
-  refuse(fmt::format(
-      "{}{} is a symbolic link to {}, and attn-trace never writes through a link: remove the "
-      "link (or write elsewhere) and run again",
-      what, shown == link.string() ? ":" : "", to));
+  if (shown == link.string())
+    refuse(
+        tr_format("{}: is a symbolic link to {}, and attn-trace never writes through a link: "
+                  "remove the link (or write elsewhere) and run again",
+                  shown, to));
+  refuse(
+      tr_format("{}: the folder {} is a symbolic link to {}, and attn-trace never writes "
+                "through a link: remove the link (or write elsewhere) and run again",
+                shown, link.string(), to));
 }
 
 // The folders of `folder` (a path the user gave, links followed) that do not
@@ -153,30 +151,33 @@ std::vector<fs::path> missing_folders(const fs::path& start, std::string_view sh
       struct stat resolved {};
       if (stat(folder.c_str(), &resolved) != 0)
         refuse(
-            fmt::format("{}: the folder {} is a symbolic link to {}, which does not exist; create "
-                        "that folder, remove the link, or write elsewhere",
-                        shown, folder.string(), link_text(folder)));
+            tr_format("{}: the folder {} is a symbolic link to {}, which does not exist; create "
+                      "that folder, remove the link, or write elsewhere",
+                      shown, folder.string(), link_text(folder)));
       if (!S_ISDIR(resolved.st_mode))
-        refuse(fmt::format("{}: {} is a link to a file, not a folder; write elsewhere", shown,
-                           folder.string()));
+        refuse(tr_format("{}: {} is a link to a file, not a folder; write elsewhere", shown,
+                         folder.string()));
       break;
     }
     if (st) {
       if (!S_ISDIR(st->st_mode))
         refuse(
-            fmt::format("{}: {} is a file, not a folder; write elsewhere", shown, folder.string()));
+            tr_format("{}: {} is a file, not a folder; write elsewhere", shown, folder.string()));
       break;
     }
     missing.push_back(folder);
     const fs::path up = folder.has_parent_path() ? folder.parent_path() : fs::path(".");
     if (up == folder)
-      refuse(fmt::format("{}: the folder {} cannot be reached", shown, folder.string()));
+      refuse(tr_format("{}: the folder {} cannot be reached", shown, folder.string()));
     folder = up;
   }
   if (access(folder.c_str(), W_OK | X_OK) != 0)
-    refuse(fmt::format("{}: {} the folder {} ({}); choose a folder you can write to", shown,
-                       missing.empty() ? "cannot write into" : "cannot create a folder in",
-                       folder.string(), error_text(errno)));
+    refuse(tr_format(missing.empty()
+                         ? N_("{}: cannot write into the folder {} ({}); choose a folder "
+                              "you can write to")
+                         : N_("{}: cannot create a folder in the folder {} ({}); choose a "
+                              "folder you can write to"),
+                     shown, folder.string(), error_text(errno)));
   return {missing.rbegin(), missing.rend()};
 }
 
@@ -195,7 +196,7 @@ Root open_root(const std::string& root) {
   if (out.missing.empty()) {
     out.fd = Fd(open(out.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!out.fd)
-      refuse(fmt::format("{}: cannot open the folder ({})", out.path.string(), error_text(errno)));
+      refuse(tr_format("{}: cannot open the folder ({})", out.path.string(), error_text(errno)));
   }
   return out;
 }
@@ -214,7 +215,7 @@ Reached reach_folder(int root_fd, const fs::path& root, const fs::path& folder,
   Reached reached{Fd(openat(root_fd, ".", kFolderFlags)), 0};
   if (!reached.fd)
     refuse(
-        fmt::format("{}: cannot open the folder {} ({})", shown, root.string(), error_text(errno)));
+        tr_format("{}: cannot open the folder {} ({})", shown, root.string(), error_text(errno)));
   fs::path at = root;
   for (const fs::path& part : folder) {
     const std::string name = part.string();
@@ -222,15 +223,15 @@ Reached reach_folder(int root_fd, const fs::path& root, const fs::path& folder,
     const std::optional<struct stat> st = status_at(reached.fd.get(), name);
     if (!st && errno == ENOENT) break;
     if (!st)
-      refuse(fmt::format("{}: cannot reach the folder {} ({})", shown, at.string(),
-                         error_text(errno)));
+      refuse(
+          tr_format("{}: cannot reach the folder {} ({})", shown, at.string(), error_text(errno)));
     if (S_ISLNK(st->st_mode)) refuse_link(shown, at, link_text_at(reached.fd.get(), name));
     if (!S_ISDIR(st->st_mode))
-      refuse(fmt::format("{}: {} is a file, not a folder; write elsewhere", shown, at.string()));
+      refuse(tr_format("{}: {} is a file, not a folder; write elsewhere", shown, at.string()));
     Fd next(openat(reached.fd.get(), name.c_str(), kFolderFlags));
     if (!next)
       refuse(
-          fmt::format("{}: cannot open the folder {} ({})", shown, at.string(), error_text(errno)));
+          tr_format("{}: cannot open the folder {} ({})", shown, at.string(), error_text(errno)));
     reached.fd = std::move(next);
     ++reached.existing;
   }
@@ -251,12 +252,12 @@ Fd open_folder(int root_fd, const fs::path& root, const fs::path& folder, std::s
     if (mkdirat(reached.fd.get(), name.c_str(), 0777) == 0)
       made.push_back(relative);
     else if (errno != EEXIST)
-      throw InputError(fmt::format("{}: cannot create the folder {} ({})", shown,
-                                   under(root, relative).string(), error_text(errno)));
+      throw InputError(tr_format("{}: cannot create the folder {} ({})", shown,
+                                 under(root, relative).string(), error_text(errno)));
     Fd next(openat(reached.fd.get(), name.c_str(), kFolderFlags));
     if (!next)
-      throw InputError(fmt::format("{}: cannot open the folder {} ({})", shown,
-                                   under(root, relative).string(), error_text(errno)));
+      throw InputError(tr_format("{}: cannot open the folder {} ({})", shown,
+                                 under(root, relative).string(), error_text(errno)));
     reached.fd = std::move(next);
   }
   return std::move(reached.fd);
@@ -317,21 +318,21 @@ struct Plan {
 // root, is the root itself, or is the name of the root's lock or journal.
 fs::path relative_to_root(const fs::path& root, const std::string& path) {
   if (!fs::path(path).has_filename())
-    refuse(fmt::format("{}: a file path is needed, not a folder path", path));
+    refuse(tr_format("{}: a file path is needed, not a folder path", path));
   const fs::path relative = fs::path(path).lexically_relative(root).lexically_normal();
   if (relative.empty() || *relative.begin() == ".." || relative.is_absolute())
-    refuse(fmt::format("{}: is outside the folder {} that this command writes; write inside it",
-                       path, root.string()));
+    refuse(tr_format("{}: is outside the folder {} that this command writes; write inside it", path,
+                     root.string()));
   if (relative == ".")
     refuse(
-        fmt::format("{}: is a folder; a file cannot replace it (move the folder away or write "
-                    "elsewhere)",
-                    path));
+        tr_format("{}: is a folder; a file cannot replace it (move the folder away or write "
+                  "elsewhere)",
+                  path));
   if (relative == kJournalName || relative == kFolderLockName)
     refuse(
-        fmt::format("{}: this name is attn-trace's own (a folder's journal or lock); write "
-                    "elsewhere",
-                    path));
+        tr_format("{}: this name is attn-trace's own (a folder's journal or lock); write "
+                  "elsewhere",
+                  path));
   return relative;
 }
 
@@ -342,20 +343,20 @@ void check_target(int dir, Plan& plan, std::vector<std::string>& would_change, b
   const std::string name = plan.name();
   const std::optional<struct stat> st = status_at(dir, name);
   if (!st && errno != ENOENT)
-    refuse(fmt::format("{}: cannot reach the file ({})", plan.shown, error_text(errno)));
+    refuse(tr_format("{}: cannot reach the file ({})", plan.shown, error_text(errno)));
   if (!st) return;
   if (S_ISLNK(st->st_mode)) refuse_link(plan.shown, fs::path(plan.shown), link_text_at(dir, name));
   if (S_ISDIR(st->st_mode))
     refuse(
-        fmt::format("{}: is a folder; a file cannot replace it (move the folder away or write "
-                    "elsewhere)",
-                    plan.shown));
+        tr_format("{}: is a folder; a file cannot replace it (move the folder away or write "
+                  "elsewhere)",
+                  plan.shown));
   if (!S_ISREG(st->st_mode))
-    refuse(fmt::format("{}: is not a regular file (a pipe, socket or device); write elsewhere",
-                       plan.shown));
+    refuse(tr_format("{}: is not a regular file (a pipe, socket or device); write elsewhere",
+                     plan.shown));
   if (static_cast<std::size_t>(st->st_size) == plan.content.size()) {
     const std::optional<std::string> old = read_at(dir, name, plan.content.size());
-    if (!old) refuse(fmt::format("{}: cannot read the file ({})", plan.shown, error_text(errno)));
+    if (!old) refuse(tr_format("{}: cannot read the file ({})", plan.shown, error_text(errno)));
     if (*old == plan.content) {
       plan.change = FileChange::unchanged;
       return;
@@ -366,7 +367,7 @@ void check_target(int dir, Plan& plan, std::vector<std::string>& would_change, b
   const bool read_only = (st->st_mode & 0222) == 0;
   if (!replace)
     would_change.push_back(
-        read_only ? fmt::format("{} (read-only, mode {:04o})", plan.shown, st->st_mode & 07777)
+        read_only ? tr_format("{} (read-only, mode {:04o})", plan.shown, st->st_mode & 07777)
                   : std::string(plan.shown));
 }
 
@@ -388,10 +389,11 @@ Plan plan_file(const Root& root, const std::string& path, const std::string& con
   for (const fs::path& part : plan.folder())
     if (index++ < reached.existing) deepest /= part;
   if (faccessat(reached.fd.get(), ".", W_OK | X_OK, 0) != 0)
-    refuse(
-        fmt::format("{}: {} the folder {} ({}); choose a folder you can write to", path,
-                    reached.existing == parts ? "cannot write into" : "cannot create a folder in",
-                    deepest.string(), error_text(errno)));
+    refuse(tr_format(reached.existing == parts ? N_("{}: cannot write into the folder {} ({}); "
+                                                    "choose a folder you can write to")
+                                               : N_("{}: cannot create a folder in the folder {} "
+                                                    "({}); choose a folder you can write to"),
+                     path, deepest.string(), error_text(errno)));
   if (reached.existing == parts) check_target(reached.fd.get(), plan, would_change, replace);
   return plan;
 }
@@ -404,10 +406,10 @@ void claim_target(const std::vector<Plan>& plans, std::map<std::string, std::siz
   const auto [other, added] = by_key.emplace(plan.relative.string(), plans.size() - 1);
   if (added) return;
   const Plan& first = plans[other->second];
-  refuse(fmt::format("{}: two files would be written here{}", plan.shown,
-                     first.source.empty() && plan.source.empty()
-                         ? std::string()
-                         : fmt::format(", from {} and from {}", first.source, plan.source)));
+  refuse(tr_format("{}: two files would be written here{}", plan.shown,
+                   first.source.empty() && plan.source.empty()
+                       ? std::string()
+                       : tr_format(", from {} and from {}", first.source, plan.source)));
 }
 
 // Refused when one target (keys of `by_key`, as claim_target enters them) is
@@ -417,8 +419,8 @@ void refuse_file_and_folder(const std::vector<Plan>& plans,
   for (const auto& [key, i] : by_key)
     for (fs::path up = fs::path(key).parent_path(); !up.empty(); up = up.parent_path())
       if (const auto it = by_key.find(up.string()); it != by_key.end())
-        refuse(fmt::format("{}: would be both a file and the folder of {}", plans[it->second].shown,
-                           plans[i].shown));
+        refuse(tr_format("{}: would be both a file and the folder of {}", plans[it->second].shown,
+                         plans[i].shown));
 }
 
 // Writes `content` to a new temporary file `name` in the folder `dir`, with
@@ -432,8 +434,8 @@ void write_temporary(int dir, const std::string& name, std::string_view shown,
   if (fd < 0 && errno == EEXIST && unlinkat(dir, name.c_str(), 0) == 0)
     fd = openat(dir, name.c_str(), kFlags, 0666);
   if (fd < 0)
-    throw InputError(fmt::format("{}: cannot write ({}); check that the folder is writable", shown,
-                                 error_text(errno)));
+    throw InputError(tr_format("{}: cannot write ({}); check that the folder is writable", shown,
+                               error_text(errno)));
   int error = 0;
   for (std::size_t done = 0; done < content.size() && !error;) {
     const ssize_t n = write(fd, content.data() + done, content.size() - done);
@@ -451,7 +453,7 @@ void write_temporary(int dir, const std::string& name, std::string_view shown,
   if (close(fd) != 0 && !error) error = errno;
   if (error) {
     unlinkat(dir, name.c_str(), 0);
-    throw InputError(fmt::format("{}: write failed ({})", shown, error_text(error)));
+    throw InputError(tr_format("{}: write failed ({})", shown, error_text(error)));
   }
 }
 
@@ -491,12 +493,12 @@ void make_root(Root& root, Written& written) {
       written.root_made.push_back(folder);
     else if (errno != EEXIST)
       throw InputError(
-          fmt::format("{}: cannot create the folder ({})", folder.string(), error_text(errno)));
+          tr_format("{}: cannot create the folder ({})", folder.string(), error_text(errno)));
   }
   root.fd = Fd(open(root.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.fd)
     throw InputError(
-        fmt::format("{}: cannot open the folder ({})", root.path.string(), error_text(errno)));
+        tr_format("{}: cannot open the folder ({})", root.path.string(), error_text(errno)));
 }
 
 // The missing folders, then each content that changes in a temporary file
@@ -549,7 +551,7 @@ void write_journal(const Root& root, const Written& written) {
       fsync(root.fd.get()) != 0) {
     const int error = errno;
     unlinkat(root.fd.get(), tmp.c_str(), 0);
-    throw InputError(fmt::format("{}: cannot write the journal ({})", shown, error_text(error)));
+    throw InputError(tr_format("{}: cannot write the journal ({})", shown, error_text(error)));
   }
 }
 
@@ -592,7 +594,7 @@ CommitResult rename_temporaries(const Root& root, const std::vector<Plan>& plans
                      temporary_name(written.pending[k]->name(), getpid()), 0);
       std::vector<std::string> done;
       for (std::size_t k = 0; k < i; ++k) done.emplace_back(written.pending[k]->shown);
-      throw InputError(fmt::format(
+      throw InputError(tr_format(
           "{}: cannot replace the file ({}); {} of the other files were written before this "
           "failure ({}), the rest are unchanged",
           plan.shown, error_text(error), done.size(), fmt::join(done, ", ")));
@@ -641,11 +643,11 @@ struct Journal {
   std::vector<fs::path> files;
 };
 
-[[noreturn]] void refuse_journal(const std::string& shown, const std::string& why) {
+[[noreturn]] void refuse_journal(const std::string& shown, std::string_view why) {
   throw InputError(
-      fmt::format("{}: {}; it is not a journal attn-trace can complete: if no attn-trace run was "
-                  "interrupted in this folder, remove the file and run again; nothing was written",
-                  shown, why));
+      tr_format("{}: {}; it is not a journal attn-trace can complete: if no attn-trace run was "
+                "interrupted in this folder, remove the file and run again; nothing was written",
+                shown, why));
 }
 
 // One journal line's path, its escapes undone and checked.
@@ -658,7 +660,7 @@ fs::path journal_path(const std::string& line, const std::string& shown, std::si
     }
     const char next = i + 1 < line.size() ? line[++i] : '\0';
     if (next != '\\' && next != 'n')
-      refuse_journal(shown, fmt::format("line {}: an unknown escape", number));
+      refuse_journal(shown, tr_format("line {}: an unknown escape", number));
     text += next == 'n' ? '\n' : '\\';
   }
   const fs::path path(text);
@@ -667,7 +669,7 @@ fs::path journal_path(const std::string& line, const std::string& shown, std::si
   for (const fs::path& part : path) plain = plain && part != "." && part != ".." && !part.empty();
   if (!plain || path == kJournalName || path == kFolderLockName)
     refuse_journal(shown,
-                   fmt::format("line {}: not a plain path inside the folder: {}", number, text));
+                   tr_format("line {}: not a plain path inside the folder: {}", number, text));
   return path;
 }
 
@@ -676,21 +678,21 @@ Journal parse_journal(const std::string& text, const std::string& shown) {
   std::string line;
   Journal journal;
   if (!std::getline(in, line) || line != "attn-trace journal 1")
-    refuse_journal(shown, "line 1 is not 'attn-trace journal 1'");
+    refuse_journal(shown, tr("line 1 is not 'attn-trace journal 1'"));
   if (!std::getline(in, line) || !line.starts_with("pid "))
-    refuse_journal(shown, "line 2 is not 'pid N'");
+    refuse_journal(shown, tr("line 2 is not 'pid N'"));
   const char* last = line.data() + line.size();
   const auto [end, error] = std::from_chars(line.data() + 4, last, journal.pid);
   if (error != std::errc() || end != last || journal.pid <= 0)
-    refuse_journal(shown, "line 2 is not 'pid N'");
+    refuse_journal(shown, tr("line 2 is not 'pid N'"));
   for (std::size_t number = 3; std::getline(in, line); ++number) {
     if (line == "end") {
-      if (std::getline(in, line)) refuse_journal(shown, "lines after 'end'");
+      if (std::getline(in, line)) refuse_journal(shown, tr("lines after 'end'"));
       return journal;
     }
     journal.files.push_back(journal_path(line, shown, number));
   }
-  refuse_journal(shown, "no 'end' line: it is cut short");
+  refuse_journal(shown, tr("no 'end' line: it is cut short"));
 }
 
 // Puts one file of an interrupted commit in place: its temporary (a regular
@@ -732,18 +734,18 @@ std::optional<FinishedCommit> finish_interrupted_commit(const std::string& folde
   if (!st) return std::nullopt;
   if (S_ISLNK(st->st_mode))
     refuse_journal(
-        shown, fmt::format("is a symbolic link to {}", link_text_at(root_fd.get(), kJournalName)));
-  if (!S_ISREG(st->st_mode)) refuse_journal(shown, "is not a regular file");
+        shown, tr_format("is a symbolic link to {}", link_text_at(root_fd.get(), kJournalName)));
+  if (!S_ISREG(st->st_mode)) refuse_journal(shown, tr("is not a regular file"));
   const std::optional<std::string> text = read_at(root_fd.get(), kJournalName, kMaxJournalBytes);
-  if (!text) refuse_journal(shown, fmt::format("cannot be read ({})", error_text(errno)));
+  if (!text) refuse_journal(shown, tr_format("cannot be read ({})", error_text(errno)));
   const Journal journal = parse_journal(*text, shown);
   if (!lock_held && !process_is_gone(journal.pid)) return std::nullopt;
   FinishedCommit done{shown, journal.pid, {}, 0, {}};
   for (const fs::path& file : journal.files)
     finish_file(root_fd.get(), root, file, journal.pid, done);
   if (unlinkat(root_fd.get(), kJournalName, 0) != 0 || fsync(root_fd.get()) != 0)
-    throw InputError(fmt::format("{}: cannot remove the journal ({}); remove it and run again",
-                                 shown, error_text(errno)));
+    throw InputError(tr_format("{}: cannot remove the journal ({}); remove it and run again", shown,
+                               error_text(errno)));
   return done;
 }
 
@@ -764,8 +766,8 @@ std::vector<std::string> make_folder(const std::string& folder) {
     if (mkdir(missing.c_str(), 0777) != 0 && errno != EEXIST) {
       const int error = errno;
       for (auto it = made.rbegin(); it != made.rend(); ++it) rmdir(it->c_str());
-      throw InputError(fmt::format("{}: cannot create the folder {} ({})", folder, missing.string(),
-                                   error_text(error)));
+      throw InputError(tr_format("{}: cannot create the folder {} ({})", folder, missing.string(),
+                                 error_text(error)));
     }
     made.push_back(missing.string());
   }
@@ -793,8 +795,8 @@ CommitResult FileBatch::commit(bool replace, std::string_view refusal_hint) {
   }
   refuse_file_and_folder(plans, by_key);
   if (!would_change.empty())
-    throw InputError(fmt::format("{} file(s) would change: {}; nothing was written. {}",
-                                 would_change.size(), fmt::join(would_change, ", "), refusal_hint));
+    throw InputError(tr_format("{} file(s) would change: {}; nothing was written. {}",
+                               would_change.size(), fmt::join(would_change, ", "), refusal_hint));
   // 2. Folders, then every content in a temporary file beside its target.
   const Written written = write_temporaries(root, plans);
   // 3. The journal, when several files change: from here on, a killed run is

@@ -14,6 +14,8 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
+#include "core/read_input.hpp"
 
 namespace attn {
 
@@ -35,10 +37,15 @@ long holder_of(int fd) {
 }
 
 [[noreturn]] void refuse_busy(const std::string& folder, long pid) {
-  throw InputError(fmt::format(
-      "another attn-trace run{} is writing {}; wait for it to finish, then run again; nothing "
-      "was written",
-      pid > 0 ? fmt::format(" (pid {})", pid) : std::string(), folder));
+  if (pid > 0)
+    throw InputError(
+        tr_format("another attn-trace run (pid {}) is writing {}; wait for it to "
+                  "finish, then run again; nothing was written",
+                  pid, folder));
+  throw InputError(
+      tr_format("another attn-trace run is writing {}; wait for it to finish, then "
+                "run again; nothing was written",
+                folder));
 }
 
 // Opens (or makes) the lock file in the folder `dir`, never through a link.
@@ -46,19 +53,19 @@ int open_lock_file(int dir, const std::string& shown) {
   const int fd =
       openat(dir, kFolderLockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0 && errno == ELOOP)
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "{}: is a symbolic link, and attn-trace never writes through a link: remove it and run "
         "again; nothing was written",
         shown));
   if (fd < 0)
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "{}: cannot create the lock file ({}); choose a folder you can write to; nothing was "
         "written",
-        shown, std::strerror(errno)));
+        shown, error_text(errno)));
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "{}: is not a regular file, so it cannot be attn-trace's lock: remove it and run again; "
         "nothing was written",
         shown));
@@ -85,7 +92,7 @@ FolderLock::FolderLock(std::string folder, Missing missing) : folder_(std::move(
   if ((!found || !S_ISDIR(st.st_mode)) && missing == Missing::skip) return;
   if (found && !S_ISDIR(st.st_mode))
     throw InputError(
-        fmt::format("{}: is a file, not a folder; write elsewhere; nothing was written", folder_));
+        tr_format("{}: is a file, not a folder; write elsewhere; nothing was written", folder_));
   if (!found) made_ = make_folder(folder_);
   try {
     acquire();
@@ -103,8 +110,8 @@ FolderLock::~FolderLock() {
 void FolderLock::acquire() {
   folder_fd_ = open(folder_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (folder_fd_ < 0)
-    throw InputError(fmt::format("{}: cannot open the folder ({}); nothing was written", folder_,
-                                 std::strerror(errno)));
+    throw InputError(tr_format("{}: cannot open the folder ({}); nothing was written", folder_,
+                               error_text(errno)));
   const std::string shown = folder_ + "/" + kFolderLockName;
   for (int attempt = 0; attempt < 100; ++attempt) {
     const int fd = open_lock_file(folder_fd_, shown);
@@ -114,7 +121,7 @@ void FolderLock::acquire() {
       close(fd);
       if (error == EWOULDBLOCK) refuse_busy(folder_, pid);
       throw InputError(
-          fmt::format("{}: cannot lock ({}); nothing was written", shown, std::strerror(error)));
+          tr_format("{}: cannot lock ({}); nothing was written", shown, error_text(error)));
     }
     if (!still_named(folder_fd_, fd)) {
       close(fd);  // the run that held it removed it meanwhile: take the new one
@@ -125,7 +132,7 @@ void FolderLock::acquire() {
     if (ftruncate(lock_fd_, 0) != 0 ||
         pwrite(lock_fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()))
       throw InputError(
-          fmt::format("{}: cannot write ({}); nothing was written", shown, std::strerror(errno)));
+          tr_format("{}: cannot write ({}); nothing was written", shown, error_text(errno)));
     return;
   }
   refuse_busy(folder_, 0);

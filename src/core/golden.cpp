@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/number_text.hpp"
 #include "core/toml_read.hpp"
 
@@ -27,8 +28,8 @@ double golden_number(const TomlReader& toml, const toml::node& node, std::string
   if (node.is_floating_point()) return node.as_floating_point()->get();
   if (node.is_integer()) return static_cast<double>(node.as_integer()->get());
   toml.fail(&node, key,
-            "expected a number (nan, inf and -inf allowed); regenerate the file with "
-            "`attn-trace golden`");
+            tr("expected a number (nan, inf and -inf allowed); regenerate the file with "
+               "`attn-trace golden`"));
 }
 
 arma::mat golden_matrix(const TomlReader& toml, const toml::node& node, std::string_view key,
@@ -36,15 +37,15 @@ arma::mat golden_matrix(const TomlReader& toml, const toml::node& node, std::str
   const toml::array* data = node.as_array();
   if (!data || data->size() != rows)
     toml.fail(&node, key,
-              fmt::format("expected {} rows (shape {}); regenerate the file with "
-                          "`attn-trace golden`",
-                          rows, shape_str(rows, cols)));
+              tr_format("expected {} rows (shape {}); regenerate the file with "
+                        "`attn-trace golden`",
+                        rows, shape_str(rows, cols)));
   for (std::size_t r = 0; r < rows; ++r) {  // every row checked before the matrix is made
     const toml::array* row = data->get(r)->as_array();
     if (!row || row->size() != cols)
       toml.fail(
           data->get(r), key,
-          fmt::format("row {} must hold {} numbers (shape {})", r, cols, shape_str(rows, cols)));
+          tr_format("row {} must hold {} numbers (shape {})", r, cols, shape_str(rows, cols)));
   }
   arma::mat M(rows, cols);
   for (std::size_t r = 0; r < rows; ++r)
@@ -92,15 +93,16 @@ Golden parse_golden(std::string_view text, const std::string& origin) {
   const toml::table* header = toml.table(toml.root(), "golden");
   if (!header)
     throw InputError(
-        fmt::format("{}: missing [golden] lesson = \"id\"; this is not a golden file "
-                    "written by `attn-trace golden`",
-                    origin));
+        tr_format("{}: missing [golden] lesson = \"id\"; this is not a golden file "
+                  "written by `attn-trace golden`",
+                  origin));
   toml.require_known_keys(*header, "golden", {"lesson"});
   if (const toml::node* id = header->get("lesson"))
     golden.lesson_id = toml.string(*id, "golden.lesson");
   const toml::node* steps = toml.root().get("step");
   if (!steps) return golden;
-  if (!steps->is_array_of_tables()) toml.fail(steps, "step", "write each step as a [[step]] table");
+  if (!steps->is_array_of_tables())
+    toml.fail(steps, "step", tr("write each step as a [[step]] table"));
   std::size_t i = 0;
   for (const toml::node& item : *steps->as_array()) {
     const toml::table& t = *item.as_table();
@@ -110,7 +112,8 @@ Golden parse_golden(std::string_view text, const std::string& origin) {
     const toml::node* shape = t.get("shape");
     const toml::node* data = t.get("data");
     if (!id || !shape || !data)
-      toml.fail(&item, where, "each [[step]] needs id, shape = [rows, cols] and data = [[...]]");
+      toml.fail(&item, where,
+                tr("each [[step]] needs id, shape = [rows, cols] and data = [[...]]"));
     const auto [rows, cols] = toml.cell(*shape, where + ".shape");
     GoldenStep step;
     step.id = toml.string(*id, where + ".id");
@@ -137,9 +140,9 @@ std::vector<GoldenMismatch> compare_with_golden(const Golden& golden, const Trac
   std::vector<GoldenMismatch> out;
   if (!golden.lesson_id.empty() && golden.lesson_id != trace.lesson_id)
     out.push_back({"golden.lesson", std::nullopt, 0, 0,
-                   fmt::format("the golden file is for lesson '{}', not '{}'; give the right "
-                               "--golden file",
-                               golden.lesson_id, trace.lesson_id)});
+                   Message(N_("the golden file is for lesson '{}', not '{}'; give the right "
+                              "--golden file"),
+                           {golden.lesson_id, trace.lesson_id})});
   for (const Step& step : trace.steps) {
     const GoldenStep* kept = nullptr;
     for (const GoldenStep& g : golden.steps)
@@ -147,15 +150,16 @@ std::vector<GoldenMismatch> compare_with_golden(const Golden& golden, const Trac
     if (!kept && !kept_in_golden(step)) continue;
     if (!kept) {
       out.push_back({step.id, std::nullopt, 0, 0,
-                     "the step is not in the golden file; regenerate it with `attn-trace golden`"});
+                     N_("the step is not in the golden file; regenerate it with `attn-trace "
+                        "golden`")});
       continue;
     }
     const arma::mat& G = kept->value;
     const arma::mat& C = step.value;
     if (G.n_rows != C.n_rows || G.n_cols != C.n_cols) {
       out.push_back({step.id, std::nullopt, 0, 0,
-                     fmt::format("shape {} in the golden file but {} computed",
-                                 shape_str(G.n_rows, G.n_cols), shape_str(C.n_rows, C.n_cols))});
+                     Message(N_("shape {} in the golden file but {} computed"),
+                             {shape_str(G.n_rows, G.n_cols), shape_str(C.n_rows, C.n_cols)})});
       continue;
     }
     for (std::size_t r = 0; r < C.n_rows; ++r) {
@@ -165,17 +169,18 @@ std::vector<GoldenMismatch> compare_with_golden(const Golden& golden, const Trac
       const double diff = std::abs(G(r, c) - C(r, c));
       out.push_back({step.id, std::make_pair(r, c), G(r, c), C(r, c),
                      std::isfinite(diff)
-                         ? fmt::format("differs by {:.3g} (tolerance {:g})", diff, tolerance)
-                         : fmt::format("golden {} but computed {}", format_exact(G(r, c)),
-                                       format_exact(C(r, c)))});
+                         ? Message(N_("differs by {} (tolerance {})"),
+                                   {fmt::format("{:.3g}", diff), fmt::format("{:g}", tolerance)})
+                         : Message(N_("golden {} but computed {}"),
+                                   {format_exact(G(r, c)), format_exact(C(r, c))})});
       break;
     }
   }
   for (const GoldenStep& g : golden.steps)
     if (!trace.find(g.id))
       out.push_back({g.id, std::nullopt, 0, 0,
-                     "the golden file has this step but the trace does not; regenerate it with "
-                     "`attn-trace golden`"});
+                     N_("the golden file has this step but the trace does not; regenerate it "
+                        "with `attn-trace golden`")});
   return out;
 }
 

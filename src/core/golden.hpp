@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/i18n.hpp"
 #include "core/trace.hpp"
 
 namespace attn {
@@ -50,7 +51,7 @@ struct GoldenMismatch {
   std::optional<std::pair<std::size_t, std::size_t>> cell;  // first differing cell, if any
   double golden = 0.0;
   double computed = 0.0;
-  std::string reason;  // for people: "differs by 3.2e-09 (tolerance 1e-12)"
+  Message reason;  // for people: "differs by 3.2e-09 (tolerance 1e-12)", in either language
 };
 
 // Two numbers are the same when both are NaN, both the same infinity, or

@@ -127,6 +127,7 @@ std::string_view tr(std::string_view msgid) {
 std::string Message::in(Language to) const {
   fmt::dynamic_format_arg_store<fmt::format_context> values;
   for (const std::string& a : args) values.push_back(a);
+  for (const Message& part : parts) values.push_back(part.in(to));
   return fmt::vformat(translate(to, format), values);
 }
 

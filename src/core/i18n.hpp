@@ -93,8 +93,13 @@ struct Message {
   Message(const char* format) : format(format) {}  // NOLINT: a plain message converts
   Message(std::string format, std::vector<std::string> args)
       : format(std::move(format)), args(std::move(args)) {}
+  Message(std::string format, std::vector<std::string> args, std::vector<Message> parts)
+      : format(std::move(format)), args(std::move(args)), parts(std::move(parts)) {}
   std::string format;             // the msgid, e.g. "Decoding t{}: key cache"
   std::vector<std::string> args;  // one per {}
+  // Messages filling the {} after `args`' ones, each shown in the same
+  // language (a slip's cause inside a diagnosis's detail).
+  std::vector<Message> parts;
   std::string in(Language to) const;
   std::string shown() const { return in(language()); }
 };

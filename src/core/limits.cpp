@@ -8,6 +8,7 @@
 #include <charconv>
 
 #include "core/error.hpp"
+#include "core/i18n.hpp"
 #include "core/lesson.hpp"
 
 namespace attn {
@@ -21,19 +22,19 @@ struct Named {
 };
 
 constexpr Named kNamed[] = {
-    {"file_mb", &Limits::file_mb, "MiB per file read"},
-    {"tokens", &Limits::tokens, "tokens"},
-    {"d_model", &Limits::d_model, "columns of a matrix"},
-    {"heads", &Limits::heads, "heads"},
-    {"step_mcells", &Limits::step_mcells, "million cells in one step"},
-    {"trace_gb", &Limits::trace_gb, "GiB for the whole trace"},
-    {"output_mb", &Limits::output_mb, "MiB of output"},
+    {"file_mb", &Limits::file_mb, N_("MiB per file read")},
+    {"tokens", &Limits::tokens, N_("tokens")},
+    {"d_model", &Limits::d_model, N_("columns of a matrix")},
+    {"heads", &Limits::heads, N_("heads")},
+    {"step_mcells", &Limits::step_mcells, N_("million cells in one step")},
+    {"trace_gb", &Limits::trace_gb, N_("GiB for the whole trace")},
+    {"output_mb", &Limits::output_mb, N_("MiB of output")},
 };
 
 constexpr std::uint64_t kMiB = 1ull << 20;
 
 std::string raise(const char* name, std::uint64_t needed) {
-  return fmt::format("--limit {}={} raises it", name, needed);
+  return tr_format("--limit {}={} raises it", name, needed);
 }
 
 // ceil(a / b)
@@ -62,23 +63,23 @@ void set_limit(std::string_view assignment) {
   const Named* named = std::find_if(std::begin(kNamed), std::end(kNamed),
                                     [&](const Named& n) { return name == n.name; });
   if (eq == std::string_view::npos || named == std::end(kNamed))
-    throw InputError(fmt::format("--limit {}: give NAME=VALUE with one of {} (the defaults)",
-                                 assignment, limit_names()));
+    throw InputError(tr_format("--limit {}: give NAME=VALUE with one of {} (the defaults)",
+                               assignment, limit_names()));
   const std::string_view text = assignment.substr(eq + 1);
   std::uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || value == 0 ||
       value > (1ull << 40))
-    throw InputError(fmt::format("--limit {}: '{}' is not a whole number from 1 to 2^40 ({})",
-                                 assignment, text, named->what));
+    throw InputError(tr_format("--limit {}: '{}' is not a whole number from 1 to 2^40 ({})",
+                               assignment, text, tr(named->what)));
   limits().*named->field = value;
 }
 
 void check_file_size(const std::string& path, std::uint64_t bytes) {
   if (bytes <= limits().file_mb * kMiB) return;
-  throw InputError(fmt::format("{}: the file is {} MiB, above the limit of {} MiB per file; {}",
-                               path, ceil_div(bytes, kMiB), limits().file_mb,
-                               raise("file_mb", ceil_div(bytes, kMiB))));
+  throw InputError(tr_format("{}: the file is {} MiB, above the limit of {} MiB per file; {}", path,
+                             ceil_div(bytes, kMiB), limits().file_mb,
+                             raise("file_mb", ceil_div(bytes, kMiB))));
 }
 
 TraceSize trace_size(const Lesson& lesson) {
@@ -114,28 +115,29 @@ TraceSize trace_size(const Lesson& lesson) {
 void check_lesson_limits(const Lesson& lesson) {
   const Limits& l = limits();
   const auto over = [&](std::uint64_t value, std::uint64_t limit, const char* name,
-                        const std::string& what) {
+                        const char* what) {
     if (value > limit)
-      throw InputError(fmt::format("{}: {} is {}, above the limit of {}; {}", lesson.origin, what,
-                                   value, limit, raise(name, value)));
+      throw InputError(tr_format("{}: {} is {}, above the limit of {}; {}", lesson.origin, tr(what),
+                                 value, limit, raise(name, value)));
   };
-  over(lesson.queries(), l.tokens, "tokens", "the number of tokens");
-  over(lesson.keys(), l.tokens, "tokens", "the number of memory tokens");
-  over(lesson.X.n_cols, l.d_model, "d_model", "d_model (the columns of X)");
-  over(lesson.W_Q.n_cols, l.d_model, "d_model", "heads × d_k (the columns of W_Q)");
-  over(lesson.W_V.n_cols, l.d_model, "d_model", "heads × d_v (the columns of W_V)");
-  if (lesson.memory) over(lesson.memory->n_cols, l.d_model, "d_model", "the memory's width");
-  if (lesson.layer) over(lesson.layer->W_1.n_cols, l.d_model, "d_model", "d_ff (columns of W_1)");
-  over(lesson.heads, l.heads, "heads", "the number of heads");
+  over(lesson.queries(), l.tokens, "tokens", N_("the number of tokens"));
+  over(lesson.keys(), l.tokens, "tokens", N_("the number of memory tokens"));
+  over(lesson.X.n_cols, l.d_model, "d_model", N_("d_model (the columns of X)"));
+  over(lesson.W_Q.n_cols, l.d_model, "d_model", N_("heads × d_k (the columns of W_Q)"));
+  over(lesson.W_V.n_cols, l.d_model, "d_model", N_("heads × d_v (the columns of W_V)"));
+  if (lesson.memory) over(lesson.memory->n_cols, l.d_model, "d_model", N_("the memory's width"));
+  if (lesson.layer)
+    over(lesson.layer->W_1.n_cols, l.d_model, "d_model", N_("d_ff (columns of W_1)"));
+  over(lesson.heads, l.heads, "heads", N_("the number of heads"));
   const TraceSize size = trace_size(lesson);
   const std::uint64_t step_mcells = ceil_div(size.largest_step, 1000000);
   if (step_mcells > l.step_mcells)
     throw InputError(
-        fmt::format("{}: its largest step has {} million cells, above the limit of {} million; {}",
-                    lesson.origin, step_mcells, l.step_mcells, raise("step_mcells", step_mcells)));
+        tr_format("{}: its largest step has {} million cells, above the limit of {} million; {}",
+                  lesson.origin, step_mcells, l.step_mcells, raise("step_mcells", step_mcells)));
   const std::uint64_t gib = ceil_div(size.cells * sizeof(double), 1ull << 30);
   if (gib > l.trace_gb)
-    throw InputError(fmt::format(
+    throw InputError(tr_format(
         "{}: its trace would take about {} GiB of memory, above the limit of {} GiB; use fewer "
         "tokens or heads, or {}",
         lesson.origin, gib, l.trace_gb, raise("trace_gb", gib)));
@@ -144,8 +146,8 @@ void check_lesson_limits(const Lesson& lesson) {
 void check_output_size(std::string_view what, std::uint64_t bytes, std::string_view fix) {
   if (bytes <= limits().output_mb * kMiB) return;
   const std::uint64_t mib = ceil_div(bytes, kMiB);
-  throw InputError(fmt::format("{} would be about {} MiB, above the limit of {} MiB; {}, or {}",
-                               what, mib, limits().output_mb, fix, raise("output_mb", mib)));
+  throw InputError(tr_format("{} would be about {} MiB, above the limit of {} MiB; {}, or {}",
+                             tr(what), mib, limits().output_mb, tr(fix), raise("output_mb", mib)));
 }
 
 }  // namespace attn

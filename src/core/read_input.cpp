@@ -21,6 +21,29 @@ namespace attn {
 
 namespace {
 
+// glibc's words for the errors a read or write meets, marked for the catalog
+// (error_text translates strerror's text; another error stays in English).
+[[maybe_unused]] constexpr const char* kErrorTexts[] = {N_("No such file or directory"),
+                                                        N_("Permission denied"),
+                                                        N_("No space left on device"),
+                                                        N_("Read-only file system"),
+                                                        N_("Is a directory"),
+                                                        N_("Not a directory"),
+                                                        N_("Disk quota exceeded"),
+                                                        N_("Input/output error"),
+                                                        N_("Broken pipe"),
+                                                        N_("File exists"),
+                                                        N_("Too many levels of symbolic links"),
+                                                        N_("File name too long"),
+                                                        N_("Operation not permitted"),
+                                                        N_("Too many open files"),
+                                                        N_("Device or resource busy"),
+                                                        N_("Resource temporarily unavailable"),
+                                                        N_("Bad file descriptor"),
+                                                        N_("Cannot allocate memory"),
+                                                        N_("File too large"),
+                                                        N_("Directory not empty")};
+
 // Closes its descriptor when it goes out of scope.
 struct Descriptor {
   int fd = -1;
@@ -30,9 +53,9 @@ struct Descriptor {
 };
 
 [[noreturn]] void refuse_open(const std::string& path, int error) {
-  const std::string why = error == ENOENT || error == ENOTDIR ? "no such file"
-                          : error == EACCES                   ? "permission denied"
-                                                              : std::strerror(error);
+  const std::string why = error == ENOENT || error == ENOTDIR ? std::string(tr("no such file"))
+                          : error == EACCES                   ? std::string(tr("permission denied"))
+                                                              : error_text(error);
   throw InputError(tr_format("{}: cannot open ({}); check the path", path, why));
 }
 
@@ -84,7 +107,7 @@ std::string read_to_limit(int fd, const std::string& shown, std::uint64_t expect
     if (n == 0) return text;
     if (n < 0 && error == EAGAIN) wait_readable(fd);
     if (n < 0 && error != EINTR && error != EAGAIN)
-      throw InputError(tr_format("{}: cannot read ({})", shown, std::strerror(error)));
+      throw InputError(tr_format("{}: cannot read ({})", shown, error_text(error)));
   }
   throw InputError(tr_format(
       "{}: more than {} MiB, above the limit of {} MiB per file; --limit file_mb=N raises it "
@@ -104,7 +127,7 @@ std::string read_regular_file(const std::string& path) {
   const Descriptor file{open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
   if (file.fd < 0) refuse_open(path, errno);
   if (fstat(file.fd, &st) != 0)
-    throw InputError(tr_format("{}: cannot read ({})", path, std::strerror(errno)));
+    throw InputError(tr_format("{}: cannot read ({})", path, error_text(errno)));
   require_regular(path, st);
   check_file_size(path, static_cast<std::uint64_t>(st.st_size));
   const int flags = fcntl(file.fd, F_GETFL);
@@ -125,6 +148,10 @@ std::string read_input(const std::string& path) {
 
 std::string input_name(const std::string& path) {
   return path == kStandardInput ? "stdin" : path;
+}
+
+std::string error_text(int error) {
+  return std::string(tr(std::strerror(error)));
 }
 
 }  // namespace attn

@@ -25,4 +25,9 @@ std::string read_input(const std::string& path);
 // How messages and lessons name what read_input read: "stdin" for "-".
 std::string input_name(const std::string& path);
 
+// The C library's words for `error` (an errno value), in language(): glibc's
+// English (strerror in the "C" locale) as the msgid, so that the catalog
+// translates the common ones (kErrorTexts in read_input.cpp).
+std::string error_text(int error);
+
 }  // namespace attn

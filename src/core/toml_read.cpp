@@ -52,22 +52,23 @@ std::string_view nearest_name(std::string_view name, const std::vector<std::stri
 
 namespace {
 
-const char* type_name(const toml::node& node) {
+// What a TOML value is, in language(): "a table", "an integer", …
+std::string_view type_name(const toml::node& node) {
   switch (node.type()) {
     case toml::node_type::table:
-      return "a table";
+      return tr("a table");
     case toml::node_type::array:
-      return "an array";
+      return tr("an array");
     case toml::node_type::string:
-      return "a string";
+      return tr("a string");
     case toml::node_type::integer:
-      return "an integer";
+      return tr("an integer");
     case toml::node_type::floating_point:
-      return "a float";
+      return tr("a float");
     case toml::node_type::boolean:
-      return "a boolean";
+      return tr("a boolean");
     default:
-      return "a date or time";
+      return tr("a date or time");
   }
 }
 
@@ -280,9 +281,9 @@ WrittenNumber TomlReader::read_number(const toml::node& node, NumberRules rules,
     out.value = std::strtod(begin, &end);
     while (end && *end == ' ') ++end;
     if (end == begin || *end != '\0') {
-      error =
-          tr_format("\"{}\" is not a number; write a number such as 1.70 or \"1.70\"{}", s,
-                    s.find(',') != std::string::npos ? " (with a decimal point, not a comma)" : "");
+      error = tr_format(
+          "\"{}\" is not a number; write a number such as 1.70 or \"1.70\"{}", s,
+          s.find(',') != std::string::npos ? tr(" (with a decimal point, not a comma)") : "");
       return out;
     }
     if (rules.decimals) {
@@ -297,7 +298,7 @@ WrittenNumber TomlReader::read_number(const toml::node& node, NumberRules rules,
   }
   if (!std::isfinite(out.value))
     error = tr_format("{} is not allowed here; every input must be a finite number",
-                      std::isnan(out.value) ? "NaN" : "infinity");
+                      std::isnan(out.value) ? "NaN" : tr("infinity"));
   return out;
 }
 

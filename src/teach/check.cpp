@@ -134,8 +134,8 @@ std::string golden_text(const LessonCheck& c, double tolerance, std::size_t widt
   for (const GoldenMismatch& m : c.mismatches)
     out += wrap_text(m.cell ? tr_format("{} [{}, {}]: golden {}, computed {}: {}", m.step,
                                         m.cell->first, m.cell->second, format_exact(m.golden),
-                                        format_exact(m.computed), m.reason)
-                            : fmt::format("{}: {}", m.step, m.reason),
+                                        format_exact(m.computed), m.reason.shown())
+                            : fmt::format("{}: {}", m.step, m.reason.shown()),
                      width, "    ", "      ");
   return out;
 }
@@ -222,7 +222,7 @@ std::string check_report_json(const LessonCheck& c) {
         mismatches.empty() ? "" : ", ", json_string(m.step),
         m.cell ? fmt::format("[{}, {}]", m.cell->first, m.cell->second) : "null",
         m.cell ? json_number(m.golden) : "null", m.cell ? json_number(m.computed) : "null",
-        json_string(m.reason));
+        json_string(m.reason.in(Language::en)));
   std::string claims;
   for (const ClaimVerdict& v : c.claims) {
     std::string where;

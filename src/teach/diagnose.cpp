@@ -261,19 +261,20 @@ bool one_story(const std::vector<TermSlip>& slips) {
 
 // What the slips say, for people: one story, or two that both give the value.
 Message slip_detail(const std::vector<TermSlip>& slips) {
-  std::vector<std::string> causes;
-  for (const TermSlip& s : slips) causes.push_back(s.cause);
-  const std::string all = fmt::format("{}", fmt::join(causes, "; or "));
+  Message all = slips.front().cause;  // "cause; or cause; or …"
+  for (std::size_t i = 1; i < slips.size(); ++i)
+    all = Message(N_("{}; or {}"), {}, {std::move(all), slips[i].cause});
   const TermSlip& s = slips.front();
   if (!one_story(slips))
     return Message(N_("one product term is off, in one of two ways that both give this value: {}"),
-                   {all});
+                   {}, {all});
   if (slips.size() == 1)
-    return Message(N_("one product term is off: term {} should be {}, not {} ({})"),
-                   {std::to_string(s.term + 1), short_number(s.true_product),
-                    short_number(s.written_product), all});
+    return Message(
+        N_("one product term is off: term {} should be {}, not {} ({})"),
+        {std::to_string(s.term + 1), short_number(s.true_product), short_number(s.written_product)},
+        {all});
   return Message(N_("one product term is off: a product should be {}, not {} ({})"),
-                 {short_number(s.true_product), short_number(s.written_product), all});
+                 {short_number(s.true_product), short_number(s.written_product)}, {all});
 }
 
 // Rounded too early, for people: every earlier step to `decimals`, or `named` alone.

@@ -363,7 +363,7 @@ std::string softmax_fraction(const Trace& trace, const Step& step, const ClaimCe
 // The causes of cell_arithmetic's slips, the first few joined with "or".
 std::string causes(const std::vector<TermSlip>& slips, Language lang) {
   std::vector<std::string> named;
-  for (std::size_t i = 0; i < slips.size() && i < kMaxCauses; ++i) named.push_back(slips[i].cause);
+  for (std::size_t i = 0; i < slips.size() && i < kMaxCauses; ++i) named.push_back(slips[i].cause.in(lang));
   const std::string more = slips.size() > kMaxCauses
                                ? fill(translate(lang, " (and {} more)"), slips.size() - kMaxCauses)
                                : "";

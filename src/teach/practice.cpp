@@ -258,7 +258,7 @@ Feedback practice_feedback(const Trace& truth, const CellMark& m) {
         f.lines.push_back(tr_format("see: attn-trace run {}", m.diagnosis->lesson));
       }
   }
-  if (!c.note.empty()) f.lines.emplace_back(tr(c.note));
+  if (!c.note.format.empty()) f.lines.emplace_back(c.note.shown());
   if (m.follow_up_added)
     f.lines.push_back(
         tr_format("One more cell of {} comes next, to see whether you have it now.", m.asked.step));

@@ -74,7 +74,7 @@ struct SlipSearch {
   std::vector<TermSlip> found;
 
   // Term `term` written as `new_p` instead of `true_p`: kept when it gives `written`.
-  void consider(std::size_t term, double true_p, double new_p, SlipKind kind, std::string cause,
+  void consider(std::size_t term, double true_p, double new_p, SlipKind kind, Message cause,
                 std::size_t distance = 0) {
     if (!matches_written(sum.value - true_p + new_p, written, tolerance)) return;
     found.push_back({term, true_p, new_p, kind, std::move(cause), distance});
@@ -98,24 +98,27 @@ void replaced_operand_slips(SlipSearch& search, const Trace& trace, std::size_t 
   const double own = side == 0 ? term.left : term.right;
   const double other = side == 0 ? term.right : term.left;
   auto replaced = [&](double v) {
-    return fmt::format("{} × {} = {} instead of {}", short_number(side == 0 ? v : other),
-                       short_number(side == 0 ? other : v), short_number(v * other),
-                       product_text(term));
+    return Message(N_("{} × {} = {} instead of {}"),
+                   {short_number(side == 0 ? v : other), short_number(side == 0 ? other : v),
+                    short_number(v * other), product_text(term)});
   };
   for (const StatedValue& s : stated)
     if (s.value != own && refers_to(trace, s, ref))
-      search.consider(
-          t, p, s.value * other, SlipKind::stated_value,
-          fmt::format("term {}: used {} = {} ({}) instead of {}: {}", n, ref.label,
-                      short_number(s.value), s.source, short_number(own), replaced(s.value)));
+      search.consider(t, p, s.value * other, SlipKind::stated_value,
+                      Message(N_("term {}: used {} = {} ({}) instead of {}: {}"),
+                              {std::to_string(n), ref.label, short_number(s.value), s.source,
+                               short_number(own)},
+                              {replaced(s.value)}));
   const Step& M = trace.at(ref.step);
   auto try_entry = [&](std::size_t r, std::size_t c) {
     const double v = M.value(r, c);
     if (v == own || !std::isfinite(v)) return;
     search.consider(
         t, p, v * other, SlipKind::wrong_entry,
-        fmt::format("term {}: used {} = {} instead of {} = {}: {}", n, operand_ref(M, r, c).label,
-                    short_number(v), ref.label, short_number(own), replaced(v)),
+        Message(N_("term {}: used {} = {} instead of {} = {}: {}"),
+                {std::to_string(n), operand_ref(M, r, c).label, short_number(v), ref.label,
+                 short_number(own)},
+                {replaced(v)}),
         (r > ref.row ? r - ref.row : ref.row - r) + (c > ref.col ? c - ref.col : ref.col - c));
   };
   for (std::size_t r = 0; r < M.value.n_rows; ++r)
@@ -133,20 +136,21 @@ void miswritten_product_slips(SlipSearch& search, std::size_t t, int decimals) {
   const std::string product = product_text(term);
   const std::string labels = fmt::format("{} × {}", term.left_ref.label, term.right_ref.label);
   search.consider(t, p, 0.0, SlipKind::dropped_term,
-                  fmt::format("term {} left out: {} = {}", n, labels, product));
-  search.consider(
-      t, p, -p, SlipKind::sign_flip,
-      fmt::format("term {}: wrote {} for {} (sign flipped)", n, short_number(-p), product));
+                  Message(N_("term {} left out: {} = {}"), {std::to_string(n), labels, product}));
+  search.consider(t, p, -p, SlipKind::sign_flip,
+                  Message(N_("term {}: wrote {} for {} (sign flipped)"),
+                          {std::to_string(n), short_number(-p), product}));
   for (double factor : {10.0, 0.1})
     search.consider(t, p, p * factor, SlipKind::decimal_shift,
-                    fmt::format("term {}: wrote {} for {} (decimal point shifted)", n,
-                                short_number(p * factor), product));
+                    Message(N_("term {}: wrote {} for {} (decimal point shifted)"),
+                            {std::to_string(n), short_number(p * factor), product}));
   if (decimals < 0) return;
   for (const auto& [slip, kind] : digit_slips_of(p, decimals))
     search.consider(
         t, p, slip, kind,
-        fmt::format("term {}: wrote {} for {} ({})", n, short_number(slip), product,
-                    kind == SlipKind::digit_swap ? "two digits swapped" : "a digit miscopied"));
+        Message(kind == SlipKind::digit_swap ? N_("term {}: wrote {} for {} (two digits swapped)")
+                                             : N_("term {}: wrote {} for {} (a digit miscopied)"),
+                {std::to_string(n), short_number(slip), product}));
 }
 
 }  // namespace
@@ -163,7 +167,7 @@ std::vector<TermSlip> single_term_slips(const Trace& trace, const CellSum& sum, 
   if (sum.bias)
     search.consider(
         sum.terms.size(), *sum.bias, 0.0, SlipKind::dropped_bias,
-        fmt::format("bias left out: {} = {}", sum.bias_ref.label, short_number(*sum.bias)));
+        Message(N_("bias left out: {} = {}"), {sum.bias_ref.label, short_number(*sum.bias)}));
   std::stable_sort(search.found.begin(), search.found.end(),
                    [](const TermSlip& a, const TermSlip& b) {
                      return a.kind != b.kind ? a.kind < b.kind : a.term < b.term;

@@ -42,7 +42,7 @@ struct TermSlip {
   double true_product = 0.0;
   double written_product = 0.0;
   SlipKind kind = SlipKind::wrong_entry;
-  std::string cause;         // "used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1"
+  Message cause;             // "used W_K[d1,d3] = 0.2 instead of W_K[d2,d3] = 0.1"
   std::size_t distance = 0;  // wrong_entry: rows plus columns between the used and the right entry
 };
 

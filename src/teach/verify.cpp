@@ -245,17 +245,22 @@ EarlierValues earlier_values(const Marking& m, const std::string& step) {
 }
 
 // Why a mask-like fill written for a masked cell is accepted.
-std::string mask_accepted_note(const Trace& truth, double written) {
+Message mask_accepted_note(const Trace& truth, double written) {
   const std::string format(dtype_name(truth.dtype));
   if (round_to(truth.dtype, written) == -arma::datum::inf)
-    return fmt::format(
-        "{} is accepted as the mask: in {} it is -inf (beyond the largest {} number, {:g}), the "
-        "mask itself",
-        short_number(written), format, format, dtype_max(truth.dtype));
-  return fmt::format(
-      "{} is accepted as the mask: with a key of the row left open, exp() of any fill at or below "
-      "-10000 underflows to 0 in {}, so the masked key gets weight 0, as with -inf",
-      short_number(written), truth.dtype == Dtype::f64 ? std::string("double precision") : format);
+    return Message(
+        N_("{} is accepted as the mask: in {} it is -inf (beyond the largest {} "
+           "number, {}), the mask itself"),
+        {short_number(written), format, format, fmt::format("{:g}", dtype_max(truth.dtype))});
+  if (truth.dtype == Dtype::f64)
+    return Message(N_("{} is accepted as the mask: with a key of the row left open, exp() of any "
+                      "fill at or below -10000 underflows to 0 in double precision, so the masked "
+                      "key gets weight 0, as with -inf"),
+                   {short_number(written)});
+  return Message(N_("{} is accepted as the mask: with a key of the row left open, exp() of any "
+                    "fill at or below -10000 underflows to 0 in {}, so the masked key gets "
+                    "weight 0, as with -inf"),
+                 {short_number(written), format});
 }
 
 // A mask-like fill written for a masked cell, where a key of the row is left
@@ -315,7 +320,7 @@ AnswerCell mark_cell(const Marking& m, const EarlierValues& earlier, const Answe
   const int need = required_decimals(m.lesson, shown);
   if ((cell.verdict == Verdict::ok || cell.verdict == Verdict::carried) && !answer.tolerance &&
       std::isfinite(cell.given.value) && cell.given.decimals < need &&
-      !exact_at(shown, cell.given.decimals) && cell.note.empty()) {
+      !exact_at(shown, cell.given.decimals) && cell.note.format.empty()) {
     cell.verdict = Verdict::imprecise;
     cell.required_decimals = need;
   }
@@ -413,8 +418,8 @@ std::vector<std::string> missing_steps(const Lesson& lesson, const Trace& truth,
   for (const std::string& short_or_id : lesson.asked) {
     const std::string asked = truth.id_of(short_or_id);
     if (!truth.find(asked))
-      throw InputError(fmt::format("{}: key 'exercise.ask': unknown step id '{}'; valid ids: {}",
-                                   lesson.origin, asked, fmt::join(truth.ids(), ", ")));
+      throw InputError(tr_format("{}: key 'exercise.ask': unknown step id '{}'; valid ids: {}",
+                                 lesson.origin, asked, fmt::join(truth.ids(), ", ")));
     if (std::none_of(answers.begin(), answers.end(),
                      [&](const Answer& a) { return a.step == asked; }))
       out.push_back(asked);

@@ -43,7 +43,7 @@ struct AnswerCell {
   Verdict verdict = Verdict::ok;
   std::vector<Diagnosis> diagnoses;  // wrong and rounded cells; the first is the diagnosis
   int required_decimals = 0;         // imprecise: the decimals that would show the value
-  std::string note;                  // e.g. why -1e9 is accepted as the mask
+  Message note;                      // e.g. why -1e9 is accepted as the mask; empty format: none
   // Not ok, with earlier values of the learner's in play: the cell worked out
   // from the learner's own numbers.
   std::optional<CellExpansion> own_working;

@@ -183,13 +183,13 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
   out += indent + tr_format(N_("given {} · expected {}"), given_text(c.given),
                             value_text(c.expected, decimals));
   // A tolerance the answer gave in full; the default shown as the half unit it rounds to.
-  if (std::isfinite(c.given.value) && c.note.empty())
+  if (std::isfinite(c.given.value) && c.note.format.empty())
     out +=
         fmt::format(" (±{})", format_by_hand(c.tolerance, a.answer.tolerance ? 6 : decimals + 1));
   if (c.carried_expected && c.verdict != Verdict::ok)
     out += tr_format(N_(" · from your own values {}"), value_text(*c.carried_expected, decimals));
   out += "\n";
-  if (!c.note.empty()) out += indent + tr_format(N_("note: {}"), c.note) + "\n";
+  if (!c.note.format.empty()) out += indent + tr_format(N_("note: {}"), c.note.shown()) + "\n";
   if (c.verdict == Verdict::imprecise)
     out +=
         indent +
@@ -288,7 +288,7 @@ void write_answer(std::string& out, const Lesson& lesson, const Trace& truth,
     }
   }
   for (const AnswerCell& c : a.cells)
-    if (!c.given.blank && (single || c.verdict != Verdict::ok || !c.note.empty()))
+    if (!c.given.blank && (single || c.verdict != Verdict::ok || !c.note.format.empty()))
       write_cell(out, lesson, truth, a, c, single, once);
 }
 
@@ -347,7 +347,7 @@ std::string verify_report_json(const Lesson& lesson, const VerifyReport& r) {
               ? fmt::format("[{}, {}]", json_number(c.carried_low), json_number(c.carried_high))
               : "null",
           c.verdict == Verdict::carried ? fmt::format("{}", fmt::join(carried_from, ", ")) : "",
-          c.note.empty() ? "null" : json_string(c.note),
+          c.note.format.empty() ? "null" : json_string(c.note.in(Language::en)),
           c.verdict == Verdict::imprecise ? std::to_string(c.required_decimals) : "null", i + 1,
           a.answer.line, c.given.blank ? "null" : json_number(c.tolerance)));
     }

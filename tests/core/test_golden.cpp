@@ -86,7 +86,7 @@ TEST_CASE("compare_with_golden names the step and the first differing cell") {
     golden.lesson_id = "animal";
     const auto mismatches = attn::compare_with_golden(golden, trace, attn::kGoldenTolerance);
     REQUIRE(mismatches.size() == 1);
-    CHECK(mismatches[0].reason.find("'animal'") != std::string::npos);
+    CHECK(mismatches[0].reason.in(attn::Language::en).find("'animal'") != std::string::npos);
   }
 }
 

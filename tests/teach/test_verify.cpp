@@ -268,7 +268,7 @@ TEST_CASE("a masked score written -1e9 is the mask, with a note, but 0 is not") 
                                    "t", truth));
   REQUIRE(r.answers.size() == 1);
   CHECK(r.ok == 3);
-  CHECK(r.answers[0].cells[2].note.find("-1e+09 is accepted as the mask") != std::string::npos);
+  CHECK(r.answers[0].cells[2].note.in(attn::Language::en).find("-1e+09 is accepted as the mask") != std::string::npos);
   const VerifyReport zero = verify_answers(
       lesson, *backend,
       parse_answers("[[answer]]\nstep = \"head0.masked\"\ncell = [1, 2]\nvalue = 0\n", "t", truth));
