@@ -224,28 +224,35 @@ void exercise_command(ExerciseOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// A seed is read from its digits: CLI11's range check goes through a double,
+// which would let 18446744073709551616 through as the largest seed.
+CLI::Validator seed_validator() {
+  return CLI::Validator(
+      [](std::string& text) {
+        std::uint64_t seed = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+        if (error != std::errc() || end != text.data() + text.size())
+          return tr_format("a seed is a whole number from 0 to 18446744073709551615, not {}", text);
+        return std::string();
+      },
+      "UINT64");
+}
+
+}  // namespace
+
 void setup_exercise(CLI::App& app, CommandContext& /*context*/) {
   auto options = std::make_shared<ExerciseOptions>();
   ExerciseSpec& spec = options->spec;
   const auto text = [](std::string_view english) { return std::string(tr(english)); };
   CLI::App* cmd = app.add_subcommand(
       "exercise", text(N_("Per-student exercise sheets, answer keys and lesson files from a seed")));
-  // A seed is read from its digits: CLI11's range check goes through a double,
-  // which would let 18446744073709551616 through as the largest seed.
   cmd->add_option("--seed", options->seed_text,
                   text(N_("Seed of every draw, 0 to 18446744073709551615 (same seed and options: "
                           "same files)")))
       ->required()
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            std::uint64_t seed = 0;
-            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
-            if (error != std::errc() || end != text.data() + text.size())
-              return tr_format("a seed is a whole number from 0 to 18446744073709551615, not {}",
-                               text);
-            return std::string();
-          },
-          "UINT64"));
+      ->check(seed_validator());
   CLI::Option* students =
       cmd->add_option("--students", options->students, text(N_("Number of students (default 1)")))
           ->check(CLI::Range(1, 1000));

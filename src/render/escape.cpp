@@ -103,22 +103,72 @@ bool is_greek(char32_t cp) {
   return cp >= 0x0370 && cp <= 0x03FF;
 }
 
-// Shared by tex_text and tex_text_unicode: `keep_unicode` keeps a character
-// without a LaTeX spelling as UTF-8 instead of naming it [U+XXXX].
-// (A template, so that tex_text, which the WebAssembly engine's formulas use,
-// does not need libunibreak: cmake/sources.cmake, ATTN_WASM_LEFT_OUT.)
-template <bool keep_unicode>
-std::string escape_tex(std::string_view s) {
+// One character `cp` (its UTF-8 `bytes`) in LaTeX's text mode onto `out`:
+// `keep_unicode` keeps a character without a LaTeX spelling as UTF-8 instead
+// of naming it [U+XXXX].
+void append_tex(std::string& out, char32_t cp, std::string_view bytes, bool keep_unicode) {
+  switch (cp) {
+    case '\\':
+      out += "\\textbackslash{}";
+      break;
+    case '{':
+    case '}':
+    case '$':
+    case '&':
+    case '#':
+    case '_':
+    case '%':
+      out += '\\';
+      out += static_cast<char>(cp);
+      break;
+    case '^':
+      out += "\\^{}";
+      break;
+    case '~':
+      out += "\\~{}";
+      break;
+    case '<':
+      out += "\\textless{}";
+      break;
+    case '>':
+      out += "\\textgreater{}";
+      break;
+    case '|':
+      out += "\\textbar{}";
+      break;
+    case '"':  // LuaLaTeX's TeX ligatures would print ” for both: keep the typed quotes
+    case '\'':
+      if (keep_unicode)
+        out += cp == '"' ? "\\textquotedbl{}" : "\\textquotesingle{}";
+      else
+        out += static_cast<char>(cp);
+      break;
+    default:
+      if (is_control(cp))  // no font has the control pictures: named by code point
+        out += fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
+      else if (const char* symbol = tex_symbol(cp); symbol && !(keep_unicode && is_greek(cp)))
+        out += symbol;
+      else if (cp >= U'₀' && cp <= U'₉')
+        out += fmt::format("$_{}$", static_cast<char>('0' + (cp - U'₀')));
+      else if (keep_unicode || cp < 0x80 ||
+               (cp >= 0xC0 && cp <= 0xFF && cp != 0xD7 && cp != 0xF7))
+        out += bytes;
+      else
+        out += fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
+  }
+}
+
+// Shared by tex_text and tex_text_unicode.
+std::string escape_tex(std::string_view s, bool keep_unicode) {
   std::string out;
   // TeX breaks a line only at glue: between two Chinese characters there is
   // none, so a Chinese sentence would run past the margin. Where Unicode's
   // line breaking allows a break next to a wide character (line_break_offsets),
   // a glue of no width that may stretch a little marks it.
-  std::vector<std::size_t> breaks;
-  if constexpr (keep_unicode) {
-    if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0xE1; }))
-      breaks = line_break_offsets(s);
-  }
+  const bool chinese = keep_unicode && std::any_of(s.begin(), s.end(), [](char c) {
+                         return static_cast<unsigned char>(c) >= 0xE1;
+                       });
+  const std::vector<std::size_t> breaks = chinese ? line_break_offsets(s) : std::vector<std::size_t>{};
   std::size_t next_break = 0;
   for (std::size_t i = 0; i < s.size();) {
     const std::size_t start = i;
@@ -127,55 +177,7 @@ std::string escape_tex(std::string_view s) {
     if (next_break < breaks.size() && breaks[next_break] == start && start > 0 &&
         s[start - 1] != ' ' && cp != ' ')
       out += "\\hspace{0pt plus 0.1em}";
-    switch (cp) {
-      case '\\':
-        out += "\\textbackslash{}";
-        break;
-      case '{':
-      case '}':
-      case '$':
-      case '&':
-      case '#':
-      case '_':
-      case '%':
-        out += '\\';
-        out += static_cast<char>(cp);
-        break;
-      case '^':
-        out += "\\^{}";
-        break;
-      case '~':
-        out += "\\~{}";
-        break;
-      case '<':
-        out += "\\textless{}";
-        break;
-      case '>':
-        out += "\\textgreater{}";
-        break;
-      case '|':
-        out += "\\textbar{}";
-        break;
-      case '"':  // LuaLaTeX's TeX ligatures would print ” for both: keep the typed quotes
-      case '\'':
-        if (keep_unicode)
-          out += cp == '"' ? "\\textquotedbl{}" : "\\textquotesingle{}";
-        else
-          out += static_cast<char>(cp);
-        break;
-      default:
-        if (is_control(cp))  // no font has the control pictures: named by code point
-          out += fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
-        else if (const char* symbol = tex_symbol(cp); symbol && !(keep_unicode && is_greek(cp)))
-          out += symbol;
-        else if (cp >= U'₀' && cp <= U'₉')
-          out += fmt::format("$_{}$", static_cast<char>('0' + (cp - U'₀')));
-        else if (keep_unicode || cp < 0x80 ||
-                 (cp >= 0xC0 && cp <= 0xFF && cp != 0xD7 && cp != 0xF7))
-          out += s.substr(start, i - start);
-        else
-          out += fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
-    }
+    append_tex(out, cp, s.substr(start, i - start), keep_unicode);
   }
   return out;
 }
@@ -183,15 +185,15 @@ std::string escape_tex(std::string_view s) {
 }  // namespace
 
 std::string tex_text(std::string_view s) {
-  return escape_tex<false>(s);
+  return escape_tex(s, false);
 }
 
 std::string tex_text_unicode(std::string_view s) {
-  return escape_tex<true>(s);
+  return escape_tex(s, true);
 }
 
 std::string tex_text_in(Language lang, std::string_view s) {
-  return lang == Language::zh ? escape_tex<true>(s) : escape_tex<false>(s);
+  return escape_tex(s, lang == Language::zh);
 }
 
 namespace {

@@ -40,7 +40,10 @@ std::vector<std::size_t> line_break_offsets(std::string_view line) {
                       breaks.data());
   std::vector<std::size_t> offsets;
   for (std::size_t i = 0; i + 1 < line.size(); ++i) {
-    if (breaks[i] != LINEBREAK_ALLOWBREAK) continue;
+    // UAX #14 keeps a space with a '/' or ')' after it (LB13, LB16); in the
+    // tool's text a space before a path (`保存在 /tmp/a.toml`) may end a line.
+    const bool after_space = line[i] == ' ' && line[i + 1] != ' ';
+    if (breaks[i] != LINEBREAK_ALLOWBREAK && !after_space) continue;
     const bool narrow_before = !wide_at(line, code_point_start(line, i));
     const bool narrow_after = !wide_at(line, i + 1);
     if (narrow_before && narrow_after && line[i] != ' ') continue;

@@ -280,6 +280,29 @@ std::string written_source(const Trace& trace, const OperandRef& ref, const Prod
   return "";
 }
 
+// compare_written's sentence, once the differing factors or terms are known.
+std::string written_summary(const std::vector<std::string>& differ,
+                            const std::vector<WrittenTerm>& written,
+                            std::optional<std::size_t> slip_term, bool factors_right, bool adds_up,
+                            const std::string& total, Language lang) {
+  if (differ.empty())
+    return fill(factors_right ? translate(lang,
+                                          "every written factor is right, so the slip is in the "
+                                          "products or the addition{}")
+                              : translate(lang,
+                                          "every written term is right, so the slip is in the "
+                                          "addition{}"),
+                total);
+  const std::string listed = fmt::format("{}", fmt::join(differ, list_comma(lang)));
+  if (slip_term && adds_up)
+    return fill(
+        written[*slip_term].left && differ.size() == 1
+            ? translate(lang, "as written: {}; that one value explains the whole difference")
+            : translate(lang, "as written: {}; that one term explains the whole difference"),
+        listed);
+  return fill(translate(lang, "as written: {}{}"), listed, total);
+}
+
 // The written sum against the true terms: which written factors or products
 // differ from the true ones. Sets `slip_term` when the differences sit in one
 // term; sets `factors_right` when every written factor is right (the slip is
@@ -328,22 +351,7 @@ std::string compare_written(const Trace& trace, const CellSum& sum,
                                 : fill(translate(lang, "; its written terms add up to {}, not {}"),
                                        short_number(written_total),
                                        format_fixed(cell.stated.value, cell.stated.decimals));
-  if (differ.empty())
-    return fill(factors_right ? translate(lang,
-                                          "every written factor is right, so the slip is in the "
-                                          "products or the addition{}")
-                              : translate(lang,
-                                          "every written term is right, so the slip is in the "
-                                          "addition{}"),
-                total);
-  const std::string listed = fmt::format("{}", fmt::join(differ, list_comma(lang)));
-  if (slip_term && adds_up)
-    return fill(
-        written[*slip_term].left && differ.size() == 1
-            ? translate(lang, "as written: {}; that one value explains the whole difference")
-            : translate(lang, "as written: {}; that one term explains the whole difference"),
-        listed);
-  return fill(translate(lang, "as written: {}{}"), listed, total);
+  return written_summary(differ, written, slip_term, factors_right, adds_up, total, lang);
 }
 
 // A weight as the fraction it is on paper: " = e^x / row sum = a / b" (empty

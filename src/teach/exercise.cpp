@@ -276,6 +276,36 @@ std::vector<Student> numbered_students(std::size_t count) {
   return out;
 }
 
+namespace {
+
+// Line `line_number` of a roster, trimmed: a name, a comment ('#') or empty.
+// A line that is not UTF-8, too long or holds a control character is refused.
+std::string_view roster_name(std::string_view line, const std::string& origin, int line_number) {
+  if (const std::size_t bad = invalid_utf8_offset(line); bad != std::string_view::npos)
+    throw InputError(tr_format(
+        "{}:{}: this line is not UTF-8 (byte 0x{:02X} at column {}); save the roster as "
+        "UTF-8 (in an editor or spreadsheet: Save As, encoding UTF-8) and run again",
+        origin, line_number, static_cast<unsigned char>(line[bad]), bad + 1));
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
+    line.remove_suffix(1);
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
+    line.remove_prefix(1);
+  if (const std::size_t length = code_point_count(line); length > kMaxNameChars)
+    throw InputError(tr_format(
+        "{}:{}: this name is {} characters long; a name is at most {} characters: write one "
+        "student's name per line",
+        origin, line_number, length, kMaxNameChars));
+  for (char c : line)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw InputError(
+          tr_format("{}:{}: the name contains a control character; write one "
+                      "plain name per line",
+                      origin, line_number));
+  return line;
+}
+
+}  // namespace
+
 std::vector<Student> parse_roster(std::string_view text, const std::string& origin) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark
   std::vector<Student> students;
@@ -287,27 +317,8 @@ std::vector<Student> parse_roster(std::string_view text, const std::string& orig
     std::string_view line = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     ++line_number;
-    if (const std::size_t bad = invalid_utf8_offset(line); bad != std::string_view::npos)
-      throw InputError(tr_format(
-          "{}:{}: this line is not UTF-8 (byte 0x{:02X} at column {}); save the roster as "
-          "UTF-8 (in an editor or spreadsheet: Save As, encoding UTF-8) and run again",
-          origin, line_number, static_cast<unsigned char>(line[bad]), bad + 1));
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
-      line.remove_suffix(1);
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
-      line.remove_prefix(1);
+    line = roster_name(line, origin, line_number);
     if (line.empty() || line.front() == '#') continue;
-    if (const std::size_t length = code_point_count(line); length > kMaxNameChars)
-      throw InputError(tr_format(
-          "{}:{}: this name is {} characters long; a name is at most {} characters: write one "
-          "student's name per line",
-          origin, line_number, length, kMaxNameChars));
-    for (char c : line)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-        throw InputError(
-            tr_format("{}:{}: the name contains a control character; write one "
-                        "plain name per line",
-                        origin, line_number));
     Student student{nfc(line), {}};
     const auto [same, new_name] =
         names.emplace(student.name, std::pair(line_number, std::string(line)));

@@ -137,3 +137,9 @@ TEST_CASE("wrap_text: a number stays with the Chinese word it counts") {
   CHECK(wrap_text("四个值中有 1 个沿用正确", 16, "", "") == "四个值中有 1 个\n沿用正确\n");
   CHECK(wrap_text("使用提示 3 次", 10, "", "") == "使用提示\n3 次\n");
 }
+
+TEST_CASE("wrap_text: a path after a space may start a line") {
+  // UAX #14 alone would keep "在 /tmp/…" together and break before 在.
+  CHECK(attn::wrap_text("进度保存在 /tmp/a/b/c/answers.toml。", 20, "", "") ==
+        "进度保存在\n/tmp/a/b/c/answers.t\noml。\n");
+}
