@@ -158,14 +158,15 @@ void append_tex(std::string& out, char32_t cp, std::string_view bytes, bool keep
   }
 }
 
-// Shared by tex_text and tex_text_unicode.
-std::string escape_tex(std::string_view s, bool keep_unicode) {
+// Shared by tex_text, tex_text_unicode and the tex_*_in pair: `break_glue` marks
+// where Chinese may break (text mode only).
+std::string escape_tex(std::string_view s, bool keep_unicode, bool break_glue) {
   std::string out;
   // TeX breaks a line only at glue: between two Chinese characters there is
   // none, so a Chinese sentence would run past the margin. Where Unicode's
   // line breaking allows a break next to a wide character (line_break_offsets),
   // a glue of no width that may stretch a little marks it.
-  const bool chinese = keep_unicode && std::any_of(s.begin(), s.end(), [](char c) {
+  const bool chinese = break_glue && std::any_of(s.begin(), s.end(), [](char c) {
                          return static_cast<unsigned char>(c) >= 0xE1;
                        });
   const std::vector<std::size_t> breaks = chinese ? line_break_offsets(s) : std::vector<std::size_t>{};
@@ -185,15 +186,19 @@ std::string escape_tex(std::string_view s, bool keep_unicode) {
 }  // namespace
 
 std::string tex_text(std::string_view s) {
-  return escape_tex(s, false);
+  return escape_tex(s, false, false);
 }
 
 std::string tex_text_unicode(std::string_view s) {
-  return escape_tex(s, true);
+  return escape_tex(s, true, true);
 }
 
 std::string tex_text_in(Language lang, std::string_view s) {
-  return escape_tex(s, lang == Language::zh);
+  return escape_tex(s, lang == Language::zh, lang == Language::zh);
+}
+
+std::string tex_math_text_in(Language lang, std::string_view s) {
+  return escape_tex(s, lang == Language::zh, false);
 }
 
 namespace {

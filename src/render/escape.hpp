@@ -43,6 +43,10 @@ std::string tex_text_unicode(std::string_view s);
 // tex_text in English, tex_text_unicode in Chinese: a LaTeX text with Chinese
 // in it is for LuaLaTeX with a CJK font (the sheets; run's LaTeX under --lang zh).
 std::string tex_text_in(Language lang, std::string_view s);
+// The same for the words of a formula, inside math's \text{}: a box no line
+// breaks inside, so without tex_text_unicode's break glue (which KaTeX, on the
+// HTML page, would not read).
+std::string tex_math_text_in(Language lang, std::string_view s);
 
 // Markdown: a backslash before the ASCII punctuation Markdown would read as
 // markup (also `|`, so table cells stay whole; `$` and `~`, which GitHub

@@ -62,17 +62,17 @@ std::string hand_number(double v, int precision, const Notation& n) {
 std::string label(const std::string& step, const std::string& row, const std::string& col,
                   const Notation& n) {
   if (!n.latex) return fmt::format("{}[{},{}]", step, row, col);
-  return fmt::format("\\mathrm{{{}}}[\\text{{{}}},\\text{{{}}}]", tex_text_in(n.lang, step),
-                     tex_text_in(n.lang, row), tex_text_in(n.lang, col));
+  return fmt::format("\\mathrm{{{}}}[\\text{{{}}},\\text{{{}}}]", tex_math_text_in(n.lang, step),
+                     tex_math_text_in(n.lang, row), tex_math_text_in(n.lang, col));
 }
 
 std::string ref_label(const OperandRef& ref, const Notation& n) {
   if (!n.latex) return ref.label;
-  return fmt::format("\\text{{{}}}", tex_text_in(n.lang, ref.label));
+  return fmt::format("\\text{{{}}}", tex_math_text_in(n.lang, ref.label));
 }
 
 std::string words(const std::string& s, const Notation& n) {
-  return n.latex ? fmt::format("\\text{{{}}}", tex_text_in(n.lang, s)) : s;
+  return n.latex ? fmt::format("\\text{{{}}}", tex_math_text_in(n.lang, s)) : s;
 }
 
 std::string exp_of(const std::string& x, const Notation& n) {

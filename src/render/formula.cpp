@@ -50,7 +50,7 @@ std::string mask_sources(const arma::umat& mask, Language lang) {
 
 // Words in LaTeX math, in `lang`: "\\text{masked cells}".
 std::string tex_words(Language lang, const char* msgid) {
-  return fmt::format("\\text{{{}}}", tex_text_in(lang, translate(lang, msgid)));
+  return fmt::format("\\text{{{}}}", tex_math_text_in(lang, translate(lang, msgid)));
 }
 
 // A step id in LaTeX math: upright, escaped ("\\mathrm{layer.ln1}").

@@ -35,6 +35,7 @@ FLOPs FLOP GFLOP GFLOPs MiB KiB GiB MB GB KB ms
 f16 bf16 f32 f64 IEEE KV BLAS OpenBLAS CPU GPU CUDA PyTorch NumPy BERT GPT ReLU GELU
 TOML JSON HTML SVG CSV PDF LaTeX Markdown Moodle Cloze UTF BOM WebAssembly
 WordPiece inf NaN nan eps pid XDG Box Muller SplitMix N Transformer LN Pre-LN Post-LN seq id QK
+Softmax dk
 cpu cuda none markdown latex html moodle pytorch en zh
 s h b q
 ok carried rounded imprecise wrong blank missing unreadable unscaled rounding
@@ -65,6 +66,7 @@ def visible_text(text, kind):
         text = html.unescape(html.unescape(text))  # Moodle's question text is escaped twice
         text = re.sub(r"(?s)<[^>]*>", " ", text)
     if kind == "latex":
+        text = text.replace("\\hspace{0pt plus 0.1em}", "")  # where Chinese may break
         text = re.sub(r"(?s)^.*?\\begin\{document\}", " ", text)  # the preamble: fonts, macros
         text = re.sub(r"(?m)(?<!\\)%.*$", " ", text)
         text = re.sub(r"\\(begin|end|usepackage|documentclass|setCJK\w*|[a-z]*skip|hspace|vspace|"
