@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/i18n.hpp"
 #include "render/line_break.hpp"
 #include "render/render.hpp"
 
@@ -73,10 +74,10 @@ std::string format_stats(const MatrixStats& s, int precision) {
       s.finite ? fmt::format("min {} · max {} · mean {} · std {}", format_fixed(s.min, precision),
                              format_fixed(s.max, precision), format_fixed(s.mean, precision),
                              format_fixed(s.std, precision))
-               : std::string("no finite cells");
-  if (s.neg_inf) out += fmt::format(" · {} cells -inf", s.neg_inf);
-  if (s.pos_inf) out += fmt::format(" · {} cells inf", s.pos_inf);
-  if (s.nan) out += fmt::format(" · {} cells nan", s.nan);
+               : std::string(tr(N_("no finite cells")));
+  if (s.neg_inf) out += tr_format(N_(" · {} cells -inf"), s.neg_inf);
+  if (s.pos_inf) out += tr_format(N_(" · {} cells inf"), s.pos_inf);
+  if (s.nan) out += tr_format(N_(" · {} cells nan"), s.nan);
   return out;
 }
 

@@ -6,6 +6,7 @@
 //   scale_shift  x̂:(n,d) γ:(1,d) β:(1,d) -> γ ⊙ x̂ + β:(n,d)
 #include <cmath>
 
+#include "core/i18n.hpp"
 #include "core/ops/families.hpp"
 #include "core/pipeline.hpp"
 
@@ -125,7 +126,7 @@ FlopCount row_var_flops(const Step& /*step*/, const FlopSizes& s) {
 
 // (x − μ) / √(σ² + ε), or γ ⊙ x̂ + β: two per cell.
 FlopCount two_per_cell(const Step& /*step*/, const FlopSizes& s) {
-  return {2 * s.n * s.m, fmt::format("two per cell: 2·{}·{}", s.n, s.m)};
+  return {2 * s.n * s.m, tr_format(N_("two per cell: 2·{}·{}"), s.n, s.m)};
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // without facets fails to compile (-Werror=switch).
 #include <stdexcept>
 
+#include "core/i18n.hpp"
 #include "core/ops/families.hpp"
 
 namespace attn {
@@ -16,11 +17,11 @@ void add_source(CellExpansion& e, const Trace& trace, const std::string& id, std
 }
 
 FlopCount per_cell(const Step& /*step*/, const FlopSizes& s) {
-  return {s.n * s.m, fmt::format("one per cell: {}·{}", s.n, s.m)};
+  return {s.n * s.m, tr_format(N_("one per cell: {}·{}"), s.n, s.m)};
 }
 
 FlopCount no_flops(const Step& /*step*/, const FlopSizes& /*s*/) {
-  return {0, "no arithmetic"};
+  return {0, std::string(tr(N_("no arithmetic")))};
 }
 
 Bounds same_bounds(const BoundsContext& c) {

@@ -7,6 +7,7 @@
 //   softmax  masked:(n,m) [E:(n,m) Σ:(n,1)] -> A:(n,m), each row sums to 1
 #include <cmath>
 
+#include "core/i18n.hpp"
 #include "core/ops/families.hpp"
 
 namespace attn::ops {
@@ -166,7 +167,7 @@ Bounds softmax_step_bounds(const BoundsContext& c) {
 FlopCount softmax_flops(const Step& step, const FlopSizes& s) {
   if (step.made.inputs.size() == 1)
     return {2 * s.n * s.m + s.n * (s.m - 1),
-            fmt::format("exp, sum and divide: 2·n·m + n·(m−1) = 2·{}·{} + {}·{}", s.n, s.m, s.n,
+            tr_format(N_("exp, sum and divide: 2·n·m + n·(m−1) = 2·{}·{} + {}·{}"), s.n, s.m, s.n,
                         s.m - 1)};
   return per_cell(step, s);
 }
