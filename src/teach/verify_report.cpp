@@ -153,7 +153,7 @@ std::string working(const std::string& indent, const std::string& label, const C
       wrapped(indent + tr_format("{}: {}", label, expansion_text(e, 4)) + "\n", once.width, true);
   if (e.kind == ExpansionKind::softmax && !e.exps.empty() && !e.shifted && !e.given_exps &&
       !once.softmax_note) {
-    out += fmt::format("{}({})\n", indent, tr(e.note));
+    out += indent + tr_format(N_("({})"), tr(e.note)) + "\n";
     once.softmax_note = true;
   }
   return out;
