@@ -26,7 +26,7 @@ WIDTH = 80
 # Kept in Latin (docs/chinese.md and the rules of issue 23): terms, symbols and units.
 KEPT = set("""softmax exp max min mean std sqrt log Q K V X W_Q W_K W_V W_O d_k d_v d_model
 d_ff FLOPs f16 bf16 f32 f64 IEEE KV BLAS OpenBLAS CPU GPU CUDA PyTorch NumPy BERT GPT TOML
-JSON HTML SVG CSV PDF LaTeX Markdown Moodle Cloze UTF-8 BOM
+JSON HTML SVG CSV PDF LaTeX Markdown Moodle Cloze UTF-8 BOM NaN
 agrees disagrees carried slip pass FAIL MISSING
 B KB MB GB KiB MiB GiB Var inf nan
 BERT-base seq PE WordPiece GELU ReLU Pre-LN Post-LN concat""".split())

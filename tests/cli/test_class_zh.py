@@ -131,7 +131,7 @@ def check_marks(c, result):
     no_latin("summary.md", summary)
     feedback = {n: (c / f"student-0{n}" / "feedback.md").read_text("utf-8") for n in (1, 2, 3, 4)}
     check("要求计算的数值全部正确" in feedback[1], f"student 1 all right: {feedback[1]}")
-    check("**第一个错误：**" in feedback[2] and "没有缩放（unscaled）" in feedback[2],
+    check("**第一个错误**：" in feedback[2] and "没有缩放（unscaled）" in feedback[2],
           f"student 2's first mistake named: {feedback[2]}")
     check("个未作答" in feedback[3], f"student 3's blank weights: {feedback[3]}")
     check("未批改：" in feedback[4], f"student 4 not marked: {feedback[4]}")
