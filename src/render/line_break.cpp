@@ -24,10 +24,14 @@ std::size_t code_point_start(std::string_view s, std::size_t last) {
 }
 
 // The space at `space` separates a number from the Chinese word it counts or
-// orders (4 个值, 第 1 行, 提示 3 次): the two stay on one line.
+// orders (4 个值, 第 1 行, 提示 3 次), or 第 from its number (第 2.3 节): the
+// two stay on one line.
 bool counts_something(std::string_view s, std::size_t space) {
-  return s[space] == ' ' && space > 0 && std::isdigit(static_cast<unsigned char>(s[space - 1])) &&
-         space + 1 < s.size() && wide_at(s, space + 1);
+  if (s[space] != ' ' || space == 0 || space + 1 >= s.size()) return false;
+  const bool digit_before = std::isdigit(static_cast<unsigned char>(s[space - 1]));
+  const bool digit_after = std::isdigit(static_cast<unsigned char>(s[space + 1]));
+  return (digit_before && wide_at(s, space + 1)) ||
+         (digit_after && space >= 3 && s.substr(space - 3, 3) == "第");
 }
 
 }  // namespace

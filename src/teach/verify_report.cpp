@@ -177,8 +177,10 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
                 const AnswerCell& c, bool single, Writing& once) {
   const std::string indent = single ? "   " : "     ";
   if (!single)
-    out += fmt::format("   {} — {}\n", where(truth, a.answer.step, c.row, c.col),
-                       shown_name(verdict_name(c.verdict)));
+    out += "   " +
+           tr_format(N_("{} — {}"), where(truth, a.answer.step, c.row, c.col),
+                     shown_name(verdict_name(c.verdict))) +
+           "\n";
   const int decimals = c.given.decimals;
   out += indent + tr_format(N_("given {} · expected {}"), given_text(c.given),
                             value_text(c.expected, decimals));
@@ -246,8 +248,9 @@ std::string answer_heading(const Trace& truth, const AnswerVerdict& a, std::size
     blank += c.given.blank;
   }
   const std::size_t answered = a.cells.size() - blank;
-  std::string out = fmt::format("\n{}. {} — {}", number, answer_title(truth, a.answer),
-                                shown_name(verdict_name(a.verdict)));
+  std::string out = fmt::format("\n{}. ", number) +
+                    tr_format(N_("{} — {}"), answer_title(truth, a.answer),
+                              shown_name(verdict_name(a.verdict)));
   // Carried values are not ok against the true ones, but right on the
   // learner's own: counted apart, so "carried" never reads as "all wrong".
   if (a.cells.size() != 1)

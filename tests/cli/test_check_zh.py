@@ -128,7 +128,7 @@ check(squeeze("第 3 节（核心细节解析手把手拆解“It’s a pleasant
       in squeeze(flat), "river-bank: section 3's own heading")
 check("一致（agrees）" in flat and "不一致（disagrees）" in flat and "沿用正确（carried）" in flat,
       "river-bank: the claims' statuses in Chinese")
-check(squeeze("按文中所写：W_K[d2,d3] 写作 0.2（真值 0.1；= W_K[d1,d3]，另一行的值）；这一个值就解释了全部差值")
+check(squeeze("按文中所写：W_K[d2,d3] 写成了 0.2（应为 0.1；这个值是另一行的 W_K[d1,d3]）；这一个值就解释了全部差值")
       in squeeze(flat), "river-bank: the written factor that explains K[bank,d3]")
 check(squeeze("“bank 的 K 向量 K_bank，最后一个分量写作") in squeeze(flat), "river-bank: a claim's says_zh")
 r = run("--lang", "zh", "run", "kv-cache", "--step", "X")

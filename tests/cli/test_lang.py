@@ -32,7 +32,7 @@ check(zh.returncode == 1, f"zh verify exits 1 as in English (got {zh.returncode}
 check("10 个值，分布在 4 个答案中：7 个正确 · 1 个沿用正确 · 2 个错误 · 第一个错误：K[1,3] (bank, d3)"
       in out, f"the summary line in Chinese with its counts:\n{out[:300]}")
 check("按你前面写的 K 推算是对的（它在 K[1,3] 处有错）" in out, "carried credit in Chinese")
-check("计算笔误（arithmetic_slip） — 乘积中有一项算错了：某个乘积应为 0.06，而不是 0.12" in out,
+check("计算笔误（arithmetic_slip）——乘积中有一项算错了：某个乘积应为 0.06，而不是 0.12" in out,
       "the diagnosis named and explained in Chinese, with the product's values")
 check("你的答案 0.982 · 正确值 1.8455" in out, "given and expected values in Chinese")
 check("错误类型：不属于任何常见错误，请逐步重算" in out, "no diagnosis, in Chinese")

@@ -231,7 +231,7 @@ out8, _ = converse(["river-bank", "--restart", "--lang", "zh", "--step", "head0.
 check(re.search(r"个单元格；\s*进度保存在", out8) and "── 目前的小结" in out8, f"--lang zh: practice in Chinese\n{out8[:1500]}")
 r = run("practice", "river-bank", "--restart", "--lang", "zh", "--step", "head0.scores", env=ENV,
         stdin="7\n")
-check(r.returncode == 0 and "\n  错误（wrong） — " in r.stdout,
+check(r.returncode == 0 and "\n  错误（wrong）——" in r.stdout,
       f"--lang zh: the verdict's word in Chinese\n{r.stdout[-400:]}")
 
 print(f"{len(failures)} failure(s)")

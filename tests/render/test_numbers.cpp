@@ -143,3 +143,7 @@ TEST_CASE("wrap_text: a path after a space may start a line") {
   CHECK(attn::wrap_text("进度保存在 /tmp/a/b/c/answers.toml。", 20, "", "") ==
         "进度保存在\n/tmp/a/b/c/answers.t\noml。\n");
 }
+
+TEST_CASE("wrap_text: 第 stays with its number") {
+  CHECK(attn::wrap_text("见文档第 2.3 节", 10, "", "") == "见文档\n第 2.3 节\n");
+}

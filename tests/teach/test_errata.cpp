@@ -68,7 +68,7 @@ TEST_CASE("river-bank: K(bank)'s last entry is wrong because its third factor wa
   // The same explanation in Chinese (check --lang zh), with the same cells and numbers.
   CHECK(contains(last.explanation_zh, "0.5×0.3 + 0.3×0.2 + 0.6×0.1 + 0.2×0.9"));
   CHECK(contains(last.explanation_zh,
-                 "按文中所写：W_K[d2,d3] 写作 0.2（真值 0.1；= W_K[d1,d3]，另一行的值）；"
+                 "按文中所写：W_K[d2,d3] 写成了 0.2（应为 0.1；这个值是另一行的 W_K[d1,d3]）；"
                  "这一个值就解释了全部差值"));
   CHECK(last.explanation_in(attn::Language::en) == last.explanation);
 }
