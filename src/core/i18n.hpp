@@ -69,6 +69,12 @@ std::string tr_format(std::string_view msgid, const Args&... args) {
   return fmt::vformat(tr(msgid), fmt::make_format_args(args...));
 }
 
+// "3 values" / "1 value": the msgid `one` or `many` (marked with N_ where it
+// is written) in language(), with the count filled in.
+inline std::string tr_counted(std::size_t n, std::string_view one, std::string_view many) {
+  return tr_format(n == 1 ? one : many, n);
+}
+
 // A GNU .mo catalog read from its bytes (magic 0x950412de, either byte order):
 // lookup is a binary search of the sorted table of original strings. A
 // truncated or corrupt catalog reads as empty (every lookup falls back).

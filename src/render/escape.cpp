@@ -167,7 +167,7 @@ std::string escape_tex(std::string_view s, bool keep_unicode, bool break_glue) {
   // line breaking allows a break next to a wide character (line_break_offsets),
   // a glue of no width that may stretch a little marks it.
   const bool chinese = break_glue && std::any_of(s.begin(), s.end(), [](char c) {
-                         return static_cast<unsigned char>(c) >= 0xE1;
+                         return wide_lead_byte(static_cast<unsigned char>(c));
                        });
   const std::vector<std::size_t> breaks = chinese ? line_break_offsets(s) : std::vector<std::size_t>{};
   std::size_t next_break = 0;

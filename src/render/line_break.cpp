@@ -10,11 +10,8 @@ namespace attn {
 
 namespace {
 
-// A code point of three or more bytes from U+1100 up, as display_width counts
-// wide characters (render/numbers.cpp).
 bool wide_at(std::string_view s, std::size_t start) {
-  const unsigned char c = static_cast<unsigned char>(s[start]);
-  return c >= 0xE1 && c != 0xE2 && c < 0xF8;
+  return wide_lead_byte(static_cast<unsigned char>(s[start]));
 }
 
 // The byte where the code point that ends at `last` (inclusive) starts.

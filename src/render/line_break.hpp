@@ -8,6 +8,14 @@
 
 namespace attn {
 
+// The lead byte of a code point a terminal shows two columns wide: a three- or
+// four-byte sequence from U+1100 up (CJK, Hangul, full-width forms), but not
+// the E2 block (U+2000 to U+2FFF: dashes, arrows, math symbols). display_width
+// (render/numbers.hpp) counts with it, and line breaking tells Chinese by it.
+constexpr bool wide_lead_byte(unsigned char c) {
+  return c >= 0xE1 && c != 0xE2;
+}
+
 // The byte offsets in `line` (one line, no '\n') after which it may be broken,
 // in increasing order; the end of the line is not among them. They are UAX #14's
 // break opportunities for Chinese ("zh": never before ，。）nor after （“, never

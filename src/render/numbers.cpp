@@ -87,8 +87,7 @@ namespace {
 std::pair<std::size_t, std::size_t> code_point_at(const std::string& text, std::size_t i) {
   const unsigned char c = static_cast<unsigned char>(text[i]);
   const std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  // Three-byte sequences from U+1100 up are mostly wide (CJK, Hangul).
-  return {len, (len >= 3 && c >= 0xE1 && c != 0xE2) ? 2 : 1};
+  return {len, wide_lead_byte(c) ? 2 : 1};
 }
 
 }  // namespace
@@ -144,7 +143,7 @@ struct Piece {
 constexpr std::size_t kPreferredSlackDivisor = 4;
 
 bool wide_code_point(std::string_view s, std::size_t at) {
-  return code_point_at(std::string(s.substr(at, 4)), 0).second == 2;
+  return wide_lead_byte(static_cast<unsigned char>(s[at]));
 }
 
 std::vector<Piece> line_pieces(std::string_view line) {

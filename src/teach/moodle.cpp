@@ -24,12 +24,6 @@ std::string category_level(std::string_view name) {
   return out;
 }
 
-// "1 token", "3 tokens" (and "3 个词元" under --lang zh): `one` or `many` with
-// the count filled in.
-std::string counted(std::size_t count, std::string_view one, std::string_view many) {
-  return fmt::format(fmt::runtime(tr(count == 1 ? one : many)), count);
-}
-
 // A table with labelled rows and columns; `cell` gives the <td> content of (r, c).
 template <typename Cell>
 std::string html_table(const SheetMatrix& m, Cell cell) {
@@ -64,8 +58,9 @@ bool has_masked_cell(const SheetMatrix& m) {
 
 // The question: the convention, the inputs, and a cloze cell in every asked cell.
 std::string question_html(const SheetModel& model) {
-  std::string out = fmt::format("<p>{}</p>\n<p><b>{}</b></p>\n<ul>\n",
-                                cloze_html_text(sheet_meta(model)), cloze_html_text(tr("Convention")));
+  std::string out =
+      fmt::format("<p>{}</p>\n<p><b>{}</b></p>\n<ul>\n", cloze_html_text(sheet_meta(model)),
+                  cloze_html_text(tr("Convention")));
   for (const ConventionLine& line : model.convention)
     out += fmt::format("<li>{}</li>\n", cloze_html_text(line.text));
   out += fmt::format("</ul>\n<p><b>{}</b></p>\n", cloze_html_text(tr("Given")));
@@ -73,8 +68,9 @@ std::string question_html(const SheetModel& model) {
     out += fmt::format("<p><b>{}</b> — {}</p>\n", cloze_html_text(m.id),
                        cloze_html_text(tr_format("{} ({})", m.name, m.shapes))) +
            values_table(m, model.input_decimals);
-  out += fmt::format("<p><b>{}</b>{}", cloze_html_text(tr("To compute")),
-                     cloze_html_text(tr_format(": every cell to {} decimals.", model.answer_decimals)));
+  out += fmt::format(
+      "<p><b>{}</b>{}", cloze_html_text(tr("To compute")),
+      cloze_html_text(tr_format(": every cell to {} decimals.", model.answer_decimals)));
   for (const SheetMatrix& m : model.asked)
     if (has_masked_cell(m)) {
       out += cloze_html_text(tr(" Write a masked score (−∞) as -inf."));
@@ -159,15 +155,19 @@ std::string cloze_cell(double value, int decimals) {
 
 std::string moodle_category(const ExerciseSpec& spec) {
   std::string name = tr_format(N_("seed {}"), spec.seed) + " · " +
-                     counted(spec.tokens, N_("{} token"), N_("{} tokens"));
+                     tr_counted(spec.tokens, N_("{} token"), N_("{} tokens"));
   if (spec.memory_tokens > 0) name += " · " + tr_format(N_("cross {}"), spec.memory_tokens);
   name += fmt::format(" · d_model {} · d_k {} · {}", spec.d_model, spec.d_k,
-                      counted(spec.heads, N_("{} head"), N_("{} heads")));
+                      tr_counted(spec.heads, N_("{} head"), N_("{} heads")));
   if (spec.causal) name += " · " + std::string(tr(N_("causal")));
   if (spec.key_padding) name += " · " + std::string(tr(N_("key padding")));
-  name += " · " + tr_format(N_("inputs {}"), counted(spec.decimals, N_("{} decimal"), N_("{} decimals"))) +
-          " · " + tr_format(N_("answers {}"), counted(spec.answer_decimals, N_("{} decimal"), N_("{} decimals"))) +
-          fmt::format(" · {}", fmt::join(spec.ask, " "));
+  name +=
+      " · " +
+      tr_format(N_("inputs {}"), tr_counted(spec.decimals, N_("{} decimal"), N_("{} decimals"))) +
+      " · " +
+      tr_format(N_("answers {}"),
+                tr_counted(spec.answer_decimals, N_("{} decimal"), N_("{} decimals"))) +
+      fmt::format(" · {}", fmt::join(spec.ask, " "));
   return "$course$/top/attn-trace/" + category_level(name);
 }
 

@@ -20,11 +20,6 @@ namespace attn {
 
 namespace {
 
-// "3 values" / "1 value": the count with the word that fits it.
-std::string counted(std::size_t n, std::string_view one, std::string_view many) {
-  return tr_format(n == 1 ? one : many, n);
-}
-
 // A status or a diagnosis label as the reader's language names it.
 std::string shown_name(std::string_view name) {
   return std::string(tr(name));
@@ -196,8 +191,8 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
     out +=
         indent +
         tr_format(N_("too few digits: {} cannot show this value; write at least {}"),
-                  counted(static_cast<std::size_t>(decimals), N_("{} decimal"), N_("{} decimals")),
-                  counted(static_cast<std::size_t>(c.required_decimals), N_("{} decimal"),
+                  tr_counted(static_cast<std::size_t>(decimals), N_("{} decimal"), N_("{} decimals")),
+                  tr_counted(static_cast<std::size_t>(c.required_decimals), N_("{} decimal"),
                           N_("{} decimals"))) +
         "\n";
   if (c.verdict == Verdict::ok || c.verdict == Verdict::imprecise) return;
@@ -234,8 +229,8 @@ std::string summary_line(const VerifyReport& r) {
   counts += " · " + tr_format(N_("{} wrong"), r.wrong);
   if (r.blank) counts += " · " + tr_format(N_("{} blank"), r.blank);
   if (!r.missing.empty()) counts += " · " + tr_format(N_("{} missing"), r.missing.size());
-  return tr_format(N_("{} in {}: {}"), counted(cells, N_("{} value"), N_("{} values")),
-                   counted(r.answers.size(), N_("{} answer"), N_("{} answers")), counts);
+  return tr_format(N_("{} in {}: {}"), tr_counted(cells, N_("{} value"), N_("{} values")),
+                   tr_counted(r.answers.size(), N_("{} answer"), N_("{} answers")), counts);
 }
 
 // An answer's heading: its number, title and verdict, how many of its values
