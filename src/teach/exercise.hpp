@@ -73,6 +73,7 @@ inline constexpr int kMaxDraws = 10000;
 void normalise_spec(ExerciseSpec& spec);
 
 struct Student {
+  std::string id;    // the roster's student ID (学号), "" for a names-only roster
   std::string name;  // as on the sheet, in NFC
   std::string slug;  // the folder of the student's files (student_folder)
 };

@@ -74,6 +74,7 @@ enum class RosterStatus {
 
 struct RosterEntry {
   std::string folder;       // one plain folder name, inside the class folder
+  std::string id;           // roster.csv's student ID; "" when it has none
   std::string name;         // roster.csv's; "" when not listed or it has no name column
   std::string variant;      // roster.csv's; "" when it has none
   std::string fingerprint;  // roster.csv's; "" when it has none (an older attn-trace wrote it)
