@@ -31,14 +31,14 @@ set(ATTN_RENDER_SOURCES
   src/render/text_matrix.cpp)
 
 set(ATTN_TEACH_SOURCES
-  src/teach/answer_template.cpp src/teach/answers.cpp src/teach/check.cpp
+  src/teach/answer_template.cpp src/teach/answers.cpp src/teach/answers_csv.cpp src/teach/check.cpp
   src/teach/diagnose.cpp src/teach/errata.cpp src/teach/exercise.cpp
   src/teach/exercise_sheets.cpp src/teach/fingerprint.cpp src/teach/mark.cpp
   src/teach/moodle.cpp src/teach/names.cpp src/teach/practice.cpp src/teach/qk_stats.cpp
   src/teach/quantity_claims.cpp
   src/teach/sheet_html.cpp
   src/teach/sheet_latex.cpp src/teach/sheet_markdown.cpp src/teach/slips.cpp
-  src/teach/verify.cpp src/teach/verify_report.cpp)
+  src/teach/typed_number.cpp src/teach/verify.cpp src/teach/verify_report.cpp)
 
 # web: the practice page's engine (src/web/engine.hpp), natively the library
 # attn_web; wasm/ adds its WebAssembly entry points, src/web/wasm_main.cpp.
@@ -47,6 +47,7 @@ set(ATTN_WEB_SOURCES src/web/engine.cpp)
 # What the WebAssembly engine leaves out of the lists above, and why:
 #   names.cpp     needs utf8proc, which has no WebAssembly build (student names:
 #                 exercise sheets and class marking, not practice)
+#   answers_csv.cpp  the class spreadsheet (mark --answers), not practice
 #   exercise.cpp, mark.cpp  include backend/ (make_backend("cpu")): there is no
 #                 backend layer in the engine, which computes with
 #                 core/reference_backend.hpp; they write and mark a class's
@@ -54,5 +55,5 @@ set(ATTN_WEB_SOURCES src/web/engine.cpp)
 #   line_break.cpp  needs libunibreak, which has no WebAssembly build; the page
 #                 lets the browser break its lines, and no text the engine
 #                 returns is wrapped to a terminal's width
-set(ATTN_WASM_LEFT_OUT src/teach/names.cpp src/teach/exercise.cpp src/teach/mark.cpp
+set(ATTN_WASM_LEFT_OUT src/teach/names.cpp src/teach/answers_csv.cpp src/teach/exercise.cpp src/teach/mark.cpp
     src/render/line_break.cpp)

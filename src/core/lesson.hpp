@@ -41,7 +41,8 @@ struct EncoderLayer {
 struct WrittenNumber {
   double value = 0.0;
   int decimals = 0;
-  bool blank = false;  // "" in an answers file: not answered (value is NaN)
+  bool blank = false;       // "" in an answers file: not answered (value is NaN)
+  bool unreadable = false;  // an answer that is no number (value NaN; the Answer says why)
 };
 
 // Half a unit in the last written decimal: 1.68 -> 0.005, 2 -> 0.5.

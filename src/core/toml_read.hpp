@@ -21,6 +21,9 @@ class TomlReader {
   TomlReader(std::string_view text, std::string origin);
 
   const toml::table& root() const { return root_; }
+  // For a reader that mends values before reading them (answers files:
+  // numbers as people type them); nodes keep their place in the file.
+  toml::table& root_to_mend() { return root_; }
   const std::string& origin() const { return origin_; }
 
   // Throws InputError "origin:line: key 'key': message".

@@ -7,7 +7,10 @@
 //   value = 1.68           # `values = [...]` for a row, `[[...]]` for a matrix
 //   tolerance = 0.005      # optional
 //
-// Numbers may be written as TOML numbers or as numeric strings ("1.70"); the
+// Numbers may be written as TOML numbers or as numeric strings ("1.70"), also
+// as people type them (a typographic minus, full-width digits, a decimal
+// comma: teach/typed_number.hpp), each such cell with a note; a string that is
+// no number is an unreadable cell, not an error of the file; the
 // decimals as written (also for TOML floats: 1.70 keeps two) set the default
 // tolerance, half a unit in the last decimal. A masked cell may be given as
 // -inf (a TOML float) or "-inf".
@@ -20,11 +23,16 @@
 
 #include "core/lesson.hpp"
 #include "core/trace.hpp"
+#include "teach/typed_number.hpp"
 
 namespace attn {
 
 struct Answer : StepValues {
   std::size_t index = 0;  // its place in the file, from 0
+  // How the cells that were not plain ASCII numbers were read (a minus sign,
+  // full-width digits, a decimal comma: docs/answers-format.md), and those
+  // that could not be (values[r][c].unreadable).
+  std::vector<CellReading> readings;
 };
 
 // Parses the answers and checks each against the trace's steps. Throws

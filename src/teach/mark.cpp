@@ -106,6 +106,7 @@ std::string cells_phrase(const StepMark& s) {
       {s.rounded, N_("{} off only by rounding too early")},
       {s.imprecise, N_("{} right but with too few decimals")},
       {s.wrong, N_("{} wrong")},
+      {s.unreadable, N_("{} unreadable (not read as a number)")},
       {s.blank, N_("{} not answered")}};
   std::vector<std::string> out;
   for (const auto& [count, words] : parts)
@@ -149,6 +150,7 @@ std::vector<StepMark> step_marks(const Lesson& lesson, const Trace& truth,
         s.rounded += v == Verdict::rounded;
         s.imprecise += v == Verdict::imprecise;
         s.wrong += v == Verdict::wrong;
+        s.unreadable += v == Verdict::unreadable;
         s.blank += v == Verdict::missing;
       }
     s.points = s.out_of * earned / static_cast<double>(value.n_elem);
@@ -665,6 +667,7 @@ double MarkScheme::credit(Verdict verdict) const {
     case Verdict::imprecise:
       return imprecise;
     case Verdict::wrong:
+    case Verdict::unreadable:
     case Verdict::missing:
       return 0;
   }
@@ -884,9 +887,10 @@ std::string marks_json(const std::vector<StudentMark>& marks) {
       steps.push_back(
           fmt::format("{{\"step\": {}, \"points\": {}, \"out_of\": {}, \"cells\": {{\"ok\": {}, "
                       "\"carried\": {}, "
-                      "\"rounded\": {}, \"imprecise\": {}, \"wrong\": {}, \"missing\": {}}}}}",
+                      "\"rounded\": {}, \"imprecise\": {}, \"wrong\": {}, \"unreadable\": {}, "
+                      "\"missing\": {}}}}}",
                       json_string(s.step), json_number(s.points), json_number(s.out_of), s.ok,
-                      s.carried, s.rounded, s.imprecise, s.wrong, s.blank));
+                      s.carried, s.rounded, s.imprecise, s.wrong, s.unreadable, s.blank));
     students.push_back(fmt::format(
         "{{\"name\": {}, \"folder\": {}, \"variant\": {}, \"total\": {}, \"out_of\": {}, "
         "\"first_wrong\": {}, \"mistake\": {}, \"problem\": {},\n   \"steps\": [{}]}}",

@@ -43,6 +43,7 @@ struct StepMark {
   std::string step;  // the asked step's id
   double points = 0, out_of = 0;
   std::size_t ok = 0, carried = 0, rounded = 0, imprecise = 0, wrong = 0, blank = 0;
+  std::size_t unreadable = 0;  // cells that hold no number (verify's `unreadable`)
 };
 
 struct StudentMark {

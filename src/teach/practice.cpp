@@ -143,7 +143,7 @@ std::string record_comment(const PracticeRecord& r) {
 
 std::optional<Verdict> verdict_named(std::string_view name) {
   for (Verdict v : {Verdict::ok, Verdict::carried, Verdict::rounded, Verdict::imprecise,
-                    Verdict::wrong, Verdict::missing})
+                    Verdict::wrong, Verdict::unreadable, Verdict::missing})
     if (verdict_name(v) == name) return v;
   return std::nullopt;
 }
@@ -246,6 +246,9 @@ Feedback practice_feedback(const Trace& truth, const CellMark& m) {
     case Verdict::imprecise:
       f.rest =
           " — " + tr_format("right, but write {} decimals to show the value", c.required_decimals);
+      break;
+    case Verdict::unreadable:
+      f.rest = " — " + c.note.shown();
       break;
     case Verdict::rounded:
     case Verdict::wrong:

@@ -150,7 +150,7 @@ void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser) {
   for (AnswerCell& cell : a.cells)
     std::erase_if(cell.diagnoses, [&](const Diagnosis& d) {
       return !std::all_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& other) {
-        return other.given.blank ||
+        return other.given.blank || other.given.unreadable ||
                diagnoser
                    .fits(d, a.answer.step, other.row, other.col, other.given.value, other.tolerance)
                    .value_or(true);
@@ -172,6 +172,8 @@ std::string_view verdict_name(Verdict verdict) {
       return N_("imprecise");
     case Verdict::wrong:
       return N_("wrong");
+    case Verdict::unreadable:
+      return N_("unreadable");
     case Verdict::missing:
       return N_("missing");
   }
@@ -186,7 +188,7 @@ std::vector<Answer> answers_given(const std::vector<Answer>& all_answers) {
   for (const Answer& a : all_answers)
     if (std::any_of(a.values.begin(), a.values.end(), [](const auto& row) {
           return std::any_of(row.begin(), row.end(),
-                             [](const WrittenNumber& n) { return !n.blank; });
+                             [](const WrittenNumber& n) { return !n.blank || n.unreadable; });
         }))
       out.push_back(a);
   return out;
@@ -197,7 +199,7 @@ std::vector<WrittenCell> written_cells(const Answer& a) {
   std::vector<WrittenCell> out;
   for (std::size_t r = 0; r < a.values.size(); ++r)
     for (std::size_t c = 0; c < a.values[r].size(); ++c)
-      if (!a.values[r][c].blank)
+      if (!a.values[r][c].blank && !a.values[r][c].unreadable)
         out.push_back(
             {a.step_row(r), a.step_col(c), a.values[r][c].value, tolerance_of(a, a.values[r][c])});
   return out;
@@ -281,6 +283,7 @@ void judge(const Marking& m, const EarlierValues& earlier, const Step& step,
   if (accepted_as_mask(m, step, cell)) {
     cell.verdict = Verdict::ok;
     cell.note = mask_accepted_note(m.truth, g);
+    cell.as_mask = true;
   } else if (matches_written(cell.expected, g, cell.tolerance)) {
     cell.verdict = Verdict::ok;
   } else if (meets(cell.carried_low, cell.carried_high, g, cell.tolerance)) {
@@ -306,6 +309,12 @@ AnswerCell mark_cell(const Marking& m, const EarlierValues& earlier, const Answe
   cell.given = answer.values[r][c];
   cell.tolerance = tolerance_of(answer, cell.given);
   cell.expected = step.value(cell.row, cell.col);
+  for (const CellReading& reading : answer.readings)
+    if (reading.r == r && reading.c == c) cell.note = reading.note;
+  if (cell.given.unreadable) {  // no number: the note says why
+    cell.verdict = Verdict::unreadable;
+    return cell;
+  }
   if (cell.given.blank) {  // not answered
     cell.verdict = Verdict::missing;
     return cell;
@@ -320,7 +329,7 @@ AnswerCell mark_cell(const Marking& m, const EarlierValues& earlier, const Answe
   const int need = required_decimals(m.lesson, shown);
   if ((cell.verdict == Verdict::ok || cell.verdict == Verdict::carried) && !answer.tolerance &&
       std::isfinite(cell.given.value) && cell.given.decimals < need &&
-      !exact_at(shown, cell.given.decimals) && cell.note.format.empty()) {
+      !exact_at(shown, cell.given.decimals) && !cell.as_mask) {
     cell.verdict = Verdict::imprecise;
     cell.required_decimals = need;
   }
@@ -392,7 +401,7 @@ AnswerVerdict mark_answer(Marking& m, const Answer& answer, StepContext& context
   add_learner_values(m.as_given, m.ranges, a, m.truth);
   for (const AnswerCell& cell : a.cells)
     if (cell.verdict != Verdict::ok && cell.verdict != Verdict::missing &&
-        !m.first_differs.contains(answer.step))
+        cell.verdict != Verdict::unreadable && !m.first_differs.contains(answer.step))
       m.first_differs[answer.step] = {answer.step, cell.row, cell.col,
                                       cell.verdict == Verdict::wrong};
   return a;
@@ -434,6 +443,7 @@ void count_cells(VerifyReport& report, const AnswerVerdict& a) {
     report.rounded += c.verdict == Verdict::rounded;
     report.imprecise += c.verdict == Verdict::imprecise;
     report.wrong += c.verdict == Verdict::wrong;
+    report.unreadable += c.verdict == Verdict::unreadable;
     report.blank += c.verdict == Verdict::missing;
   }
 }
@@ -452,7 +462,7 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     m.given_by_step[a.step].insert(m.given_by_step[a.step].end(), cells.begin(), cells.end());
     for (const auto& row : a.values)
       for (const WrittenNumber& n : row)
-        if (!n.blank) m.decimals_by_step[a.step] = std::max(m.decimals_by_step[a.step], n.decimals);
+        if (!n.blank && !n.unreadable) m.decimals_by_step[a.step] = std::max(m.decimals_by_step[a.step], n.decimals);
   }
 
   std::vector<AnswerVerdict> marked(answers.size());

@@ -27,9 +27,9 @@
 namespace attn {
 
 // From best to worst: a cell's answer takes its worst cell's verdict.
-enum class Verdict { ok, carried, rounded, imprecise, wrong, missing };
+enum class Verdict { ok, carried, rounded, imprecise, wrong, unreadable, missing };
 
-// "ok", "carried", "rounded", "imprecise", "wrong", "missing".
+// "ok", "carried", "rounded", "imprecise", "wrong", "unreadable", "missing".
 std::string_view verdict_name(Verdict verdict);
 
 struct AnswerCell {
@@ -43,7 +43,9 @@ struct AnswerCell {
   Verdict verdict = Verdict::ok;
   std::vector<Diagnosis> diagnoses;  // wrong and rounded cells; the first is the diagnosis
   int required_decimals = 0;         // imprecise: the decimals that would show the value
-  Message note;                      // e.g. why -1e9 is accepted as the mask; empty format: none
+  Message note;  // how a typed number was read, why a cell is unreadable, or why -1e9 is
+                 // accepted as the mask; empty format: none
+  bool as_mask = false;  // a mask-like fill accepted as the mask (the note says why)
   // Not ok, with earlier values of the learner's in play: the cell worked out
   // from the learner's own numbers.
   std::optional<CellExpansion> own_working;
@@ -74,9 +76,11 @@ struct VerifyReport {
   std::vector<std::string> missing;          // steps the lesson asks that no answer gives
   std::optional<CarriedSource> first_wrong;  // earliest wrong cell, in trace order
   // Cells of each verdict (missing: steps), the same in the text and the JSON.
-  std::size_t ok = 0, carried = 0, rounded = 0, imprecise = 0, wrong = 0;
+  std::size_t ok = 0, carried = 0, rounded = 0, imprecise = 0, wrong = 0, unreadable = 0;
   std::size_t blank = 0;  // cells left blank ("") in the answers that were given
-  bool passed() const { return wrong == 0 && imprecise == 0 && missing.empty() && blank == 0; }
+  bool passed() const {
+    return wrong == 0 && imprecise == 0 && unreadable == 0 && missing.empty() && blank == 0;
+  }
 };
 
 VerifyReport verify_answers(const Lesson& lesson, Backend& backend,

@@ -176,11 +176,15 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
            tr_format(N_("{} — {}"), where(truth, a.answer.step, c.row, c.col),
                      shown_name(verdict_name(c.verdict))) +
            "\n";
+  if (c.verdict == Verdict::unreadable) {
+    out += indent + tr_format(N_("unreadable: {}"), c.note.shown()) + "\n";
+    return;
+  }
   const int decimals = c.given.decimals;
   out += indent + tr_format(N_("given {} · expected {}"), given_text(c.given),
                             value_text(c.expected, decimals));
   // A tolerance the answer gave in full; the default shown as the half unit it rounds to.
-  if (std::isfinite(c.given.value) && c.note.format.empty())
+  if (std::isfinite(c.given.value) && !c.as_mask)
     out +=
         fmt::format(" (±{})", format_by_hand(c.tolerance, a.answer.tolerance ? 6 : decimals + 1));
   if (c.carried_expected && c.verdict != Verdict::ok)
@@ -227,6 +231,7 @@ std::string summary_line(const VerifyReport& r) {
   for (const auto& [count, name] : others)
     if (count) counts += " · " + tr_format(name, count);
   counts += " · " + tr_format(N_("{} wrong"), r.wrong);
+  if (r.unreadable) counts += " · " + tr_format(N_("{} unreadable"), r.unreadable);
   if (r.blank) counts += " · " + tr_format(N_("{} blank"), r.blank);
   if (!r.missing.empty()) counts += " · " + tr_format(N_("{} missing"), r.missing.size());
   return tr_format(N_("{} in {}: {}"), tr_counted(cells, N_("{} value"), N_("{} values")),
@@ -336,7 +341,8 @@ std::string verify_report_json(const Lesson& lesson, const VerifyReport& r) {
           "\"carried_expected\": {}, \"carried_range\": {}, \"carried_from\": [{}], \"note\": {}, "
           "\"required_decimals\": {}, \"answer\": {}, \"line\": {}, \"tolerance\": {}}}",
           json_string(a.answer.step), c.row, c.col,
-          c.given.blank ? "null" : json_number(c.given.value), json_number(c.expected),
+          c.given.blank || c.given.unreadable ? "null" : json_number(c.given.value),
+          json_number(c.expected),
           json_string(verdict_name(c.verdict)), d ? json_string(d->label) : "null",
           d ? json_string(d->detail.in(Language::en)) : "null", d ? json_string(d->why) : "null",
           d ? json_string(d->lesson) : "null", fmt::join(also, ", "),
@@ -347,7 +353,8 @@ std::string verify_report_json(const Lesson& lesson, const VerifyReport& r) {
           c.verdict == Verdict::carried ? fmt::format("{}", fmt::join(carried_from, ", ")) : "",
           c.note.format.empty() ? "null" : json_string(c.note.in(Language::en)),
           c.verdict == Verdict::imprecise ? std::to_string(c.required_decimals) : "null", i + 1,
-          a.answer.line, c.given.blank ? "null" : json_number(c.tolerance)));
+          a.answer.line,
+          c.given.blank || c.given.unreadable ? "null" : json_number(c.tolerance)));
     }
   }
   for (const std::string& step : r.missing)
@@ -359,9 +366,10 @@ std::string verify_report_json(const Lesson& lesson, const VerifyReport& r) {
                                           : "null";
   return fmt::format(
       "{{\"lesson\": {},\n \"first_wrong\": {},\n \"summary\": {{\"ok\": {}, \"carried\": {}, "
-      "\"rounded\": {}, \"imprecise\": {}, \"wrong\": {}, \"blank\": {}, \"missing\": {}}},\n "
-      "\"answers\": [\n  {}\n ]}}\n",
-      json_string(lesson.id), first, r.ok, r.carried, r.rounded, r.imprecise, r.wrong, r.blank,
+      "\"rounded\": {}, \"imprecise\": {}, \"wrong\": {}, \"unreadable\": {}, \"blank\": {}, "
+      "\"missing\": {}}},\n \"answers\": [\n  {}\n ]}}\n",
+      json_string(lesson.id), first, r.ok, r.carried, r.rounded, r.imprecise, r.wrong,
+      r.unreadable, r.blank,
       r.missing.size(), fmt::join(entries, ",\n  "));
 }
 

@@ -1,0 +1,2 @@
+// The class spreadsheet, answers.csv (docs/marking.md).
+#include "teach/answers_csv.hpp"

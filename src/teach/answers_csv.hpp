@@ -1,0 +1,2 @@
+// The class spreadsheet.
+#pragma once
