@@ -18,6 +18,7 @@
 #include "core/i18n.hpp"
 #include "render/escape.hpp"
 #include "teach/answer_template.hpp"
+#include "teach/answers_csv.hpp"
 #include "teach/exercise.hpp"
 #include "teach/exercise_sheets.hpp"
 #include "teach/moodle.hpp"
@@ -140,6 +141,9 @@ std::vector<OutputFile> exercise_files(const ExerciseOptions& o,
     files.emplace_back("keys.html", render_sheet_html(models, true));
   }
   if (wants(o, "moodle")) files.emplace_back("moodle.xml", render_moodle_xml(o.spec, models));
+  std::vector<std::string> ids;
+  for (const Exercise& e : exercises) ids.push_back(e.student.id);
+  files.emplace_back("answers.csv", answers_csv(models, ids));
   files.emplace_back("roster.csv", roster_csv(exercises));
   files.emplace_back("index.md", index_markdown(o, exercises));
   return files;
@@ -201,6 +205,11 @@ void exercise_command(ExerciseOptions& o) {
   for (const auto& [path, content] : files) {
     const std::string target = (std::filesystem::path(o.out) / path).string();
     std::error_code ec;
+    if (path == "answers.csv" && std::filesystem::exists(target, ec))
+      if (std::string note = kept_answers_csv_note(read_file(target), target); !note.empty()) {
+        kept.push_back(std::move(note));
+        continue;
+      }
     if (path.ends_with("/answers.toml") && std::filesystem::exists(target, ec))
       if (std::string note = kept_answers_note(read_file(target), target, content); !note.empty()) {
         kept.push_back(std::move(note));

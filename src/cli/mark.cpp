@@ -5,6 +5,8 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/folder_lock.hpp"
 #include "core/i18n.hpp"
+#include "teach/answers_csv.hpp"
 #include "teach/mark.hpp"
 
 namespace attn {
@@ -26,8 +29,33 @@ struct MarkOptions {
   std::string dir;
   std::string points;
   std::string format = "csv";  // the gradebook: marks.csv or marks.json
+  std::string answers;         // the class spreadsheet (answers.csv, .xlsx, .ods); "": the folders
   bool force = false;
 };
+
+// The answers of the spreadsheet's row of the lesson's variant.
+AnswersSource sheet_source(const AnswerSheet& sheet) {
+  return [&sheet](const Lesson& lesson, const Trace& truth) {
+    const AnswerSheetRow* row = sheet.row_of(lesson.variant);
+    if (!row)
+      throw InputError(tr_format("{} has no row for variant {} ({}); add the row (roster.csv "
+                                 "gives the student's variant) or mark from the folders",
+                                 sheet.origin, lesson.variant, lesson.student));
+    return sheet_answers(sheet, *row, lesson, truth);
+  };
+}
+
+// A row of the spreadsheet that no student folder took: typed work that would be lost.
+void check_every_row_marked(const AnswerSheet& sheet, const std::vector<StudentMark>& marks,
+                            const std::string& dir) {
+  for (const AnswerSheetRow& row : sheet.rows)
+    if (std::none_of(marks.begin(), marks.end(),
+                     [&](const StudentMark& m) { return m.variant == row.variant; }))
+      throw InputError(tr_format(
+          "{}:{}: variant {} ({}) is no student folder of {}; give the spreadsheet of this "
+          "class, or delete the row",
+          sheet.origin, row.line, row.variant, row.name, dir));
+}
 
 void mark_command(const MarkOptions& o, CommandContext& context) {
   const auto start = std::chrono::steady_clock::now();
@@ -39,18 +67,21 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
   report_finished_commit(lock);
   // The roster first: a mistake in it is reported in the terminal's language.
   const std::vector<RosterEntry> roster = class_roster(dir);
+  std::optional<AnswerSheet> sheet;
+  if (!o.answers.empty()) sheet = read_answer_sheet(o.answers);
   std::vector<StudentMark> marks;
   std::vector<std::pair<fs::path, std::string>> files;
   {
     // Files: --lang's language, never LANG's; marking is inside too, because
     // why a student could not be marked (a file's error) goes into them.
     const DocumentScope document;
-    marks = mark_class(dir, roster, scheme, o.points);
+    marks = mark_class(dir, roster, scheme, o.points, sheet ? sheet_source(*sheet) : nullptr);
     files = {{gradebook, o.format == "json" ? marks_json(marks) : marks_csv(marks)},
              {dir / "summary.md", class_summary(marks)}};
     for (const StudentMark& m : marks)
       if (!m.linked) files.emplace_back(dir / m.folder / "feedback.md", m.feedback);
   }
+  if (sheet) check_every_row_marked(*sheet, marks, o.dir);
   FileBatch batch(lock);
   for (auto& [path, content] : files) batch.add(path.string(), std::move(content));
   const CommitResult result = batch.commit(
@@ -96,6 +127,9 @@ void setup_mark(CLI::App& app, CommandContext& context) {
   cmd->add_option("--format", options->format,
                   text(N_("The gradebook: csv (marks.csv, default) or json (marks.json)")))
       ->check(CLI::IsMember({"csv", "json"}));
+  cmd->add_option("--answers", options->answers,
+                  text(N_("Mark from the class spreadsheet (answers.csv, or an .xlsx/.ods saved "
+                          "from it) instead of the folders' answers.toml")));
   cmd->add_flag("--force", options->force,
                 text(N_("Replace the gradebook, summary.md and feedback.md from an earlier mark")));
   cmd->callback([options, &context] { mark_command(*options, context); });

@@ -725,7 +725,7 @@ std::string linked_problem(const fs::path& dir) {
 }
 
 StudentMark mark_student(const fs::path& class_dir, const RosterEntry& entry,
-                         const MarkScheme& scheme) {
+                         const MarkScheme& scheme, const AnswersSource& source) {
   StudentMark m;
   m.folder = entry.folder;
   m.name = entry.name.empty() ? entry.folder : entry.name;
@@ -749,12 +749,13 @@ StudentMark mark_student(const fs::path& class_dir, const RosterEntry& entry,
   const fs::path answers_path = dir / kAnswersFile;
   try {
     std::error_code ec;
-    if (!fs::exists(answers_path, ec))
+    if (!source && !fs::exists(answers_path, ec))
       throw InputError(
           tr_format("no {} in {}; put the student's filled-in {} there (exercise "
                       "writes a blank one)",
                       kAnswersFile, shown_dir, kAnswersFile));
-    const std::vector<Answer> answers = load_answers_file(answers_path.string(), *lesson, truth);
+    const std::vector<Answer> answers = source ? source(*lesson, truth)
+                                               : load_answers_file(answers_path.string(), *lesson, truth);
     const VerifyReport report = verify_answers(*lesson, *backend, answers);
     m.steps = step_marks(*lesson, truth, &report, scheme);
     if (const auto [a, c] = first_wrong_cell(report); c) {
@@ -826,10 +827,12 @@ std::vector<StudentMark> mark_class(const fs::path& class_dir, const MarkScheme&
 
 std::vector<StudentMark> mark_class(const fs::path& class_dir,
                                     const std::vector<RosterEntry>& roster,
-                                    const MarkScheme& scheme, const std::string& points_file) {
+                                    const MarkScheme& scheme, const std::string& points_file,
+                                    const AnswersSource& source) {
   std::vector<StudentMark> marks(roster.size());
-  parallel_for(roster.size(),
-               [&](std::size_t i) { marks[i] = mark_student(class_dir, roster[i], scheme); });
+  parallel_for(roster.size(), [&](std::size_t i) {
+    marks[i] = mark_student(class_dir, roster[i], scheme, source);
+  });
   name_copied_lessons(class_dir, roster, marks);
   std::vector<std::string> asked;
   for (const auto& [step, out_of] : class_steps(marks)) asked.push_back(step);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -90,8 +91,13 @@ inline constexpr std::size_t kMaxRosterFolderBytes = 255;
 // folder's files (missing, unreadable, another student's answers, a lesson.toml
 // that is not the one the roster's fingerprint, name and variant say) is
 // recorded in `problem`, never thrown: one student's file does not stop the class.
+// Where a student's answers come from: empty, the folder's answers.toml;
+// mark --answers gives the class spreadsheet's row of the lesson's variant
+// (teach/answers_csv.hpp). An InputError it throws is the student's problem.
+using AnswersSource = std::function<std::vector<Answer>(const Lesson& lesson, const Trace& truth)>;
+
 StudentMark mark_student(const std::filesystem::path& class_dir, const RosterEntry& entry,
-                         const MarkScheme& scheme);
+                         const MarkScheme& scheme, const AnswersSource& source = {});
 
 // The student folders of `class_dir`: those roster.csv lists, in its order
 // (a folder it names without a lesson.toml is kept: that student is then not
@@ -114,7 +120,8 @@ std::vector<StudentMark> mark_class(const std::filesystem::path& class_dir,
 // class inside a DocumentScope, so that the files' words follow --lang.
 std::vector<StudentMark> mark_class(const std::filesystem::path& class_dir,
                                     const std::vector<RosterEntry>& roster,
-                                    const MarkScheme& scheme, const std::string& points_file);
+                                    const MarkScheme& scheme, const std::string& points_file,
+                                    const AnswersSource& source = {});
 
 // The rows of CSV text (RFC 4180: quoted fields, "" for a quote inside, CRLF
 // or LF line ends); a UTF-8 byte-order mark at the start is skipped. Any text

@@ -255,8 +255,11 @@ std::string_view unquoted(std::string_view token) {
   return token;
 }
 
+
+}  // namespace
+
 // The cell's number, its reading recorded when it is not plain.
-WrittenNumber read_cell(std::string_view token, std::size_t r, std::size_t c,
+WrittenNumber read_typed_cell(std::string_view token, std::size_t r, std::size_t c,
                         std::vector<CellReading>& readings) {
   const TypedNumber t = read_typed_number(unquoted(token));
   switch (t.kind) {
@@ -277,8 +280,6 @@ WrittenNumber read_cell(std::string_view token, std::size_t r, std::size_t c,
   out.unreadable = true;
   return out;
 }
-
-}  // namespace
 
 RawRows split_raw_rows(std::string_view raw) {
   RawRows out;
@@ -328,7 +329,7 @@ std::vector<WrittenNumber> read_raw_row(const std::vector<std::string>& tokens,
     return out;
   }
   for (std::size_t c = 0; c < cols; ++c) {
-    out.push_back(read_cell(cells[c], r, c, readings));
+    out.push_back(read_typed_cell(cells[c], r, c, readings));
     const bool comma = joined && cells[c].find(',') != std::string::npos;
     if (comma && !readings.empty() && readings.back().r == r && readings.back().c == c &&
         !readings.back().unreadable) {

@@ -43,6 +43,12 @@ struct CellReading {
   Message note;
 };
 
+// One cell's number as read_typed_number reads `token` (its quotes, if
+// any, taken off): blank, the number, ±inf or NaN as written, or NaN marked
+// unreadable; a reading that is not plain goes to `readings` as cell (r, c).
+WrittenNumber read_typed_cell(std::string_view token, std::size_t r, std::size_t c,
+                              std::vector<CellReading>& readings);
+
 // The values of a `value`/`values` written without quotes around decimal
 // commas ("[0,042, 0.5]"): each row's text as written, in file order.
 struct RawRows {

@@ -1,0 +1,264 @@
+#!/usr/bin/python3
+"""A class typed into one spreadsheet (issue 24): `exercise` writes answers.csv,
+an assistant types every student's numbers into it the way people type them
+(a typographic minus, full-width digits from a Chinese input method, quoted
+decimal commas, a stray letter, cells left blank, real mistakes), and
+`mark --answers answers.csv` gives the same marks.csv and summary.md as the
+same numbers typed into each folder's answers.toml. Then the sheet goes
+through LibreOffice (`soffice --headless`, the command lines of
+docs/marking.md): to .xlsx and .ods with its columns as Text, and marked from
+those, with the same marks and the Chinese names intact; and what a General
+(number) import does to 0.250, "0,042" and an all-digit variant, as the docs
+say. The LibreOffice part is reported skipped (exit 77) without soffice,
+after everything else has run. Error cases: a row for no folder, a variant on
+two rows, a variant a spreadsheet turned into a number (exit 2), a student
+with no row (not marked), an .xlsx without soffice on PATH (exit 2).
+
+Usage: test_answers_sheet.py PATH/TO/attn-trace
+"""
+import csv
+import io
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from clitest import check, environment, failures, runner
+
+BIN = sys.argv[1]
+run = runner(BIN)
+ROSTER = ["王小明", "李华", "José Núñez", "Zoë Ölçer", "O'Neil", "Анна Петрова", "张伟", "Ada"]
+FULL = str.maketrans("0123456789.-", "０１２３４５６７８９．－")
+
+
+def truth(folder):
+    out = run("run", str(folder / "lesson.toml"), "--format", "json")
+    return {s["id"]: s["data"] for s in json.loads(out.stdout)["steps"]}
+
+
+def typed_cells(habit, values, asked):
+    """{(step, r, c): text} as this student's habit writes the true values."""
+    cells = {}
+    for step in asked:
+        for r, row in enumerate(values[step]):
+            for c, v in enumerate(row):
+                text = f"{v:.3f}"
+                if habit == "minus" and v < 0:
+                    text = "\u2212" + text[1:]
+                elif habit == "fullwidth" and step.endswith("weights"):
+                    text = text.translate(FULL)
+                elif habit == "comma" and step.endswith("context"):
+                    text = text.replace(".", ",")
+                elif habit == "unreadable" and (step, r, c) == (asked[1], 0, 0):
+                    text += "l"
+                elif habit == "blank" and step == asked[-1]:
+                    text = ""
+                elif habit == "unscaled" and step.endswith("scaled"):
+                    text = f"{values[asked[0]][r][c]:.3f}"
+                elif habit == "two_decimals":
+                    text = f"{v:.2f}"
+                cells[(step, r, c)] = text
+    return cells
+
+
+def write_toml(folder, cells, asked):
+    text = open(folder / "answers.toml", encoding="utf-8").read()
+    head = text.split("[[answer]]")[0]
+    parts = [head]
+    for step in asked:
+        rows = sorted({r for (s, r, _c) in cells if s == step})
+        lines = []
+        for r in rows:
+            row = [json.dumps(cells[(step, r, c)], ensure_ascii=False)
+                   for c in sorted(c for (s, rr, c) in cells if s == step and rr == r)]
+            lines.append("  [" + ", ".join(row) + "],")
+        parts.append(f'\nstep = "{step}"\nvalues = [\n' + "\n".join(lines) + "\n]\n")
+    (folder / "answers.toml").write_text("[[answer]]".join(parts), encoding="utf-8")
+
+
+def fill_sheet(path, filled):
+    """answers.csv with each row's cells typed in; the header and first columns kept."""
+    raw = path.read_bytes()
+    check(raw.startswith(b"\xef\xbb\xbf"), "answers.csv starts with a UTF-8 byte-order mark")
+    check(b"\r\n" in raw and raw.count(b"\n") == raw.count(b"\r\n"), "answers.csv has CRLF line ends")
+    rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"), newline="")))
+    header = rows[0]
+    for row in rows[1:]:
+        for k, column in enumerate(header[3:], start=3):
+            row[k] = filled[row[2]].get(column, "")
+    out = io.StringIO(newline="")
+    csv.writer(out, lineterminator="\r\n").writerows(rows)
+    path.write_bytes(b"\xef\xbb\xbf" + out.getvalue().encode("utf-8"))
+    return header, rows
+
+
+def column_names(values, step, r, c, lesson_rows, lesson_cols):
+    return f"{step}[{lesson_rows[r]},{lesson_cols[c]}]"
+
+
+def build_class(root):
+    (root / "roster.txt").write_text("\n".join(ROSTER) + "\n", encoding="utf-8")
+    folder = root / "class"
+    out = run("exercise", "--seed", "24", "--roster", str(root / "roster.txt"), "--out", str(folder))
+    check(out.returncode == 0, f"exercise wrote the class: {out.stderr}")
+    return folder
+
+
+def students(folder):
+    with open(folder / "roster.csv", encoding="utf-8-sig", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def simulate(folder):
+    """Types each student's habit into the folders' answers.toml; returns the sheet's cells."""
+    habits = ["right", "minus", "fullwidth", "comma", "unreadable", "blank", "unscaled",
+              "two_decimals"]
+    filled = {}
+    for habit, student in zip(habits, students(folder)):
+        sub = folder / student["folder"]
+        lesson = open(sub / "lesson.toml", encoding="utf-8").read()
+        asked = json.loads(lesson.split("ask = ")[1].split("\n")[0])
+        values = truth(sub)
+        trace = json.loads(run("run", str(sub / "lesson.toml"), "--format", "json").stdout)
+        labels = {s["id"]: (s["rows"], s["cols"]) for s in trace["steps"]}
+        cells = typed_cells(habit, values, asked)
+        write_toml(sub, cells, asked)
+        filled[student["variant"]] = {
+            f"{s}[{labels[s][0][r]},{labels[s][1][c]}]": t for (s, r, c), t in cells.items()}
+    return filled
+
+
+def marks(folder, *extra):
+    out = run("mark", str(folder), "--force", *extra)
+    return out, (folder / "marks.csv").read_text(encoding="utf-8-sig") if (folder / "marks.csv").exists() else ""
+
+
+def check_marks_values(text):
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO(text))}
+    right, unreadable = rows[ROSTER[0]], rows[ROSTER[4]]
+    check(right["total"] == right["out of"], f"the all-right student has every point: {right}")
+    for name in ROSTER[1:4]:
+        check(rows[name]["total"] == rows[name]["out of"] and not rows[name]["problem"],
+              f"{name}: typed minus / full-width / decimal comma cost nothing: {rows[name]}")
+    # One unreadable cell of 9 in a 1-point step: every other point (4 - 1/9).
+    check(abs(float(unreadable["total"]) - (float(unreadable["out of"]) - 1 / 9)) < 0.006 and
+          not unreadable["problem"], f"one unreadable cell costs that cell only: {unreadable}")
+    check(float(rows[ROSTER[5]]["total"]) == float(rows[ROSTER[5]]["out of"]) - 1,
+          f"a step left blank costs that step: {rows[ROSTER[5]]}")
+    check(rows[ROSTER[6]]["mistake"] == "unscaled", f"the unscaled student: {rows[ROSTER[6]]}")
+
+
+def libreoffice(root, folder, folder_marks):
+    soffice = shutil.which("soffice")
+    if not soffice:
+        print("SKIP: soffice (LibreOffice) is not installed: the spreadsheet round trip was not run")
+        return False
+    sheet = folder / "answers.csv"
+    work = root / "lo"
+    work.mkdir()
+    columns = (sheet.read_text(encoding="utf-8-sig").splitlines()[0].count('"[') +
+               len(next(csv.reader([sheet.read_text(encoding="utf-8-sig").splitlines()[0]]))))
+    # docs/marking.md: every column as Text (format 2), whatever their number.
+    text_columns = "/".join(f"{i}/2" for i in range(1, 201))
+    for target in ("xlsx", "ods"):
+        out = subprocess.run([soffice, "--headless", f"--infilter=CSV:44,34,76,1,{text_columns}",
+                              "--convert-to", target, "--outdir", str(work), str(sheet)],
+                             capture_output=True, text=True)
+        made = work / f"answers.{target}"
+        check(out.returncode == 0 and made.exists(), f"soffice made {made}: {out.stderr}")
+        out, text = marks(folder, "--answers", str(made))
+        check(out.returncode == 0, f"mark --answers {made.name}: {out.stderr}")
+        check(text == folder_marks, f"marks from {made.name} equal the folders':\n{text}\n{folder_marks}")
+    check(columns > 3, "answers.csv has cell columns")
+    # What a General (number) import does, as docs/marking.md says.
+    plain = work / "general.csv"
+    plain.write_bytes(b"\xef\xbb\xbfid,name,variant,x\r\n1,\xe7\x8e\x8b,0012345678901234,0.250\r\n"
+                      b"2,b,abc,\"0,042\"\r\n")
+    subprocess.run([soffice, "--headless", "--infilter=CSV:44,34,76,1", "--convert-to", "xlsx",
+                    "--outdir", str(work), str(plain)], capture_output=True)
+    subprocess.run([soffice, "--headless", "--convert-to",
+                    "csv:Text - txt - csv (StarCalc):44,34,76,1", "--outdir", str(work / "back"),
+                    str(work / "general.xlsx")], capture_output=True)
+    back = (work / "back" / "general.csv").read_text(encoding="utf-8")
+    cells = list(csv.reader(io.StringIO(back)))
+    check(cells[1][2:] == ["12345678901234", "0.25"] and cells[2][3] == "42" and cells[1][1] == "王",
+          f"a General import drops 0.250's zero and reads \"0,042\" as 42 (docs/marking.md): {back}")
+    return True
+
+
+def error_cases(root, folder, filled):
+    sheet = folder / "answers.csv"
+    saved = sheet.read_bytes()
+    lines = saved.decode("utf-8-sig").split("\r\n")
+
+    def with_lines(new, name):
+        path = root / name
+        path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(new).encode("utf-8"))
+        return path
+
+    dup = with_lines(lines[:2] + [lines[1]] + lines[2:], "dup.csv")
+    out = run("mark", str(folder), "--force", "--answers", str(dup))
+    check(out.returncode == 2 and "also on line 2" in out.stderr, f"a variant on two rows: {out.stderr}")
+    stranger = with_lines(lines + [",Nobody,0123456789abcdef"], "stranger.csv")
+    out = run("mark", str(folder), "--force", "--answers", str(stranger))
+    check(out.returncode == 2 and "0123456789abcdef" in out.stderr and "no student folder" in out.stderr,
+          f"a row for no folder: {out.stderr}")
+    number = with_lines(lines[:1] + [",x,1.23457E+15"], "number.csv")
+    out = run("mark", str(folder), "--force", "--answers", str(number))
+    check(out.returncode == 2 and "Text" in out.stderr, f"a variant made a number: {out.stderr}")
+    missing = with_lines([lines[0]] + lines[2:], "missing.csv")
+    out = run("mark", str(folder), "--force", "--answers", str(missing))
+    text = (folder / "marks.csv").read_text(encoding="utf-8-sig")
+    row = next(r for r in csv.DictReader(io.StringIO(text)) if r["name"] == ROSTER[0])
+    check(out.returncode == 1 and "has no row for variant" in row["problem"],
+          f"a student with no row is not marked, and says why: {row}")
+    empty = root / "bin"
+    empty.mkdir()
+    (root / "x.xlsx").write_bytes(b"PK")
+    out = run("mark", str(folder), "--force", "--answers", str(root / "x.xlsx"),
+              env=environment({"PATH": str(empty)}))
+    check(out.returncode == 2 and "x.xlsx" in out.stderr and "libreoffice-calc-nogui" in out.stderr,
+          f"an .xlsx without soffice: exit 2 naming the file and the fix: {out.stderr}")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp)
+        folder = build_class(root)
+        header = (folder / "answers.csv").read_text(encoding="utf-8-sig").splitlines()[0]
+        check(header.startswith("id,name,variant,") and '"head0.weights[the,cat]"' in header,
+              f"answers.csv's header: {header[:120]}")
+        filled = simulate(folder)
+        out, folder_marks = marks(folder)
+        check(out.returncode == 0, f"mark from the folders: {out.stderr}")
+        check_marks_values(folder_marks)
+        folder_summary = (folder / "summary.md").read_text(encoding="utf-8")
+        fill_sheet(folder / "answers.csv", filled)
+        # The folders' answers.toml set aside: the sheet alone is marked.
+        for sub in folder.iterdir():
+            if (sub / "answers.toml").exists():
+                (sub / "answers.toml").unlink()
+        out, sheet_marks = marks(folder, "--answers", str(folder / "answers.csv"))
+        check(out.returncode == 0, f"mark --answers answers.csv: {out.stderr}")
+        check(sheet_marks == folder_marks, f"the same marks.csv:\n{sheet_marks}\n{folder_marks}")
+        check((folder / "summary.md").read_text(encoding="utf-8") == folder_summary,
+              "the same summary.md")
+        feedback = (folder / students(folder)[4]["folder"] / "feedback.md").read_text(encoding="utf-8")
+        check("unreadable" in feedback, f"the unreadable cell is in the feedback: {feedback}")
+        typed = (folder / "answers.csv").read_bytes()
+        out = run("exercise", "--seed", "24", "--roster", str(root / "roster.txt"), "--out",
+                  str(folder), "--force")
+        check("kept" in out.stderr and "answers.csv" in out.stderr and
+              (folder / "answers.csv").read_bytes() == typed,
+              f"exercise --force keeps a typed answers.csv: {out.stderr}")
+        ran = libreoffice(root, folder, folder_marks)
+        error_cases(root, folder, filled)
+    if failures:
+        sys.exit(1)
+    sys.exit(0 if ran else 77)
+
+
+main()
