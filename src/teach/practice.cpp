@@ -411,6 +411,10 @@ CellMark PracticeSession::answer(std::string_view typed_text) {
   } catch (const InputError&) {
     throw not_a_number();
   }
+  // At the prompt a number is typed again, not mended (answers files are: verify's notes).
+  if (std::any_of(answers.begin(), answers.end(),
+                  [](const Answer& a) { return !a.readings.empty(); }))
+    throw not_a_number();
   report_ = verify_answers(lesson_, backend_, answers);
   PracticeRecord& r = records_[position_];
   r.typed = typed;

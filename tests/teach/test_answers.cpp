@@ -90,9 +90,9 @@ TEST_CASE("answers: every bad answer is an error naming the file, line, key and 
     const std::string e = error_of("[[answer]]\nstep = \"Q\"\nvalues = [[1, 2, 3, 4]]\n");
     CHECK(e.find("Q is 4×4, but the values given are 1 rows of 4") != std::string::npos);
   }
-  SUBCASE("a value that is not a number") {
-    const std::string e = error_of("[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = \"abc\"\n");
-    CHECK(e.find("\"abc\" is not a number") != std::string::npos);
+  SUBCASE("a value that is not a number") {  // a cell unreadable, not the file (test_typed_number)
+    const std::string e = error_of("[[answer]]\nstep = \"Q\"\ncell = [0, 0]\nvalue = true\n");
+    CHECK(e.find("expected a number, found a boolean") != std::string::npos);
   }
   SUBCASE("one cell given two different values") {
     const std::string e = error_of(
@@ -174,12 +174,20 @@ TEST_CASE("answers: another student's variant is refused, naming both students")
   CHECK(mine[0].values[0][0].value == 1.5);
 }
 
-TEST_CASE("answers: a number that is not one names the fix, a decimal comma too") {
-  CHECK(error_of("[[answer]]\nstep = \"head0.scores\"\ncell = [0, 0]\nvalue = \"x\"\n")
-            .find("\"x\" is not a number") != std::string::npos);
-  CHECK(error_of("[[answer]]\nstep = \"head0.scores\"\ncell = [0, 0]\nvalue = \"-0,044\"\n")
-            .find("\"-0,044\" is not a number; write a number such as 1.70 or \"1.70\" (with a "
-                  "decimal point, not a comma)") != std::string::npos);
+TEST_CASE("answers: a string that is no number is an unreadable cell; a decimal comma is read") {
+  const std::vector<Answer> x = parse_answers(
+      "[[answer]]\nstep = \"head0.scores\"\ncell = [0, 0]\nvalue = \"x\"\n", "mine.toml",
+      river_bank());
+  CHECK(x.at(0).values[0][0].unreadable);
+  CHECK(x.at(0).readings.at(0).note.in(Language::en) ==
+        "\"x\" is not a number; write a number such as 0.250");
+  const std::vector<Answer> comma = parse_answers(
+      "[[answer]]\nstep = \"head0.scores\"\ncell = [0, 0]\nvalue = \"-0,044\"\n", "mine.toml",
+      river_bank());
+  CHECK(comma.at(0).values[0][0].value == doctest::Approx(-0.044));
+  CHECK(comma.at(0).values[0][0].decimals == 3);
+  CHECK(comma.at(0).readings.at(0).note.in(Language::en) ==
+        "read \"-0,044\" as -0.044: a decimal comma read as a point");
 }
 
 }  // namespace attn
