@@ -161,12 +161,20 @@ def libreoffice(root, folder, folder_marks):
     work.mkdir()
     columns = (sheet.read_text(encoding="utf-8-sig").splitlines()[0].count('"[') +
                len(next(csv.reader([sheet.read_text(encoding="utf-8-sig").splitlines()[0]]))))
-    # docs/marking.md: every column as Text (format 2), whatever their number.
-    text_columns = "/".join(f"{i}/2" for i in range(1, 201))
+    # docs/marking.md's command line, run as it is written (every column Text),
+    # for .xlsx and for .ods; and the conversion mark runs is the one it names.
+    docs = (pathlib.Path(__file__).parents[2] / "docs" / "marking.md").read_text(encoding="utf-8")
+    command = docs.split("  soffice --headless --infilter=")[1].split("\n  ```")[0]
+    command = "soffice --headless --infilter=" + command.replace("\\\n", " ")
+    check(" ".join(command.split()).endswith("--convert-to xlsx DIR/answers.csv"),
+          f"the docs' command line: {command}")
+    source = (pathlib.Path(__file__).parents[2] / "src" / "teach" / "answers_csv.cpp").read_text()
+    check("--convert-to 'csv:Text - txt - csv (StarCalc):44,34,76,1'" in docs and
+          '"csv:Text - txt - csv (StarCalc):44,34,76,1"' in source,
+          "the conversion mark runs is the one docs/marking.md names")
     for target in ("xlsx", "ods"):
-        out = subprocess.run([soffice, "--headless", f"--infilter=CSV:44,34,76,1,{text_columns}",
-                              "--convert-to", target, "--outdir", str(work), str(sheet)],
-                             capture_output=True, text=True)
+        line = command.replace("DIR/answers.csv", str(sheet)).replace("xlsx", target)
+        out = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=work)
         made = work / f"answers.{target}"
         check(out.returncode == 0 and made.exists(), f"soffice made {made}: {out.stderr}")
         out, text = marks(folder, "--answers", str(made))

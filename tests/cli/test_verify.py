@@ -45,7 +45,8 @@ r = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--fo
 check(r.returncode == 1, "json: exit 1")
 doc = json.loads(r.stdout)
 check(doc["first_wrong"] == {"step": "K", "cell": [1, 3]}, f"json first_wrong: {doc['first_wrong']}")
-check(doc["summary"] == {"ok": 7, "carried": 1, "rounded": 0, "imprecise": 0, "wrong": 2, "blank": 0, "missing": 0},
+check(doc["summary"] == {"ok": 7, "carried": 1, "rounded": 0, "imprecise": 0, "wrong": 2, "unreadable": 0,
+                        "blank": 0, "missing": 0},
       f"json summary counts cells, as the text does: {doc['summary']}")
 entries = {(a["step"], tuple(a["cell"])): a for a in doc["answers"]}
 for a in doc["answers"]:
@@ -94,7 +95,6 @@ bad = {
     "bad-cell-outside.toml": ["bad-cell-outside.toml:3", "cell [0, 7] is outside", "4×4"],
     "bad-row-shape.toml": ["bad-row-shape.toml:4", "a row of K has 4 numbers, but 3 were given"],
     "bad-matrix-shape.toml": ["bad-matrix-shape.toml:3", "K is 4×4, but the values given are 2 rows of 4"],
-    "bad-not-number.toml": ["bad-not-number.toml:4", "\"about 0.84\" is not a number"],
 }
 for name, needles in bad.items():
     r = run("verify", "river-bank", "--answers", fixture(name))
@@ -102,6 +102,14 @@ for name, needles in bad.items():
     check(r.stdout == "", f"{name}: nothing on stdout")
     for needle in needles:
         check(needle in r.stderr, f"{name}: message has {needle!r}: {r.stderr}")
+# A string that is no number is that cell's status `unreadable` (issue 24): the
+# rest is marked, the reason says the fix, exit 1.
+r = run("verify", "river-bank", "--answers", fixture("bad-not-number.toml"), "--format", "json")
+doc = json.loads(r.stdout)
+check(r.returncode == 1 and doc["summary"]["unreadable"] == 1 and
+      [a["note"] for a in doc["answers"] if a["status"] == "unreadable"] ==
+      ['"about 0.84" is not a number; write a number such as 0.250'],
+      f"a cell that is no number is unreadable, with its reason: {r.stdout} {r.stderr}")
 r = run("verify", "river-bank", "--answers", fixture("no-such-file.toml"))
 check(r.returncode == 2 and "no-such-file.toml" in r.stderr, f"missing answers file: {r.stderr}")
 r = run("verify", "river-bank")
