@@ -2,11 +2,11 @@
 // run; writes DIR/marks.csv (or marks.json), DIR/summary.md and a feedback.md per student.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,9 +38,10 @@ AnswersSource sheet_source(const AnswerSheet& sheet) {
   return [&sheet](const Lesson& lesson, const Trace& truth) {
     const AnswerSheetRow* row = sheet.row_of(lesson.variant);
     if (!row)
-      throw InputError(tr_format("{} has no row for variant {} ({}); add the row (roster.csv "
-                                 "gives the student's variant) or mark from the folders",
-                                 sheet.origin, lesson.variant, lesson.student));
+      throw InputError(
+          tr_format("{} has no row for variant {} ({}); add the row (roster.csv "
+                    "gives the student's variant) or mark from the folders",
+                    sheet.origin, lesson.variant, lesson.student));
     return sheet_answers(sheet, *row, lesson, truth);
   };
 }

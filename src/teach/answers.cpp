@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 

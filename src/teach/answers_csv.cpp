@@ -2,8 +2,8 @@
 // by mark --answers (docs/marking.md), directly or through LibreOffice.
 #include "teach/answers_csv.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,7 +63,8 @@ std::string answer_column(const std::string& step, const std::vector<std::string
   return fmt::format("{}[{},{}]", step, label_at(rows, r), label_at(cols, c));
 }
 
-std::string answers_csv(const std::vector<SheetModel>& models, const std::vector<std::string>& ids) {
+std::string answers_csv(const std::vector<SheetModel>& models,
+                        const std::vector<std::string>& ids) {
   std::vector<std::string> header;
   for (const char* column : {N_("id"), N_("name"), N_("variant")}) header.emplace_back(tr(column));
   std::vector<std::string> cells;  // the cell columns, in the first student's order
@@ -90,9 +91,10 @@ std::string kept_answers_csv_note(std::string_view existing, const std::string& 
   for (std::size_t r = 1; r < rows.size(); ++r)
     for (std::size_t c = 3; c < rows[r].size(); ++c)
       if (!trimmed(rows[r][c]).empty())
-        return tr_format("kept {}: it holds answers typed in (not the blank sheet); delete it (or "
-                         "move it away) and run again to get a blank one",
-                         path);
+        return tr_format(
+            "kept {}: it holds answers typed in (not the blank sheet); delete it (or "
+            "move it away) and run again to get a blank one",
+            path);
   return "";
 }
 
@@ -109,14 +111,15 @@ void check_columns(const AnswerSheet& sheet, int header_line) {
   for (std::size_t c = 0; c < sheet.columns.size(); ++c) {
     const std::string& name = sheet.columns[c];
     if (name.empty())
-      throw InputError(tr_format(
-          "{}:{}: column {} has no header; name each answer column as exercise wrote it, "
-          "e.g. head0.weights[the,cat], or delete the column",
-          sheet.origin, header_line, c + 4));
+      throw InputError(
+          tr_format("{}:{}: column {} has no header; name each answer column as exercise wrote it, "
+                    "e.g. head0.weights[the,cat], or delete the column",
+                    sheet.origin, header_line, c + 4));
     if (const auto [it, fresh] = seen.emplace(name, c); !fresh)
-      throw InputError(tr_format("{}:{}: columns {} and {} are both headed {}; give each cell one "
-                                 "column",
-                                 sheet.origin, header_line, it->second + 4, c + 4, name));
+      throw InputError(
+          tr_format("{}:{}: columns {} and {} are both headed {}; give each cell one "
+                    "column",
+                    sheet.origin, header_line, it->second + 4, c + 4, name));
   }
 }
 
@@ -141,10 +144,10 @@ AnswerSheet parse_answer_sheet(std::string_view csv_text, const std::string& ori
   std::vector<int> lines;
   const std::vector<std::vector<std::string>> rows = csv_rows(csv_text, &lines);
   if (rows.empty() || rows[0].size() < 3)
-    throw InputError(tr_format(
-        "{}: no header row of id, name, variant and the answer columns; start from the "
-        "answers.csv that exercise wrote",
-        origin));
+    throw InputError(
+        tr_format("{}: no header row of id, name, variant and the answer columns; start from the "
+                  "answers.csv that exercise wrote",
+                  origin));
   for (std::size_t c = 3; c < rows[0].size(); ++c) sheet.columns.push_back(trimmed(rows[0][c]));
   check_columns(sheet, lines[0]);
   for (std::size_t r = 1; r < rows.size(); ++r) {
@@ -159,14 +162,16 @@ AnswerSheet parse_answer_sheet(std::string_view csv_text, const std::string& ori
                                      [](const std::string& s) { return !trimmed(s).empty(); });
     if (row.variant.empty() && !answers) continue;  // an empty line
     if (row.variant.empty())
-      throw InputError(tr_format("{}:{}: a row with answers but no variant; copy the student's "
-                                 "variant from roster.csv into column 3",
-                                 origin, row.line));
+      throw InputError(
+          tr_format("{}:{}: a row with answers but no variant; copy the student's "
+                    "variant from roster.csv into column 3",
+                    origin, row.line));
     check_variant(sheet, row);
     if (row.cells.size() > sheet.columns.size())
-      throw InputError(tr_format("{}:{}: {} cells, but the header names {} columns; delete the "
-                                 "cells past the last column",
-                                 origin, row.line, rows[r].size(), sheet.columns.size() + 3));
+      throw InputError(
+          tr_format("{}:{}: {} cells, but the header names {} columns; delete the "
+                    "cells past the last column",
+                    origin, row.line, rows[r].size(), sheet.columns.size() + 3));
     sheet.rows.push_back(std::move(row));
   }
   return sheet;
@@ -213,9 +218,10 @@ struct TemporaryFolder {
     const char* base = std::getenv("TMPDIR");
     std::string pattern = (fs::path(base && *base ? base : "/tmp") / "attn-trace-XXXXXX").string();
     if (!::mkdtemp(pattern.data()))
-      throw InputError(tr_format("cannot make a temporary folder under {}: {}; set TMPDIR to a "
-                                 "writable folder",
-                                 fs::path(pattern).parent_path().string(), std::strerror(errno)));
+      throw InputError(
+          tr_format("cannot make a temporary folder under {}: {}; set TMPDIR to a "
+                    "writable folder",
+                    fs::path(pattern).parent_path().string(), std::strerror(errno)));
     path = pattern;
   }
   ~TemporaryFolder() {
@@ -238,13 +244,13 @@ std::string spreadsheet_as_csv(const std::string& path) {
         path));
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
-    throw InputError(tr_format("{}: no such file; give the spreadsheet saved from answers.csv",
-                               path));
+    throw InputError(
+        tr_format("{}: no such file; give the spreadsheet saved from answers.csv", path));
   const TemporaryFolder temp;
-  const int status = run_quietly(
-      {soffice, "-env:UserInstallation=file://" + (temp.path / "profile").string(), "--headless",
-       "--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1", "--outdir",
-       (temp.path / "out").string(), fs::absolute(path).string()});
+  const int status =
+      run_quietly({soffice, "-env:UserInstallation=file://" + (temp.path / "profile").string(),
+                   "--headless", "--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1",
+                   "--outdir", (temp.path / "out").string(), fs::absolute(path).string()});
   const fs::path csv = temp.path / "out" / (fs::path(path).stem().string() + ".csv");
   if (status != 0 || !fs::is_regular_file(csv, ec))
     throw InputError(tr_format(

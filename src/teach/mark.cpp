@@ -754,8 +754,8 @@ StudentMark mark_student(const fs::path& class_dir, const RosterEntry& entry,
           tr_format("no {} in {}; put the student's filled-in {} there (exercise "
                       "writes a blank one)",
                       kAnswersFile, shown_dir, kAnswersFile));
-    const std::vector<Answer> answers = source ? source(*lesson, truth)
-                                               : load_answers_file(answers_path.string(), *lesson, truth);
+    const std::vector<Answer> answers =
+        source ? source(*lesson, truth) : load_answers_file(answers_path.string(), *lesson, truth);
     const VerifyReport report = verify_answers(*lesson, *backend, answers);
     m.steps = step_marks(*lesson, truth, &report, scheme);
     if (const auto [a, c] = first_wrong_cell(report); c) {

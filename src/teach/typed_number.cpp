@@ -96,7 +96,9 @@ std::string_view trimmed(std::string_view s) {
   return s;
 }
 
-bool digit(char c) { return c >= '0' && c <= '9'; }
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // The length of the longest prefix of `s` that is a number:
 // [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?
@@ -125,7 +127,8 @@ Message unreadable_reason(std::string_view original, std::string_view text) {
   const std::string shown = shown_cell(original);
   if (prefix > 0) {
     const std::string_view rest = trimmed(text.substr(prefix));
-    if (number_prefix(rest) > 0 || (rest.size() > 1 && rest[0] == ',' && number_prefix(rest.substr(1))))
+    if (number_prefix(rest) > 0 ||
+        (rest.size() > 1 && rest[0] == ',' && number_prefix(rest.substr(1))))
       return Message(N_("\"{}\" holds two numbers; write one number per cell"), {shown});
     return Message(N_("\"{}\" has \"{}\" after the number; write the number alone, such as {}"),
                    {shown, shown_cell(rest), std::string(text.substr(0, prefix))});
@@ -139,9 +142,9 @@ Message mended_note(std::string_view original, const std::string& text, const Me
   if (m.compat) why.emplace_back(N_("full-width characters read as ASCII"));
   if (m.comma) why.emplace_back(N_("a decimal comma read as a point"));
   if (m.ideographic_point) why.emplace_back(N_("an ideographic full stop read as a point"));
-  static const char* const formats[] = {N_("read \"{}\" as {}: {}"), N_("read \"{}\" as {}: {}; {}"),
-                                        N_("read \"{}\" as {}: {}; {}; {}"),
-                                        N_("read \"{}\" as {}: {}; {}; {}; {}")};
+  static const char* const formats[] = {
+      N_("read \"{}\" as {}: {}"), N_("read \"{}\" as {}: {}; {}"),
+      N_("read \"{}\" as {}: {}; {}; {}"), N_("read \"{}\" as {}: {}; {}; {}; {}")};
   const char* format = formats[why.size() - 1];  // before `why` is moved
   return Message(format, {shown_cell(original), text}, std::move(why));
 }
@@ -255,12 +258,11 @@ std::string_view unquoted(std::string_view token) {
   return token;
 }
 
-
 }  // namespace
 
 // The cell's number, its reading recorded when it is not plain.
 WrittenNumber read_typed_cell(std::string_view token, std::size_t r, std::size_t c,
-                        std::vector<CellReading>& readings) {
+                              std::vector<CellReading>& readings) {
   const TypedNumber t = read_typed_number(unquoted(token));
   switch (t.kind) {
     case TypedNumber::Kind::blank:
@@ -308,7 +310,8 @@ std::vector<WrittenNumber> read_raw_row(const std::vector<std::string>& tokens,
     std::vector<std::string> merged;
     for (const std::string& t : tokens) {
       if (!merged.empty() && !t.empty() && digit(t.front()) && !merged.back().empty() &&
-          digit(merged.back().back()) && row_text.find(merged.back() + "," + t) != std::string::npos)
+          digit(merged.back().back()) &&
+          row_text.find(merged.back() + "," + t) != std::string::npos)
         merged.back() += "," + t;
       else
         merged.push_back(t);
@@ -335,10 +338,10 @@ std::vector<WrittenNumber> read_raw_row(const std::vector<std::string>& tokens,
         !readings.back().unreadable) {
       std::string pointed = cells[c];
       pointed[pointed.find(',')] = '.';
-      readings.back().note = Message(
-          N_("read {} as {}: a decimal comma outside quotes; quote it (\"{}\") or write a "
-             "decimal point ({})"),
-          {cells[c], pointed, cells[c], pointed});
+      readings.back().note =
+          Message(N_("read {} as {}: a decimal comma outside quotes; quote it (\"{}\") or write a "
+                     "decimal point ({})"),
+                  {cells[c], pointed, cells[c], pointed});
     }
   }
   return out;
@@ -375,8 +378,8 @@ std::pair<int, bool> scan_value(std::string_view s) {
       quote = c;
     } else {
       depth += c == '[' ? 1 : c == ']' ? -1 : 0;
-      tight = tight || (c == ',' && i > 0 && i + 1 < s.size() && digit(s[i - 1]) &&
-                        digit(s[i + 1]));
+      tight =
+          tight || (c == ',' && i > 0 && i + 1 < s.size() && digit(s[i - 1]) && digit(s[i + 1]));
     }
   }
   return {depth, tight};
@@ -416,7 +419,8 @@ std::string quote_decimal_comma_values(std::string_view text, std::vector<int>& 
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::size_t start = value_start(lines[i]);
     if (start == std::string_view::npos || start > value_end(lines[i])) continue;
-    std::vector<std::string> parts{std::string(lines[i].substr(start, value_end(lines[i]) - start))};
+    std::vector<std::string> parts{
+        std::string(lines[i].substr(start, value_end(lines[i]) - start))};
     std::string joined = parts[0];
     std::size_t last = i;
     while (scan_value(joined).first > 0 && last + 1 < lines.size() && last - i < kMaxValueLines) {

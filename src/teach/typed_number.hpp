@@ -24,7 +24,7 @@ struct TypedNumber {
     unreadable,  // no number: `note` says why and what to write
   };
   Kind kind = Kind::blank;
-  std::string text;  // plain, normalised, special: the ASCII number ("-0.230")
+  std::string text;      // plain, normalised, special: the ASCII number ("-0.230")
   WrittenNumber number;  // plain, normalised: its value and decimals as written
   Message note;          // normalised: how it was read; unreadable: why not
 };

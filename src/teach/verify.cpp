@@ -462,7 +462,8 @@ VerifyReport verify_answers(const Lesson& lesson, Backend& backend,
     m.given_by_step[a.step].insert(m.given_by_step[a.step].end(), cells.begin(), cells.end());
     for (const auto& row : a.values)
       for (const WrittenNumber& n : row)
-        if (!n.blank && !n.unreadable) m.decimals_by_step[a.step] = std::max(m.decimals_by_step[a.step], n.decimals);
+        if (!n.blank && !n.unreadable)
+          m.decimals_by_step[a.step] = std::max(m.decimals_by_step[a.step], n.decimals);
   }
 
   std::vector<AnswerVerdict> marked(answers.size());

@@ -43,8 +43,8 @@ struct AnswerCell {
   Verdict verdict = Verdict::ok;
   std::vector<Diagnosis> diagnoses;  // wrong and rounded cells; the first is the diagnosis
   int required_decimals = 0;         // imprecise: the decimals that would show the value
-  Message note;  // how a typed number was read, why a cell is unreadable, or why -1e9 is
-                 // accepted as the mask; empty format: none
+  Message note;          // how a typed number was read, why a cell is unreadable, or why -1e9 is
+                         // accepted as the mask; empty format: none
   bool as_mask = false;  // a mask-like fill accepted as the mask (the note says why)
   // Not ok, with earlier values of the learner's in play: the cell worked out
   // from the learner's own numbers.

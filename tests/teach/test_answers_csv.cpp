@@ -38,10 +38,10 @@ TEST_CASE("answers.csv: a row is the answers a filled answers.toml gives") {
   const Trace truth = run_pipeline(lesson, *cpu);
   const Step& w = truth.at("head0.weights");
   const std::string c01 = answer_column(w.id, w.rows, w.cols, 0, 1);
-  const AnswerSheet sheet = parse_answer_sheet(
-      "\xEF\xBB\xBFid,name,variant,\"" + c01 + "\",\"head0.weights[1,1]\"\r\n" +
-          "s1,Ada,0123456789abcdef,\u22120.25,0.4l\r\n,,,,\r\n",
-      "answers.csv");
+  const AnswerSheet sheet =
+      parse_answer_sheet("\xEF\xBB\xBFid,name,variant,\"" + c01 + "\",\"head0.weights[1,1]\"\r\n" +
+                             "s1,Ada,0123456789abcdef,\u22120.25,0.4l\r\n,,,,\r\n",
+                         "answers.csv");
   REQUIRE(sheet.rows.size() == 1);
   CHECK(sheet.rows[0].line == 2);
   const std::vector<Answer> a = sheet_answers(sheet, sheet.rows[0], lesson, truth);

@@ -17,7 +17,9 @@ namespace attn {
 
 namespace {
 
-std::string note_of(const TypedNumber& t) { return t.note.in(Language::en); }
+std::string note_of(const TypedNumber& t) {
+  return t.note.in(Language::en);
+}
 
 Trace river_bank() {
   const std::unique_ptr<Backend> cpu = make_backend("cpu");
@@ -91,9 +93,10 @@ TEST_CASE("typed numbers: blank, special and unreadable cells, each with its rea
 
 TEST_CASE("typed numbers: random UTF-8 and bytes never crash, and a number is a number") {
   std::mt19937 rng(24);
-  const std::vector<std::string> pieces = {"0", "1", "9", ".", ",", "-", "+", "e", " ", "\u2212",
-                                           "\uFF10", "\uFF0E", "\u3002", "\u00A0", "\xff", "\x1b",
-                                           "\u738b", "'", "\"", "inf", "\xe2\x88", "E"};
+  const std::vector<std::string> pieces = {
+      "0",      "1",      "9",      ".",      ",",        "-",      "+",    "e",
+      " ",      "\u2212", "\uFF10", "\uFF0E", "\u3002",   "\u00A0", "\xff", "\x1b",
+      "\u738b", "'",      "\"",     "inf",    "\xe2\x88", "E"};
   for (int i = 0; i < 20000; ++i) {
     std::string cell;
     const int length = static_cast<int>(rng() % 12);
