@@ -216,7 +216,9 @@ TypedNumber read_typed_number(std::string_view cell) {
 
 namespace {
 
-// The top-level pieces of `s` between commas outside quotes and brackets.
+// The top-level pieces of `s` between commas outside quotes and brackets, as
+// written (spaces kept: a piece that ends and the next that starts with a
+// digit were joined by a digit,digit comma).
 std::vector<std::string> split_commas(std::string_view s) {
   std::vector<std::string> out;
   std::string piece;
@@ -232,14 +234,14 @@ std::vector<std::string> split_commas(std::string_view s) {
     } else if (c == ']') {
       --depth;
     } else if (c == ',' && depth == 0) {
-      out.emplace_back(trimmed(piece));
+      out.push_back(piece);
       piece.clear();
       continue;
     }
     piece += c;
   }
-  out.emplace_back(trimmed(piece));
-  if (out.size() > 1 && out.back().empty()) out.pop_back();  // a trailing comma
+  out.push_back(piece);
+  if (out.size() > 1 && trimmed(out.back()).empty()) out.pop_back();  // a trailing comma
   return out;
 }
 
@@ -291,7 +293,7 @@ RawRows split_raw_rows(std::string_view raw) {
   const bool bare = trimmed(raw).empty() || trimmed(raw).front() != '[';
   if (out.nested) {
     for (const std::string& row : split_commas(body)) {
-      out.row_text.push_back(row);
+      out.row_text.emplace_back(trimmed(row));
       out.rows.push_back(split_commas(inside_brackets(row)));
     }
   } else {
@@ -304,19 +306,17 @@ RawRows split_raw_rows(std::string_view raw) {
 std::vector<WrittenNumber> read_raw_row(const std::vector<std::string>& tokens,
                                         const std::string& row_text, std::size_t cols,
                                         std::size_t r, std::vector<CellReading>& readings) {
-  std::vector<std::string> cells = tokens;
-  bool joined = false;
-  if (cells.size() > cols) {  // join digit,digit: "0", "042" -> "0,042"
-    std::vector<std::string> merged;
-    for (const std::string& t : tokens) {
-      if (!merged.empty() && !t.empty() && digit(t.front()) && !merged.back().empty() &&
-          digit(merged.back().back()) &&
-          row_text.find(merged.back() + "," + t) != std::string::npos)
-        merged.back() += "," + t;
-      else
-        merged.push_back(t);
-    }
-    cells = merged, joined = true;
+  // Trimmed; with too many, each digit,digit pair joined ("0", "042" -> "0,042"):
+  // the piece before ends, as written, with a digit and this one starts with one.
+  std::vector<std::string> cells;
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    const bool tight = tokens.size() > cols && k > 0 && !cells.empty() && !tokens[k].empty() &&
+                       digit(tokens[k].front()) && !tokens[k - 1].empty() &&
+                       digit(tokens[k - 1].back());
+    if (tight)
+      cells.back() += "," + std::string(trimmed(tokens[k]));
+    else
+      cells.emplace_back(trimmed(tokens[k]));
   }
   std::vector<WrittenNumber> out;
   if (cells.size() != cols) {
@@ -333,8 +333,9 @@ std::vector<WrittenNumber> read_raw_row(const std::vector<std::string>& tokens,
   }
   for (std::size_t c = 0; c < cols; ++c) {
     out.push_back(read_typed_cell(cells[c], r, c, readings));
-    const bool comma = joined && cells[c].find(',') != std::string::npos;
-    if (comma && !readings.empty() && readings.back().r == r && readings.back().c == c &&
+    const bool joined = tokens.size() > cols && cells[c].find(',') != std::string::npos &&
+                        cells[c].front() != '"' && cells[c].front() != '\'';
+    if (joined && !readings.empty() && readings.back().r == r && readings.back().c == c &&
         !readings.back().unreadable) {
       std::string pointed = cells[c];
       pointed[pointed.find(',')] = '.';
@@ -421,14 +422,20 @@ std::string quote_decimal_comma_values(std::string_view text, std::vector<int>& 
     if (start == std::string_view::npos || start > value_end(lines[i])) continue;
     std::vector<std::string> parts{
         std::string(lines[i].substr(start, value_end(lines[i]) - start))};
-    std::string joined = parts[0];
+    // Line by line (a TOML string does not span lines, nor does digit,digit):
+    // each line scanned once, whatever the file.
+    auto [depth, tight] = scan_value(parts[0]);
     std::size_t last = i;
-    while (scan_value(joined).first > 0 && last + 1 < lines.size() && last - i < kMaxValueLines) {
+    while (depth > 0 && last + 1 < lines.size() && last - i < kMaxValueLines) {
       ++last;
       parts.emplace_back(lines[last].substr(0, value_end(lines[last])));
-      joined += "\n" + parts.back();
+      const auto [more, tight_here] = scan_value(parts.back());
+      depth += more, tight = tight || tight_here;
     }
-    if (!scan_value(joined).second) continue;
+    if (!tight) {
+      i = last;
+      continue;
+    }
     for (std::size_t k = 0; k < parts.size(); ++k) {
       const bool cr = lines[i + k].ends_with('\r');
       out[i + k] = (k == 0 ? std::string(lines[i].substr(0, start)) + " '''" : "") + parts[k] +
