@@ -172,13 +172,12 @@ values = ["−0.230", "１．５", "0.4l", ""]
 TEST_CASE("answers: a row of 400,000 unquoted values is read once, not once per value") {
   std::string row;
   for (int i = 0; i < 200000; ++i) row += "0,1, ";
-  const std::vector<Answer> a = parse_answers(
-      "[[answer]]\nstep = \"head0.scores\"\nrow = 0\nvalues = [" + row + "]\n", "big.toml",
-      river_bank());
+  const std::vector<Answer> a =
+      parse_answers("[[answer]]\nstep = \"head0.scores\"\nrow = 0\nvalues = [" + row + "]\n",
+                    "big.toml", river_bank());
   REQUIRE(a.size() == 1);
   for (const WrittenNumber& n : a[0].values[0]) CHECK(n.unreadable);
   CHECK(a[0].readings.at(0).note.in(Language::en).find("400000 values in") == 0);
 }
-
 
 }  // namespace attn
