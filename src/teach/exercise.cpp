@@ -181,7 +181,7 @@ void check_spec_limits(const ExerciseSpec& spec) {
 // The trace of an exercise of `spec`'s shape with every input 0: its steps
 // are the ones such an exercise has.
 Trace shape_trace(const ExerciseSpec& spec) {
-  const Student probe{"probe", "probe"};
+  const Student probe{{}, "probe", "probe"};
   ExerciseSpec zero_spec = spec;
   zero_spec.ask.clear();
   ExerciseDraw zeros;
@@ -271,7 +271,8 @@ std::string student_folder(std::string_view name) {
 std::vector<Student> numbered_students(std::size_t count) {
   std::vector<Student> out;
   for (std::size_t i = 1; i <= count; ++i)
-    out.push_back({fmt::format(fmt::runtime(translate(document_language(), "Student {}")), i),
+    out.push_back({{},
+                   fmt::format(fmt::runtime(translate(document_language(), "Student {}")), i),
                    fmt::format("student-{:02}", i)});
   return out;
 }
@@ -319,7 +320,7 @@ std::vector<Student> parse_roster(std::string_view text, const std::string& orig
     ++line_number;
     line = roster_name(line, origin, line_number);
     if (line.empty() || line.front() == '#') continue;
-    Student student{nfc(line), {}};
+    Student student{{}, nfc(line), {}};
     const auto [same, new_name] =
         names.emplace(student.name, std::pair(line_number, std::string(line)));
     if (!new_name)

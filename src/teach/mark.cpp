@@ -499,7 +499,7 @@ std::vector<RosterEntry> roster_entries(const fs::path& class_dir, const std::st
     const auto cell = [&](std::optional<std::size_t> at) {
       return at && *at < row.size() ? row[*at] : std::string();
     };
-    RosterEntry e{cell(folder_at),      cell(name_at), cell(variant_at),
+    RosterEntry e{cell(folder_at),      {}, cell(name_at), cell(variant_at),
                   cell(fingerprint_at), lines[r],      RosterStatus::listed};
     check_roster_row(e, fmt::format("{}:{}", roster, lines[r]), name_at.has_value(), class_dir,
                      seen);

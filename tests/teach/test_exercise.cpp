@@ -270,7 +270,7 @@ TEST_CASE("the lesson file writes the grid numbers exactly and loads") {
   draw.W_K = {{0}, {7}};
   draw.W_V = {{-1}, {9}};
   const std::string toml =
-      attn::exercise_lesson_toml(spec, {"O\"Neil \\ Ada", "o-neil-ada"}, draw, 3);
+      attn::exercise_lesson_toml(spec, {{}, "O\"Neil \\ Ada", "o-neil-ada"}, draw, 3);
   CHECK(toml.find("X = [[-0.5, 1.0],\n     [0.3, -1.0]]\n") != std::string::npos);
   CHECK(toml.find("W_K = [[0.0],\n       [0.7]]\n") != std::string::npos);
   CHECK(toml.find("tokens = [\"the\", \"<pad>\"]") != std::string::npos);
@@ -447,7 +447,7 @@ TEST_CASE("rosters: names, comments, duplicates, folders") {
 
 TEST_CASE("key_steps leaves out repeats unless asked") {
   attn::ExerciseSpec spec = spec_with(3, 3, 2, 1);
-  const attn::Exercise e = attn::generate_exercise(spec, {"Ada", "ada"});
+  const attn::Exercise e = attn::generate_exercise(spec, {{}, "Ada", "ada"});
   std::vector<std::string> ids;
   for (const attn::Step* s : attn::key_steps(spec, e.trace)) ids.push_back(s->id);
   CHECK(ids == std::vector<std::string>{"Q", "K", "V", "head0.scores", "head0.scaled", "head0.exp",
@@ -467,7 +467,7 @@ TEST_CASE(
   spec.causal = true;
   spec.ask = {"Q", "scores", "scaled", "masked", "weights", "context"};
   attn::normalise_spec(spec);
-  const attn::Exercise e = attn::generate_exercise(spec, {"Ada", "ada"});
+  const attn::Exercise e = attn::generate_exercise(spec, {{}, "Ada", "ada"});
   REQUIRE(e.worked.size() == 6);
   for (std::size_t i = 0; i < e.worked.size(); ++i) CHECK(e.worked[i].step == e.asked[i]);
   CHECK(e.worked[0].kind == attn::ExpansionKind::product);
