@@ -23,7 +23,7 @@ struct SheetFixture {
     spec.causal = causal;
     spec.command = "attn-trace exercise --seed 11";
     attn::normalise_spec(spec);
-    exercise = attn::generate_exercise(spec, {name, "slug"});
+    exercise = attn::generate_exercise(spec, {{}, name, "slug"});
     model = attn::make_sheet_model(spec, exercise);
   }
   // Every row and column label (and the worked cells' labels) replaced by the
