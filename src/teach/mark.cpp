@@ -459,7 +459,7 @@ std::string not_handed_in_section(const std::vector<StudentMark>& marks) {
       "\n## {}\n\n{}\n\n| {} | {} | {} |\n|---|---|---|\n{}", tr("Not handed in"),
       tr_format("Their {} is the blank template: no points, and left out of the means above.",
                 kAnswersFile),
-      tr("Student"), tr("ID"), tr("Folder"), rows);
+      tr("Student"), tr("Student ID"), tr("Folder"), rows);
 }
 
 // The students a class summary lists apart: the tampered folders (not marked)
