@@ -66,7 +66,11 @@ std::string variant_of(const toml::table& root) {
 
 bool blank_answers_text(std::string_view text) {
   try {
-    return blank_answers(TomlReader(text, "answers.toml").root());
+    const TomlReader file(text, "answers.toml");
+    // Only the template's keys: anything else is for the answers' reader to name.
+    for (const auto& [key, node] : file.root())
+      if (key.str() != "student" && key.str() != "variant" && key.str() != "answer") return false;
+    return blank_answers(file.root());
   } catch (const InputError&) {
     return false;
   }

@@ -489,3 +489,36 @@ TEST_CASE("a student folder checked against its roster row: fingerprint, name, v
   CHECK_FALSE(m.fingerprint_checked);
   fs::remove_all(dir);
 }
+
+TEST_CASE("roster.csv's id column: read into each row, a bad or repeated ID names its line") {
+  const fs::path dir = scratch("roster-ids");
+  for (const char* folder : {"ada", "bob"}) fs::create_directories(dir / folder);
+  const auto roster_with = [&](const std::string& rows) {
+    attn::write_file_atomically((dir / "roster.csv").string(),
+                                "id,name,folder,variant,fingerprint\r\n" + rows);
+  };
+  roster_with("2024001,Ada,ada,,\r\nX-2,Bob,bob,,\r\n");
+  const std::vector<attn::RosterEntry> entries = attn::class_roster(dir);
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].id == "2024001");
+  CHECK(entries[0].name == "Ada");
+  CHECK(entries[1].id == "X-2");
+  CHECK(entries[1].folder == "bob");
+  roster_with("2024001,Ada,ada,,\r\n2024001,Bob,bob,,\r\n");
+  CHECK_THROWS_WITH_AS(attn::class_roster(dir),
+                       doctest::Contains("roster.csv:3: ID 2024001 is already on line 2"),
+                       attn::InputError);
+  roster_with("2024001,Ada,ada,,\r\n\"=cmd|' /C calc'!A0\",Bob,bob,,\r\n");
+  CHECK_THROWS_WITH_AS(attn::class_roster(dir),
+                       doctest::Contains("roster.csv:3: the ID \"=cmd|' /C calc'!A0\" does not "
+                                         "start with a letter or digit"),
+                       attn::InputError);
+  // An older roster.csv without the id column still marks, with no IDs.
+  attn::write_file_atomically((dir / "roster.csv").string(),
+                              "name,folder,variant\r\nAda,ada,\r\nBob,bob,\r\n");
+  const std::vector<attn::RosterEntry> older = attn::class_roster(dir);
+  REQUIRE(older.size() == 2);
+  CHECK(older[0].id == "");
+  CHECK(older[0].name == "Ada");
+  fs::remove_all(dir);
+}
