@@ -263,7 +263,8 @@ void setup_exercise(CLI::App& app, CommandContext& /*context*/) {
   CLI::Option* students =
       cmd->add_option("--students", options->students, text(N_("Number of students (default 1)")))
           ->check(CLI::Range(1, 1000));
-  cmd->add_option("--roster", options->roster, text(N_("Roster: one student name per line, or CSV with an id,name header")))
+  cmd->add_option("--roster", options->roster,
+                  text(N_("Roster: one student name per line, or CSV with an id,name header")))
       ->excludes(students);
   const auto up_to = [](std::size_t high) { return CLI::Range(std::size_t{1}, high); };
   cmd->add_option("--tokens", spec.tokens, text(N_("Query tokens n (default 3)")))

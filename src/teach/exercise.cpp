@@ -377,7 +377,8 @@ std::vector<Student> RosterBuilder::take() {
 std::string header_cell(std::string_view cell) {
   std::string out;
   for (char c : cell)
-    if (c != ' ' && c != '\t') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (c != ' ' && c != '\t')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

@@ -274,7 +274,8 @@ std::string feedback_markdown(const StudentMark& m, const Lesson& lesson, const 
   std::string out = fmt::format(
       "# {}\n\n{}\n\n| {} | {} | {} |\n|---|---:|---|\n",
       tr_format("Feedback: {}", md_text(who_label(m))),
-      tr_format("Variant {} · **{} of {} points**", m.variant, printed.total, points_text(m.out_of)),
+      tr_format("Variant {} · **{} of {} points**", m.variant, printed.total,
+                points_text(m.out_of)),
       tr("Step"), tr("Points"), tr("Your values"));
   for (std::size_t i = 0; i < m.steps.size(); ++i)
     out += fmt::format("| {}. {} | {} | {} |\n", i + 1, sheet_step(truth, m.steps[i].step),

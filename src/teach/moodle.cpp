@@ -156,8 +156,8 @@ std::string cloze_cell(double value, int decimals) {
   // interval and verify's differ by under 10^-9 of a unit. Exercise values are
   // far below 1e9, so both are plain decimals.
   std::string answer = fmt::format("{:.{}f}", value, decimals + 9);
-  while (answer.back() == '0' && answer.size() - answer.find('.') > static_cast<std::size_t>(decimals) + 1)
-    answer.pop_back();
+  const std::size_t shortest = answer.find('.') + 1 + static_cast<std::size_t>(decimals);
+  while (answer.size() > shortest && answer.back() == '0') answer.pop_back();
   if (answer.find_first_not_of("-0.") == std::string::npos) answer = format_fixed(0.0, decimals);
   return fmt::format("{{1:NUMERICAL:={}:{:.{}f}}}", answer, written_tolerance(decimals),
                      decimals + 3);
