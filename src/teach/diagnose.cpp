@@ -357,10 +357,56 @@ std::vector<std::string> Diagnoser::roundable_before(const std::string& step) co
   return out;
 }
 
+namespace {
+
+// The rounding model "the scale √d_k rounded" (1.414 for √2), next to the
+// models that round steps: a name no step id can have.
+constexpr std::string_view kScaleModel = "√d_k";
+
+// Whether `step` divides by a scale that `decimals` cannot write exactly (√2, not 2).
+bool divides_by_inexact(const Step& step, int decimals) {
+  if (step.made.op != Op::divide || step.made.divisor == 1.0) return false;
+  const double f = std::pow(10.0, decimals);
+  return std::round(step.made.divisor * f) / f != step.made.divisor;
+}
+
+}  // namespace
+
+bool Diagnoser::scale_roundable(const std::string& step) const {
+  const std::vector<std::string> earlier = roundable_before(step);
+  return std::any_of(earlier.begin(), earlier.end(), [&](const std::string& id) {
+    return divides_by_inexact(base_.at(id), kMaxRoundingDecimals);
+  });
+}
+
+// The trace with every scale of the steps before `step` rounded to `decimals`
+// (the learner's own values stand).
+Diagnoser::Mistaken Diagnoser::scale_rounded_trace(const std::string& step, int decimals) const {
+  Overrides rounded = learner_;
+  BoundsMap given = learner_bounds_;
+  for (const std::string& id : roundable_before(step)) {
+    const Step& s = base_.at(id);
+    if (!divides_by_inexact(s, decimals)) continue;
+    const double f = std::pow(10.0, decimals);
+    const double divisor = std::round(s.made.divisor * f) / f;
+    const Trace so_far = run_pipeline(lesson_, backend_, rounded);
+    const Bounds input = trace_bounds(so_far, rounded, given).at(s.made.inputs.at(0));
+    const arma::mat value = so_far.at(s.made.inputs.at(0)).value / divisor;
+    rounded[id] = {value, arma::umat(value.n_rows, value.n_cols, arma::fill::ones)};
+    given[id] = {input.lo / divisor, input.hi / divisor};
+  }
+  Trace trace = run_pipeline(lesson_, backend_, rounded);
+  BoundsMap bounds = trace_bounds(trace, rounded, given);
+  return Mistaken{&mistake_of_kind(MistakeKind::rounding), Message(), std::move(trace),
+                  std::move(bounds)};
+}
+
 const Diagnoser::Mistaken& Diagnoser::rounded_trace(const std::string& step, int decimals,
                                                     const std::string& only) {
   const auto key = std::make_tuple(step, decimals, only);
   if (const auto it = rounded_.find(key); it != rounded_.end()) return it->second;
+  if (only == kScaleModel)
+    return rounded_.emplace(key, scale_rounded_trace(step, decimals)).first->second;
   Overrides rounded = learner_;
   BoundsMap given = learner_bounds_;
   for (const std::string& id : roundable_before(step)) {
@@ -409,6 +455,7 @@ std::optional<Diagnosis> Diagnoser::rounding(const std::string& step, std::size_
   const std::vector<std::string> earlier = roundable_before(step);
   std::vector<std::string> models = {""};
   if (earlier.size() > 1) models.insert(models.end(), earlier.begin(), earlier.end());
+  if (scale_roundable(step)) models.emplace_back(kScaleModel);
   for (int d = std::clamp(decimals, 1, kMaxRoundingDecimals); d >= 1; --d) {
     const auto fits = std::find_if(models.begin(), models.end(), [&](const std::string& only) {
       const Bounds& rounded = rounded_trace(step, d, only).bounds.at(step);
@@ -420,8 +467,10 @@ std::optional<Diagnosis> Diagnoser::rounding(const std::string& step, std::size_
     if (fits == models.end()) continue;
     // With nothing masked, `masked` is `scaled` under another name: name the
     // step the learner knows.
-    const Step* alone = fits->empty() ? nullptr : &base_.at(*fits);
-    const std::string named = alone && alone->made.op == Op::mask && !any_masked(base_)
+    const Step* alone = fits->empty() || *fits == kScaleModel ? nullptr : &base_.at(*fits);
+    const std::string named = *fits == kScaleModel
+                                  ? fmt::format("√d_k = {}", short_number(lesson_.scale_divisor()))
+                              : alone && alone->made.op == Op::mask && !any_masked(base_)
                                   ? alone->made.inputs.at(0)
                                   : *fits;
     Diagnosis out = diagnosed(mistake_of_kind(MistakeKind::rounding), rounding_detail(d, named),

@@ -81,7 +81,7 @@ struct Diagnosis {
   Message detail;              // for people: what was done and what it should be
   double mistaken_value = 0;   // what the mistaken way gives for the cell
   int rounded_to = 0;          // rounding: the decimals the earlier steps were rounded to
-  std::string rounded_step{};  // rounding: the one step rounded, or empty for every earlier one
+  std::string rounded_step{};  // rounding: the one step rounded ("√d_k": the scale), or empty for every earlier one
   std::string why{};           // the mistake's why (common_mistakes())
   std::string lesson{};        // the lesson that shows it
 };
@@ -143,6 +143,10 @@ class Diagnoser {
   // The trace with those steps (or only `only`) rounded to `decimals`, each
   // computed from the rounded ones before it.
   const Mistaken& rounded_trace(const std::string& step, int decimals, const std::string& only);
+  // Whether a step before `step` divides by a scale such as √2 that can be
+  // rounded (1.414), and the trace with it rounded to `decimals`.
+  bool scale_roundable(const std::string& step) const;
+  Mistaken scale_rounded_trace(const std::string& step, int decimals) const;
 
   const Lesson& lesson_;
   Backend& backend_;
