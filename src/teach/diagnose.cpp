@@ -30,11 +30,74 @@ Bounds filled(Bounds S, const arma::uvec& cells, double fill) {
   return S;
 }
 
+// `v` cut (not rounded) to `decimals`: toward zero.
+double cut_to(double v, int decimals) {
+  const double f = std::pow(10.0, decimals);
+  return std::trunc(v * f * (1 + 1e-12)) / f;
+}
+
+// `written` is `right`'s range [lo, hi] at [row, col] cut to `decimals`, and
+// not what rounding gives.
+bool cut_not_rounded(const Bounds& right, std::size_t row, std::size_t col, double written,
+                     int decimals) {
+  const double lo = right.lo(row, col), hi = right.hi(row, col);
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(written) || decimals > 12)
+    return false;
+  const double half = 0.5 * std::pow(10.0, -decimals);
+  return cut_to(lo, decimals) - half * 1e-6 <= written && written <= cut_to(hi, decimals) + half * 1e-6;
+}
+
+// `written` meets `right` at the transposed cell [col, row].
+bool in_transposed_cell(const Bounds& right, std::size_t row, std::size_t col, double written,
+                        int decimals) {
+  if (right.lo.n_rows != right.lo.n_cols || row >= right.lo.n_rows || col >= right.lo.n_cols)
+    return false;
+  const double tolerance = written_tolerance(decimals);
+  const double lo = right.lo(col, row), hi = right.hi(col, row);
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return lo <= written && written <= hi;
+  return written + tolerance * (1 + 1e-9) >= lo && written - tolerance * (1 + 1e-9) <= hi;
+}
+
 // The mistakes, in precedence order (diagnose.hpp: how to add one). A method
 // mistake's computation reads the step's inputs from the op graph: the scores
 // are Q_h·K_hᵀ (inputs Q_h, K_h), scaled divides the scores, masked masks the
 // scaled scores, the weights are the softmax of the masked scores.
 const CommonMistake kCommonMistakes[] = {
+    {.label = N_("transposed_answer"),
+     .kind = MistakeKind::written,
+     .why = N_("Row i of a step is query i (or token i) and column j is key j (or feature j), so "
+               "the value of [i, j] goes in row i, column j."),
+     .lesson = "river-bank",
+     .written_as = in_transposed_cell,
+     .written_detail = [](const Bounds&, std::size_t, std::size_t, double, int) -> Message {
+       return Message(N_("the values were written into the transposed cells: [i, j] holds the "
+                         "value of [j, i]"));
+     }},
+    {.label = N_("transposed_weights"),
+     .why = N_("A projection maps each token's row of X through W: Q = X·W_Q takes row i of X "
+               "times column j of W_Q, so W is used as it is, not transposed."),
+     .lesson = "three-words",
+     .starts_from = StepKind::projection,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       if (at.step.made.op != Op::matmul) return std::nullopt;
+       const Bounds& X = at.range(at.input(at.step, 0));
+       const Bounds& W = at.range(at.input(at.step, 1));
+       // X·Wᵀ has the shape of X·W only for a square W.
+       if (W.lo.n_rows != W.lo.n_cols || X.lo.n_cols != W.lo.n_rows) return std::nullopt;
+       Bounds P = product_bounds(X, transposed_bounds(W));
+       if (at.step.made.inputs.size() > 2) {
+         const Bounds& b = at.range(at.input(at.step, 2));
+         P.lo.each_row() += b.lo.row(0);
+         P.hi.each_row() += b.hi.row(0);
+       }
+       return P;
+     },
+     .detail =
+         [](const Lesson&) {
+           return Message(
+               N_("the projections were computed with the weight matrix transposed, X·Wᵀ instead "
+                  "of X·W"));
+         }},
     {.label = N_("not_transposed"),
      .why = N_("Each score pairs a query row with a key row, S[i,j] = q_i·k_j, and that is Q·Kᵀ: "
                "K is transposed so that its rows become columns."),
@@ -135,6 +198,23 @@ const CommonMistake kCommonMistakes[] = {
                N_("the softmax was taken down each column (over the queries) instead of along each "
                   "row (over the keys)"));
          }},
+    {.label = N_("exps_as_weights"),
+     .why = N_("The weights are the exponentials divided by their row's sum, so that each row "
+               "sums to 1; the exponentials alone are only the numerators."),
+     .lesson = "why-scale-exp",
+     .starts_from = StepKind::weights,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       // The learner's own exponentials where the trace records them, else exp of the masked scores.
+       if (at.step.made.inputs.size() > 1) return at.range(at.input(at.step, 1));
+       const Bounds& M = at.range(at.input(at.step, 0));
+       return Bounds{arma::exp(M.lo), arma::exp(M.hi)};
+     },
+     .detail =
+         [](const Lesson&) {
+           return Message(
+               N_("the exponentials were written as the weights: each exp() was not divided by "
+                  "its row's sum"));
+         }},
     {.label = N_("unscaled"),
      .why = N_("Dividing by √d_k keeps the scores' spread near 1 whatever d_k is, so the softmax "
                "does not saturate on the largest score."),
@@ -166,11 +246,50 @@ const CommonMistake kCommonMistakes[] = {
                           {std::to_string(lesson.d_k),
                            short_number(std::sqrt(static_cast<double>(lesson.d_k)))});
          }},
+    {.label = N_("softmax_of_unscaled"),
+     .why = N_("The softmax takes the scaled (and masked) scores: the division by √d_k is what "
+               "keeps the weights from saturating, so the weights must come from the scaled ones."),
+     .lesson = "why-scale",
+     .starts_from = StepKind::weights,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       const Step& masked = at.input(at.step, 0);
+       const Step& scaled = masked.made.op == Op::mask ? at.input(masked, 0) : masked;
+       if (scaled.made.op != Op::divide || scaled.made.divisor == 1.0) return std::nullopt;
+       const Step& scores = at.input(scaled, 0);
+       // The unscaled scores, masked as the scaled ones are.
+       Bounds S = at.range(scores);
+       arma::mat value = scores.value;
+       if (masked.made.op == Op::mask && any_masked(at.base)) {
+         S = filled(S, arma::find(at.base.mask), masked.made.fill);
+         value.elem(arma::find(at.base.mask)).fill(masked.made.fill);
+       }
+       return softmax_bounds(S, f64_arithmetic().row_softmax(value));
+     },
+     .detail =
+         [](const Lesson& lesson) {
+           return Message(N_("the softmax was taken of the scores not divided by {}, though the "
+                             "scaled scores were right"),
+                          {short_number(lesson.scale_divisor())});
+         }},
     {.label = N_("arithmetic_slip"),
      .kind = MistakeKind::slip,
      .why = N_("Only one product of the sum is off; the method is right, so check that term "
                "again."),
      .lesson = "river-bank"},
+    {.label = N_("truncated"),
+     .kind = MistakeKind::written,
+     .why = N_("Rounding keeps the written value within half a unit of the true one; cutting the "
+               "digits off can miss by almost a whole unit, always in the same direction."),
+     .lesson = "river-bank",
+     .written_as = cut_not_rounded,
+     .written_detail = [](const Bounds& right, std::size_t row, std::size_t col, double,
+                          int decimals) -> Message {
+       const double v = (right.lo(row, col) + right.hi(row, col)) / 2;
+       return Message(N_("the digits were cut, not rounded: {} rounds to {}, not {}"),
+                      {fmt::format("{:.{}f}", v, decimals + 2),
+                       fmt::format("{:.{}f}", v, decimals),
+                       fmt::format("{:.{}f}", cut_to(v, decimals), decimals)});
+     }},
     {.label = N_("rounding"),
      .kind = MistakeKind::rounding,
      .why = N_("Rounding a value early moves everything computed from it; keep at least 5 "
@@ -191,6 +310,12 @@ const CommonMistake* find_common_mistake(std::string_view label) {
 }
 
 namespace {
+
+// The decimals a written number's tolerance stands for (0.00505: 2).
+int decimals_of_tolerance(double tolerance) {
+  if (!(tolerance > 0)) return 15;
+  return std::clamp(static_cast<int>(std::floor(-std::log10(tolerance) + 1e-9)), 0, 15);
+}
 
 // Rounding to more decimals than this is not a hand calculation's habit (and
 // beyond 15 a double has no more digits to lose).
@@ -490,6 +615,10 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
       out.push_back(diagnosed(*m.mistake, m.detail, m.trace.at(step).value(row, col)));
   if (std::optional<Diagnosis> d = slip(step, row, col, written, tolerance))
     out.push_back(std::move(*d));
+  const Bounds& right = base_bounds_.at(step);
+  for (const CommonMistake& m : common_mistakes())
+    if (m.kind == MistakeKind::written && m.written_as(right, row, col, written, decimals))
+      out.push_back(diagnosed(m, m.written_detail(right, row, col, written, decimals), written));
   if (std::optional<Diagnosis> d = rounding(step, row, col, written, tolerance, decimals, answer))
     out.push_back(std::move(*d));
   return out;
@@ -498,6 +627,9 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
 std::optional<bool> Diagnoser::fits(const Diagnosis& d, const std::string& step, std::size_t row,
                                     std::size_t col, double written, double tolerance) {
   const CommonMistake* mistake = find_common_mistake(d.label);
+  if (mistake && mistake->kind == MistakeKind::written)
+    return mistake->written_as(base_bounds_.at(step), row, col, written,
+                               decimals_of_tolerance(tolerance));
   if (mistake && mistake->kind == MistakeKind::rounding)
     return meets(rounded_trace(step, d.rounded_to, d.rounded_step).bounds.at(step), row, col,
                  written, tolerance);

@@ -41,6 +41,7 @@ enum class MistakeKind {
   method,    // a step computed the mistaken way in every head; the later steps follow from it
   slip,      // one product term of one cell's sum is off (teach/slips.hpp)
   rounding,  // the earlier steps rounded too early, each computed from the rounded ones
+  written,   // the right value written wrongly: its digits cut, or into the transposed cell
 };
 
 // Where a method mistake is made: one step of the trace on the learner's own
@@ -69,6 +70,13 @@ struct CommonMistake {
   std::optional<Bounds> (*mistaken)(const MistakeSite&) = nullptr;
   // method only: what was done and what it should be, for people
   Message (*detail)(const Lesson&) = nullptr;
+  // written only: whether `written` (with `decimals`) at [row, col] is a value
+  // of `right` (the ranges that are right on the learner's own numbers)
+  // written this wrong way, and what was done, for people
+  bool (*written_as)(const Bounds& right, std::size_t row, std::size_t col, double written,
+                     int decimals) = nullptr;
+  Message (*written_detail)(const Bounds& right, std::size_t row, std::size_t col,
+                            double written, int decimals) = nullptr;
 };
 
 // Every common mistake, in precedence order.
