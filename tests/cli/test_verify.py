@@ -38,7 +38,7 @@ check("mistake: arithmetic_slip — one product term is off: a product should be
       "the slip in K(bank) is named with what the product should be")
 check("on paper: K[bank,d3] = X[bank,:]·W_K[:,d3] = 0.50×0.30 + 0.30×0.20 + 0.60×0.10 + 0.20×0.90 = 0.45"
       in out, "a wrong cell is worked out on paper")
-check("given 0.982 · expected 1.8455" in out and "none of the common mistakes gives this value" in out,
+check("given 0.982 · true 1.8455" in out and "none of the common mistakes gives this value" in out,
       "the unrelated 0.982 gets no diagnosis")
 
 r = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--format", "json")
