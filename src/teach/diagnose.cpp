@@ -275,12 +275,14 @@ const CommonMistake kCommonMistakes[] = {
      .kind = MistakeKind::slip,
      .why = N_("Only one product of the sum is off; the method is right, so check that term "
                "again."),
-     .lesson = "river-bank"},
+     .lesson = "river-bank",
+     .explains_noise = true},
     {.label = N_("truncated"),
      .kind = MistakeKind::written,
      .why = N_("Rounding keeps the written value within half a unit of the true one; cutting the "
                "digits off can miss by almost a whole unit, always in the same direction."),
      .lesson = "river-bank",
+     .explains_noise = true,
      .written_as = cut_not_rounded,
      .written_detail = [](const Bounds& right, std::size_t row, std::size_t col, double,
                           int decimals) -> Message {
@@ -294,7 +296,8 @@ const CommonMistake kCommonMistakes[] = {
      .kind = MistakeKind::rounding,
      .why = N_("Rounding a value early moves everything computed from it; keep at least 5 "
                "decimals while you work and round only what you write."),
-     .lesson = "river-bank"},
+     .lesson = "river-bank",
+     .explains_noise = true},
 };
 
 }  // namespace

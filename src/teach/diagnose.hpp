@@ -63,6 +63,10 @@ struct CommonMistake {
   MistakeKind kind = MistakeKind::method;
   std::string_view why;     // one or two sentences on why the right step is right
   std::string_view lesson;  // the embedded lesson that shows it (attn-trace run LESSON)
+  // Whether it may explain values within rounding noise of the right ones (a
+  // unit in the last decimal): truncation and rounding are that noise, and a
+  // slip has its own threshold; the others are named only beyond it.
+  bool explains_noise = false;
   // method only: each step of this kind (one per head) is computed the mistaken way
   StepKind starts_from = StepKind::input;
   // method only: the range of the step computed the mistaken way, from the

@@ -310,10 +310,14 @@ TEST_CASE(
     // A method mistake says how it is made and where it starts; the others are
     // recognised by slips.hpp and by rounding, one entry each.
     const bool method = m.kind == attn::MistakeKind::method;
+    const bool written = m.kind == attn::MistakeKind::written;
     CHECK((m.mistaken != nullptr) == method);
     CHECK((m.detail != nullptr) == method);
+    CHECK((m.written_as != nullptr) == written);
+    CHECK((m.written_detail != nullptr) == written);
     if (method)
-      CHECK((m.starts_from == attn::StepKind::scores || m.starts_from == attn::StepKind::scaled ||
+      CHECK((m.starts_from == attn::StepKind::projection ||
+             m.starts_from == attn::StepKind::scores || m.starts_from == attn::StepKind::scaled ||
              m.starts_from == attn::StepKind::masked || m.starts_from == attn::StepKind::weights));
   }
   CHECK(attn::find_common_mistake("no_such_mistake") == nullptr);
