@@ -500,11 +500,14 @@ bool divides_by_inexact(const Step& step, int decimals) {
 
 }  // namespace
 
-bool Diagnoser::scale_roundable(const std::string& step) const {
-  const std::vector<std::string> earlier = roundable_before(step);
-  return std::any_of(earlier.begin(), earlier.end(), [&](const std::string& id) {
-    return divides_by_inexact(base_.at(id), kMaxRoundingDecimals);
-  });
+std::vector<std::string> Diagnoser::scaled_up_to(const std::string& step) const {
+  std::vector<std::string> out;
+  std::vector<std::string> steps = roundable_before(step);
+  steps.push_back(step);  // the step itself may be the one that divides
+  for (const std::string& id : steps)
+    if (divides_by_inexact(base_.at(id), kMaxRoundingDecimals) && !learner_.contains(id))
+      out.push_back(id);
+  return out;
 }
 
 // The trace with every scale of the steps before `step` rounded to `decimals`
@@ -512,7 +515,7 @@ bool Diagnoser::scale_roundable(const std::string& step) const {
 Diagnoser::Mistaken Diagnoser::scale_rounded_trace(const std::string& step, int decimals) const {
   Overrides rounded = learner_;
   BoundsMap given = learner_bounds_;
-  for (const std::string& id : roundable_before(step)) {
+  for (const std::string& id : scaled_up_to(step)) {
     const Step& s = base_.at(id);
     if (!divides_by_inexact(s, decimals)) continue;
     const double f = std::pow(10.0, decimals);
@@ -583,7 +586,7 @@ std::optional<Diagnosis> Diagnoser::rounding(const std::string& step, std::size_
   const std::vector<std::string> earlier = roundable_before(step);
   std::vector<std::string> models = {""};
   if (earlier.size() > 1) models.insert(models.end(), earlier.begin(), earlier.end());
-  if (scale_roundable(step)) models.emplace_back(kScaleModel);
+  if (!scaled_up_to(step).empty()) models.emplace_back(kScaleModel);
   for (int d = std::clamp(decimals, 1, kMaxRoundingDecimals); d >= 1; --d) {
     const auto fits = std::find_if(models.begin(), models.end(), [&](const std::string& only) {
       const Bounds& rounded = rounded_trace(step, d, only).bounds.at(step);

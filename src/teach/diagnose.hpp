@@ -155,9 +155,10 @@ class Diagnoser {
   // The trace with those steps (or only `only`) rounded to `decimals`, each
   // computed from the rounded ones before it.
   const Mistaken& rounded_trace(const std::string& step, int decimals, const std::string& only);
-  // Whether a step before `step` divides by a scale such as √2 that can be
-  // rounded (1.414), and the trace with it rounded to `decimals`.
-  bool scale_roundable(const std::string& step) const;
+  // The steps up to `step` (itself included) that divide by a scale such as
+  // √2 that can be rounded (1.414) and that the learner did not give, and the
+  // trace with those scales rounded to `decimals`.
+  std::vector<std::string> scaled_up_to(const std::string& step) const;
   Mistaken scale_rounded_trace(const std::string& step, int decimals) const;
 
   const Lesson& lesson_;

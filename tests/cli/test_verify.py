@@ -151,6 +151,24 @@ for bad_cell in ("9,9", "x", "1", "-1,0"):
     check(r.returncode == 2 and r.stdout == "" and "--expand" in r.stderr,
           f"--expand {bad_cell}: exit 2 with a message ({r.returncode}: {r.stderr})")
 
+# --- --brief: one line per step, then the result line (issue 24) -------------
+r = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--brief", "--width", "200")
+check(r.returncode == 1, f"--brief: exit 1 as the full report ({r.returncode})")
+check(r.stdout == "Q: 4 ok\n"
+      "K: 3 ok · 1 wrong — first: K[1,3] (bank, d3) wrong (arithmetic_slip)\n"
+      "head0.scores: 0 ok · 1 carried · 1 wrong — first: head0.scores[0,2] (river, walk) wrong\n"
+      "result: not passed — 2 values wrong\n", "--brief: a line per step, then the result:\n" + r.stdout)
+full = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--width", "200")
+check(full.stdout.endswith("\nresult: not passed — 2 values wrong\n"), "the full report ends with the same result line")
+r = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--brief", "--lang", "zh", "--width", "200")
+check(r.returncode == 1 and r.stdout.splitlines()[-1] == "结论：未通过——2 个值错误"
+      and r.stdout.splitlines()[0] == "Q：4 个正确", "--brief --lang zh:\n" + r.stdout)
+r = run("verify", "river-bank", "--answers", fixture("all-right.toml"), "--brief")
+check(r.returncode == 0 and r.stdout.endswith("result: passed — every value is ok or carried\n"),
+      f"--brief on a right page: exit 0, passed ({r.returncode}: {r.stdout})")
+r = run("verify", "river-bank", "--answers", fixture("all-right.toml"), "--brief", "--format", "json")
+check(r.returncode == 2 and r.stdout == "" and "--brief" in r.stderr, f"--brief with --format: exit 2 ({r.stderr})")
+
 # --- the README walkthrough is the tool's real output --------------------------
 readme = open(os.path.join(SRC, "README.md"), encoding="utf-8").read()
 section = readme.split("## Check a hand calculation", 1)
