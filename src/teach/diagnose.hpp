@@ -11,7 +11,10 @@
 //   1. one entry in kCommonMistakes, at its place in precedence: its label,
 //      kind, why, lesson and, for a method mistake, the kind of step it starts
 //      from, its mistaken computation (the step's range, read from the inputs
-//      the trace's op graph names: MistakeSite::input) and its detail;
+//      the trace's op graph names: MistakeSite::input) and its detail; for a
+//      mistake in how right values were written (MistakeKind::written), its
+//      test written_as and its written_detail; whether it may explain values
+//      within rounding noise (explains_noise);
 //   2. its test in tests/teach/test_diagnose.cpp: an instance of it, worked by
 //      plain loops, named by verify (and a row in docs/answers-format.md's
 //      table of labels, which that file's "catalogue" test compares);
