@@ -357,7 +357,7 @@ std::string step_counts(const std::vector<const AnswerCell*>& cells) {
 std::string first_mistake(const Trace& truth, const AnswerCell& c, const std::string& step) {
   std::string out = tr_format(N_(" — first: {} {}"), where(truth, step, c.row, c.col),
                               shown_name(verdict_name(c.verdict)));
-  if (!c.diagnoses.empty()) out += tr_format(N_(" ({})"), shown_name(c.diagnoses.front().label));
+  if (!c.diagnoses.empty()) out += tr_format(N_(" · mistake: {}"), shown_name(c.diagnoses.front().label));
   return out;
 }
 

@@ -155,7 +155,7 @@ for bad_cell in ("9,9", "x", "1", "-1,0"):
 r = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--brief", "--width", "200")
 check(r.returncode == 1, f"--brief: exit 1 as the full report ({r.returncode})")
 check(r.stdout == "Q: 4 ok\n"
-      "K: 3 ok · 1 wrong — first: K[1,3] (bank, d3) wrong (arithmetic_slip)\n"
+      "K: 3 ok · 1 wrong — first: K[1,3] (bank, d3) wrong · mistake: arithmetic_slip\n"
       "head0.scores: 0 ok · 1 carried · 1 wrong — first: head0.scores[0,2] (river, walk) wrong\n"
       "result: not passed — 2 values wrong\n", "--brief: a line per step, then the result:\n" + r.stdout)
 full = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--width", "200")

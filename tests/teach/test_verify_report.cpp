@@ -218,6 +218,6 @@ value = 2
   CHECK(brief_early ==
         "head0.scores: 0 ok · 1 imprecise — first: head0.scores[3,0] (by, river) imprecise\n"
         "head0.weights: 1 ok · 3 rounded — first: head0.weights[0,1] (river, bank) rounded "
-        "(rounding)\n" +
+        "· mistake: rounding\n" +
             last);
 }
