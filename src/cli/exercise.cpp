@@ -93,19 +93,26 @@ std::string index_markdown(const ExerciseOptions& o, const std::vector<Exercise>
     for (const auto& [format, ext] : kinds)
       if (wants(o, format))
         files += tr_format(" · [sheet]({0}/sheet.{1}) [key]({0}/key.{1})", e.student.slug, ext);
-    out += fmt::format("| {} | `{:016x}` | {} | {} |\n", md_text(e.student.name), e.stream_seed,
-                       e.draws, files);
+    const std::string who =
+        e.student.id.empty() ? md_text(e.student.name)
+                             : md_text(tr_format("{} (ID {})", e.student.name, e.student.id));
+    out += fmt::format("| {} | `{:016x}` | {} | {} |\n", who, e.stream_seed, e.draws, files);
   }
   return out;
 }
 
 // name,folder,variant,fingerprint: one row per student, RFC 4180 (CRLF line
-// ends), UTF-8; the fingerprint of the lesson.toml is what mark checks.
+// ends), UTF-8; the fingerprint of the lesson.toml is what mark checks. An
+// id,name roster puts each student's ID first (id,name,folder,...).
 std::string roster_csv(const std::vector<Exercise>& exercises) {
-  std::string out = "name,folder,variant,fingerprint\r\n";
+  const bool ids = std::any_of(exercises.begin(), exercises.end(),
+                               [](const Exercise& e) { return !e.student.id.empty(); });
+  std::string out = ids ? "id,name,folder,variant,fingerprint\r\n"
+                        : "name,folder,variant,fingerprint\r\n";
   for (const Exercise& e : exercises)
-    out += fmt::format("{},{},{:016x},{}\r\n", csv_field(e.student.name), csv_field(e.student.slug),
-                       e.stream_seed, e.fingerprint);
+    out += fmt::format("{}{},{},{:016x},{}\r\n", ids ? csv_field(e.student.id) + "," : "",
+                       csv_field(e.student.name), csv_field(e.student.slug), e.stream_seed,
+                       e.fingerprint);
   return out;
 }
 
@@ -265,7 +272,8 @@ void setup_exercise(CLI::App& app, CommandContext& /*context*/) {
   CLI::Option* students =
       cmd->add_option("--students", options->students, text(N_("Number of students (default 1)")))
           ->check(CLI::Range(1, 1000));
-  cmd->add_option("--roster", options->roster, text(N_("File with one student name per line")))
+  cmd->add_option("--roster", options->roster,
+                  text(N_("Roster: one student name per line, or CSV with an id,name header")))
       ->excludes(students);
   const auto up_to = [](std::size_t high) { return CLI::Range(std::size_t{1}, high); };
   cmd->add_option("--tokens", spec.tokens, text(N_("Query tokens n (default 3)")))

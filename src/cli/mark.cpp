@@ -91,21 +91,30 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
                          gradebook.filename().string()));
   report_removed_temporaries(result);
 
-  std::size_t marked = 0;
-  for (const StudentMark& m : marks) marked += m.problem.empty();
+  std::size_t marked = 0, absent = 0;
+  for (const StudentMark& m : marks) {
+    marked += m.problem.empty() && !m.not_handed_in;
+    absent += m.not_handed_in;
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::string out = tr_format(
-      "marked {} of {} student(s) in {:.1f} s; wrote {}, {} and {} "
-      "feedback.md\n",
-      marked, marks.size(), seconds, gradebook.string(), (dir / "summary.md").string(),
-      files.size() - 2);
+  std::string out =
+      absent == 0
+          ? tr_format("marked {} of {} student(s) in {:.1f} s; wrote {}, {} and {} "
+                      "feedback.md\n",
+                      marked, marks.size(), seconds, gradebook.string(),
+                      (dir / "summary.md").string(), files.size() - 2)
+          : tr_format("marked {} of {} student(s), {} not handed in, in {:.1f} s; wrote {}, {} "
+                      "and {} feedback.md\n",
+                      marked, marks.size(), absent, seconds, gradebook.string(),
+                      (dir / "summary.md").string(), files.size() - 2);
   // Each reason as marks.csv gives it: in the files' language (docs/chinese.md).
   const std::string_view not_marked = translate(document_language(), "not marked: {}: {}\n");
   for (const StudentMark& m : marks)
     if (!m.problem.empty()) out += fmt::format(fmt::runtime(not_marked), m.folder, m.problem);
   write_report(out);
-  context.exit_code = marked == marks.size() ? 0 : 1;
+  // A student who handed nothing in is a normal part of a class, not a failure to mark.
+  context.exit_code = marked + absent == marks.size() ? 0 : 1;
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ struct VerifyOptions {
   std::string answers;
   std::string format = "text";
   std::size_t width = 0;  // 0: the terminal's, or 80
+  bool brief = false;     // one line per step, then the result
 };
 
 void verify_command(const VerifyOptions& o, CommandContext& context) {
@@ -34,6 +35,8 @@ void verify_command(const VerifyOptions& o, CommandContext& context) {
   if (o.format == "json") {
     const DocumentScope document;  // JSON: --lang's language, never LANG's
     write_stdout(verify_report_json(lesson, report));
+  } else if (o.brief) {
+    write_report(verify_report_brief(truth, report, output_width(o.width)));
   } else {
     write_report(
         verify_report_text(lesson, truth, report, input_name(o.answers), output_width(o.width)));
@@ -57,6 +60,10 @@ void setup_verify(CLI::App& app, CommandContext& context) {
       ->required();
   cmd->add_option("--format", options->format, std::string(tr("text or json")))
       ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("--brief", options->brief,
+               std::string(tr("One line per step (its values counted by status and its first "
+                              "mistake), then the result; text only")))
+      ->excludes(cmd->get_option("--format"));
   cmd->add_option("--width", options->width,
                   std::string(tr("Columns no line may pass (default: the terminal's width, 80 "
                                  "when the output is not a terminal)")))

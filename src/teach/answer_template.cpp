@@ -64,6 +64,18 @@ std::string variant_of(const toml::table& root) {
 
 }  // namespace
 
+bool blank_answers_text(std::string_view text) {
+  try {
+    const TomlReader file(text, "answers.toml");
+    // Only the template's keys: anything else is for the answers' reader to name.
+    for (const auto& [key, node] : file.root())
+      if (key.str() != "student" && key.str() != "variant" && key.str() != "answer") return false;
+    return blank_answers(file.root());
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
 std::string kept_answers_note(std::string_view existing, const std::string& path,
                               std::string_view fresh) {
   const std::string fix(tr("delete it (or move it away) and run again to get a blank template"));
@@ -88,17 +100,21 @@ std::string kept_answers_note(std::string_view existing, const std::string& path
 
 std::string answers_template(const SheetModel& model) {
   const int d = model.answer_decimals;
+  // No line end can break the comment: rosters refuse control characters.
+  const std::string who = model.student_id.empty()
+                              ? model.student
+                              : tr_format("{}, ID {}", model.student, model.student_id);
   std::string out =
       d == 1 ? tr_format(
                    "# Answers of {} (variant {}). Write each number you computed between its "
                    "quotes,\n# with {} decimal as the sheet asks (\"{}\"); a cell left \"\" counts "
                    "as not answered.\n",
-                   model.student, model.variant, d, format_fixed(0.25, d))
+                   who, model.variant, d, format_fixed(0.25, d))
              : tr_format(
                    "# Answers of {} (variant {}). Write each number you computed between its "
                    "quotes,\n# with {} decimals as the sheet asks (\"{}\"); a cell left \"\" "
                    "counts as not answered.\n",
-                   model.student, model.variant, d, format_fixed(0.25, d));
+                   who, model.variant, d, format_fixed(0.25, d));
   out += tr("# Marked with: attn-trace mark FOLDER (the whole class), or\n"
             "#              attn-trace verify lesson.toml --answers answers.toml (this student)\n");
   out += fmt::format("\nstudent = {}\nvariant = {}\n", json_string(model.student),

@@ -22,6 +22,11 @@ std::string answers_template(const SheetModel& model);
 // every value and values of every [[answer]] is "" (spaces at most), as the
 // template of any variant has them. A file that is not TOML, or has a number
 // or any other text in a value, holds a student's work and is kept.
+// Whether answers text is the untouched template: valid TOML with only the
+// template's keys (student, variant, [[answer]]) and no value written, of any
+// variant. `mark` calls such a student's work "not handed in".
+bool blank_answers_text(std::string_view text);
+
 std::string kept_answers_note(std::string_view existing, const std::string& path,
                               std::string_view fresh);
 

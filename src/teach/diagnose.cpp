@@ -30,11 +30,74 @@ Bounds filled(Bounds S, const arma::uvec& cells, double fill) {
   return S;
 }
 
+// `v` cut (not rounded) to `decimals`: toward zero.
+double cut_to(double v, int decimals) {
+  const double f = std::pow(10.0, decimals);
+  return std::trunc(v * f * (1 + 1e-12)) / f;
+}
+
+// `written` is `right`'s range [lo, hi] at [row, col] cut to `decimals`, and
+// not what rounding gives.
+bool cut_not_rounded(const Bounds& right, std::size_t row, std::size_t col, double written,
+                     int decimals) {
+  const double lo = right.lo(row, col), hi = right.hi(row, col);
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(written) || decimals > 12)
+    return false;
+  const double half = 0.5 * std::pow(10.0, -decimals);
+  return cut_to(lo, decimals) - half * 1e-6 <= written && written <= cut_to(hi, decimals) + half * 1e-6;
+}
+
+// `written` meets `right` at the transposed cell [col, row].
+bool in_transposed_cell(const Bounds& right, std::size_t row, std::size_t col, double written,
+                        int decimals) {
+  if (right.lo.n_rows != right.lo.n_cols || row >= right.lo.n_rows || col >= right.lo.n_cols)
+    return false;
+  const double tolerance = written_tolerance(decimals);
+  const double lo = right.lo(col, row), hi = right.hi(col, row);
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return lo <= written && written <= hi;
+  return written + tolerance * (1 + 1e-9) >= lo && written - tolerance * (1 + 1e-9) <= hi;
+}
+
 // The mistakes, in precedence order (diagnose.hpp: how to add one). A method
 // mistake's computation reads the step's inputs from the op graph: the scores
 // are Q_h·K_hᵀ (inputs Q_h, K_h), scaled divides the scores, masked masks the
 // scaled scores, the weights are the softmax of the masked scores.
 const CommonMistake kCommonMistakes[] = {
+    {.label = N_("transposed_answer"),
+     .kind = MistakeKind::written,
+     .why = N_("Row i of a step is query i (or token i) and column j is key j (or feature j), so "
+               "the value of [i, j] goes in row i, column j."),
+     .lesson = "river-bank",
+     .written_as = in_transposed_cell,
+     .written_detail = [](const Bounds&, std::size_t, std::size_t, double, int) -> Message {
+       return Message(N_("the values were written into the transposed cells: [i, j] holds the "
+                         "value of [j, i]"));
+     }},
+    {.label = N_("transposed_weights"),
+     .why = N_("A projection maps each token's row of X through W: Q = X·W_Q takes row i of X "
+               "times column j of W_Q, so W is used as it is, not transposed."),
+     .lesson = "three-words",
+     .starts_from = StepKind::projection,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       if (at.step.made.op != Op::matmul) return std::nullopt;
+       const Bounds& X = at.range(at.input(at.step, 0));
+       const Bounds& W = at.range(at.input(at.step, 1));
+       // X·Wᵀ has the shape of X·W only for a square W.
+       if (W.lo.n_rows != W.lo.n_cols || X.lo.n_cols != W.lo.n_rows) return std::nullopt;
+       Bounds P = product_bounds(X, transposed_bounds(W));
+       if (at.step.made.inputs.size() > 2) {
+         const Bounds& b = at.range(at.input(at.step, 2));
+         P.lo.each_row() += b.lo.row(0);
+         P.hi.each_row() += b.hi.row(0);
+       }
+       return P;
+     },
+     .detail =
+         [](const Lesson&) {
+           return Message(
+               N_("the projections were computed with the weight matrix transposed, X·Wᵀ instead "
+                  "of X·W"));
+         }},
     {.label = N_("not_transposed"),
      .why = N_("Each score pairs a query row with a key row, S[i,j] = q_i·k_j, and that is Q·Kᵀ: "
                "K is transposed so that its rows become columns."),
@@ -135,6 +198,23 @@ const CommonMistake kCommonMistakes[] = {
                N_("the softmax was taken down each column (over the queries) instead of along each "
                   "row (over the keys)"));
          }},
+    {.label = N_("exps_as_weights"),
+     .why = N_("The weights are the exponentials divided by their row's sum, so that each row "
+               "sums to 1; the exponentials alone are only the numerators."),
+     .lesson = "why-scale-exp",
+     .starts_from = StepKind::weights,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       // The learner's own exponentials where the trace records them, else exp of the masked scores.
+       if (at.step.made.inputs.size() > 1) return at.range(at.input(at.step, 1));
+       const Bounds& M = at.range(at.input(at.step, 0));
+       return Bounds{arma::exp(M.lo), arma::exp(M.hi)};
+     },
+     .detail =
+         [](const Lesson&) {
+           return Message(
+               N_("the exponentials were written as the weights: each exp() was not divided by "
+                  "its row's sum"));
+         }},
     {.label = N_("unscaled"),
      .why = N_("Dividing by √d_k keeps the scores' spread near 1 whatever d_k is, so the softmax "
                "does not saturate on the largest score."),
@@ -166,16 +246,58 @@ const CommonMistake kCommonMistakes[] = {
                           {std::to_string(lesson.d_k),
                            short_number(std::sqrt(static_cast<double>(lesson.d_k)))});
          }},
+    {.label = N_("softmax_of_unscaled"),
+     .why = N_("The softmax takes the scaled (and masked) scores: the division by √d_k is what "
+               "keeps the weights from saturating, so the weights must come from the scaled ones."),
+     .lesson = "why-scale",
+     .starts_from = StepKind::weights,
+     .mistaken = [](const MistakeSite& at) -> std::optional<Bounds> {
+       const Step& masked = at.input(at.step, 0);
+       const Step& scaled = masked.made.op == Op::mask ? at.input(masked, 0) : masked;
+       if (scaled.made.op != Op::divide || scaled.made.divisor == 1.0) return std::nullopt;
+       const Step& scores = at.input(scaled, 0);
+       // The unscaled scores, masked as the scaled ones are.
+       Bounds S = at.range(scores);
+       arma::mat value = scores.value;
+       if (masked.made.op == Op::mask && any_masked(at.base)) {
+         S = filled(S, arma::find(at.base.mask), masked.made.fill);
+         value.elem(arma::find(at.base.mask)).fill(masked.made.fill);
+       }
+       return softmax_bounds(S, f64_arithmetic().row_softmax(value));
+     },
+     .detail =
+         [](const Lesson& lesson) {
+           return Message(N_("the softmax was taken of the scores not divided by {}, though the "
+                             "scaled scores were right"),
+                          {short_number(lesson.scale_divisor())});
+         }},
     {.label = N_("arithmetic_slip"),
      .kind = MistakeKind::slip,
      .why = N_("Only one product of the sum is off; the method is right, so check that term "
                "again."),
-     .lesson = "river-bank"},
+     .lesson = "river-bank",
+     .explains_noise = true},
+    {.label = N_("truncated"),
+     .kind = MistakeKind::written,
+     .why = N_("Rounding keeps the written value within half a unit of the true one; cutting the "
+               "digits off can miss by almost a whole unit, always in the same direction."),
+     .lesson = "river-bank",
+     .explains_noise = true,
+     .written_as = cut_not_rounded,
+     .written_detail = [](const Bounds& right, std::size_t row, std::size_t col, double,
+                          int decimals) -> Message {
+       const double v = (right.lo(row, col) + right.hi(row, col)) / 2;
+       return Message(N_("the digits were cut, not rounded: {} rounds to {}, not {}"),
+                      {fmt::format("{:.{}f}", v, decimals + 2),
+                       fmt::format("{:.{}f}", v, decimals),
+                       fmt::format("{:.{}f}", cut_to(v, decimals), decimals)});
+     }},
     {.label = N_("rounding"),
      .kind = MistakeKind::rounding,
      .why = N_("Rounding a value early moves everything computed from it; keep at least 5 "
                "decimals while you work and round only what you write."),
-     .lesson = "river-bank"},
+     .lesson = "river-bank",
+     .explains_noise = true},
 };
 
 }  // namespace
@@ -191,6 +313,12 @@ const CommonMistake* find_common_mistake(std::string_view label) {
 }
 
 namespace {
+
+// The decimals a written number's tolerance stands for (0.00505: 2).
+int decimals_of_tolerance(double tolerance) {
+  if (!(tolerance > 0)) return 15;
+  return std::clamp(static_cast<int>(std::floor(-std::log10(tolerance) + 1e-9)), 0, 15);
+}
 
 // Rounding to more decimals than this is not a hand calculation's habit (and
 // beyond 15 a double has no more digits to lose).
@@ -357,10 +485,59 @@ std::vector<std::string> Diagnoser::roundable_before(const std::string& step) co
   return out;
 }
 
+namespace {
+
+// The rounding model "the scale √d_k rounded" (1.414 for √2), next to the
+// models that round steps: a name no step id can have.
+constexpr std::string_view kScaleModel = "√d_k";
+
+// Whether `step` divides by a scale that `decimals` cannot write exactly (√2, not 2).
+bool divides_by_inexact(const Step& step, int decimals) {
+  if (step.made.op != Op::divide || step.made.divisor == 1.0) return false;
+  const double f = std::pow(10.0, decimals);
+  return std::round(step.made.divisor * f) / f != step.made.divisor;
+}
+
+}  // namespace
+
+std::vector<std::string> Diagnoser::scaled_up_to(const std::string& step) const {
+  std::vector<std::string> out;
+  std::vector<std::string> steps = roundable_before(step);
+  steps.push_back(step);  // the step itself may be the one that divides
+  for (const std::string& id : steps)
+    if (divides_by_inexact(base_.at(id), kMaxRoundingDecimals) && !learner_.contains(id))
+      out.push_back(id);
+  return out;
+}
+
+// The trace with every scale of the steps before `step` rounded to `decimals`
+// (the learner's own values stand).
+Diagnoser::Mistaken Diagnoser::scale_rounded_trace(const std::string& step, int decimals) const {
+  Overrides rounded = learner_;
+  BoundsMap given = learner_bounds_;
+  for (const std::string& id : scaled_up_to(step)) {
+    const Step& s = base_.at(id);
+    if (!divides_by_inexact(s, decimals)) continue;
+    const double f = std::pow(10.0, decimals);
+    const double divisor = std::round(s.made.divisor * f) / f;
+    const Trace so_far = run_pipeline(lesson_, backend_, rounded);
+    const Bounds input = trace_bounds(so_far, rounded, given).at(s.made.inputs.at(0));
+    const arma::mat value = so_far.at(s.made.inputs.at(0)).value / divisor;
+    rounded[id] = {value, arma::umat(value.n_rows, value.n_cols, arma::fill::ones)};
+    given[id] = {input.lo / divisor, input.hi / divisor};
+  }
+  Trace trace = run_pipeline(lesson_, backend_, rounded);
+  BoundsMap bounds = trace_bounds(trace, rounded, given);
+  return Mistaken{&mistake_of_kind(MistakeKind::rounding), Message(), std::move(trace),
+                  std::move(bounds)};
+}
+
 const Diagnoser::Mistaken& Diagnoser::rounded_trace(const std::string& step, int decimals,
                                                     const std::string& only) {
   const auto key = std::make_tuple(step, decimals, only);
   if (const auto it = rounded_.find(key); it != rounded_.end()) return it->second;
+  if (only == kScaleModel)
+    return rounded_.emplace(key, scale_rounded_trace(step, decimals)).first->second;
   Overrides rounded = learner_;
   BoundsMap given = learner_bounds_;
   for (const std::string& id : roundable_before(step)) {
@@ -409,6 +586,7 @@ std::optional<Diagnosis> Diagnoser::rounding(const std::string& step, std::size_
   const std::vector<std::string> earlier = roundable_before(step);
   std::vector<std::string> models = {""};
   if (earlier.size() > 1) models.insert(models.end(), earlier.begin(), earlier.end());
+  if (!scaled_up_to(step).empty()) models.emplace_back(kScaleModel);
   for (int d = std::clamp(decimals, 1, kMaxRoundingDecimals); d >= 1; --d) {
     const auto fits = std::find_if(models.begin(), models.end(), [&](const std::string& only) {
       const Bounds& rounded = rounded_trace(step, d, only).bounds.at(step);
@@ -420,8 +598,10 @@ std::optional<Diagnosis> Diagnoser::rounding(const std::string& step, std::size_
     if (fits == models.end()) continue;
     // With nothing masked, `masked` is `scaled` under another name: name the
     // step the learner knows.
-    const Step* alone = fits->empty() ? nullptr : &base_.at(*fits);
-    const std::string named = alone && alone->made.op == Op::mask && !any_masked(base_)
+    const Step* alone = fits->empty() || *fits == kScaleModel ? nullptr : &base_.at(*fits);
+    const std::string named = *fits == kScaleModel
+                                  ? fmt::format("√d_k = {}", short_number(lesson_.scale_divisor()))
+                              : alone && alone->made.op == Op::mask && !any_masked(base_)
                                   ? alone->made.inputs.at(0)
                                   : *fits;
     Diagnosis out = diagnosed(mistake_of_kind(MistakeKind::rounding), rounding_detail(d, named),
@@ -441,6 +621,10 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
       out.push_back(diagnosed(*m.mistake, m.detail, m.trace.at(step).value(row, col)));
   if (std::optional<Diagnosis> d = slip(step, row, col, written, tolerance))
     out.push_back(std::move(*d));
+  const Bounds& right = base_bounds_.at(step);
+  for (const CommonMistake& m : common_mistakes())
+    if (m.kind == MistakeKind::written && m.written_as(right, row, col, written, decimals))
+      out.push_back(diagnosed(m, m.written_detail(right, row, col, written, decimals), written));
   if (std::optional<Diagnosis> d = rounding(step, row, col, written, tolerance, decimals, answer))
     out.push_back(std::move(*d));
   return out;
@@ -449,6 +633,9 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
 std::optional<bool> Diagnoser::fits(const Diagnosis& d, const std::string& step, std::size_t row,
                                     std::size_t col, double written, double tolerance) {
   const CommonMistake* mistake = find_common_mistake(d.label);
+  if (mistake && mistake->kind == MistakeKind::written)
+    return mistake->written_as(base_bounds_.at(step), row, col, written,
+                               decimals_of_tolerance(tolerance));
   if (mistake && mistake->kind == MistakeKind::rounding)
     return meets(rounded_trace(step, d.rounded_to, d.rounded_step).bounds.at(step), row, col,
                  written, tolerance);

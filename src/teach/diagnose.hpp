@@ -11,7 +11,10 @@
 //   1. one entry in kCommonMistakes, at its place in precedence: its label,
 //      kind, why, lesson and, for a method mistake, the kind of step it starts
 //      from, its mistaken computation (the step's range, read from the inputs
-//      the trace's op graph names: MistakeSite::input) and its detail;
+//      the trace's op graph names: MistakeSite::input) and its detail; for a
+//      mistake in how right values were written (MistakeKind::written), its
+//      test written_as and its written_detail; whether it may explain values
+//      within rounding noise (explains_noise);
 //   2. its test in tests/teach/test_diagnose.cpp: an instance of it, worked by
 //      plain loops, named by verify (and a row in docs/answers-format.md's
 //      table of labels, which that file's "catalogue" test compares);
@@ -41,6 +44,7 @@ enum class MistakeKind {
   method,    // a step computed the mistaken way in every head; the later steps follow from it
   slip,      // one product term of one cell's sum is off (teach/slips.hpp)
   rounding,  // the earlier steps rounded too early, each computed from the rounded ones
+  written,   // the right value written wrongly: its digits cut, or into the transposed cell
 };
 
 // Where a method mistake is made: one step of the trace on the learner's own
@@ -62,6 +66,10 @@ struct CommonMistake {
   MistakeKind kind = MistakeKind::method;
   std::string_view why;     // one or two sentences on why the right step is right
   std::string_view lesson;  // the embedded lesson that shows it (attn-trace run LESSON)
+  // Whether it may explain values within rounding noise of the right ones (a
+  // unit in the last decimal): truncation and rounding are that noise, and a
+  // slip has its own threshold; the others are named only beyond it.
+  bool explains_noise = false;
   // method only: each step of this kind (one per head) is computed the mistaken way
   StepKind starts_from = StepKind::input;
   // method only: the range of the step computed the mistaken way, from the
@@ -69,6 +77,13 @@ struct CommonMistake {
   std::optional<Bounds> (*mistaken)(const MistakeSite&) = nullptr;
   // method only: what was done and what it should be, for people
   Message (*detail)(const Lesson&) = nullptr;
+  // written only: whether `written` (with `decimals`) at [row, col] is a value
+  // of `right` (the ranges that are right on the learner's own numbers)
+  // written this wrong way, and what was done, for people
+  bool (*written_as)(const Bounds& right, std::size_t row, std::size_t col, double written,
+                     int decimals) = nullptr;
+  Message (*written_detail)(const Bounds& right, std::size_t row, std::size_t col,
+                            double written, int decimals) = nullptr;
 };
 
 // Every common mistake, in precedence order.
@@ -81,7 +96,7 @@ struct Diagnosis {
   Message detail;              // for people: what was done and what it should be
   double mistaken_value = 0;   // what the mistaken way gives for the cell
   int rounded_to = 0;          // rounding: the decimals the earlier steps were rounded to
-  std::string rounded_step{};  // rounding: the one step rounded, or empty for every earlier one
+  std::string rounded_step{};  // rounding: the one step rounded ("√d_k": the scale), or empty for every earlier one
   std::string why{};           // the mistake's why (common_mistakes())
   std::string lesson{};        // the lesson that shows it
 };
@@ -143,6 +158,11 @@ class Diagnoser {
   // The trace with those steps (or only `only`) rounded to `decimals`, each
   // computed from the rounded ones before it.
   const Mistaken& rounded_trace(const std::string& step, int decimals, const std::string& only);
+  // The steps up to `step` (itself included) that divide by a scale such as
+  // √2 that can be rounded (1.414) and that the learner did not give, and the
+  // trace with those scales rounded to `decimals`.
+  std::vector<std::string> scaled_up_to(const std::string& step) const;
+  Mistaken scale_rounded_trace(const std::string& step, int decimals) const;
 
   const Lesson& lesson_;
   Backend& backend_;

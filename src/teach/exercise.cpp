@@ -18,6 +18,7 @@
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "teach/fingerprint.hpp"
+#include "teach/mark.hpp"
 #include "teach/names.hpp"
 
 namespace attn {
@@ -279,76 +280,186 @@ std::vector<Student> numbered_students(std::size_t count) {
 
 namespace {
 
-// Line `line_number` of a roster, trimmed: a name, a comment ('#') or empty.
-// A line that is not UTF-8, too long or holds a control character is refused.
-std::string_view roster_name(std::string_view line, const std::string& origin, int line_number) {
-  if (const std::size_t bad = invalid_utf8_offset(line); bad != std::string_view::npos)
-    throw InputError(tr_format(
-        "{}:{}: this line is not UTF-8 (byte 0x{:02X} at column {}); save the roster as "
-        "UTF-8 (in an editor or spreadsheet: Save As, encoding UTF-8) and run again",
-        origin, line_number, static_cast<unsigned char>(line[bad]), bad + 1));
-  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
-    line.remove_suffix(1);
-  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
-    line.remove_prefix(1);
-  if (const std::size_t length = code_point_count(line); length > kMaxNameChars)
+// The refusal of a roster line with a control character.
+[[noreturn]] void control_character(const std::string& origin, int line_number) {
+  throw InputError(tr_format(
+      "{}:{}: the name contains a control character; write one plain name per line", origin,
+      line_number));
+}
+
+// A name of line `line_number`, trimmed; too long, or with a control
+// character, it is refused.
+std::string_view checked_name(std::string_view name, const std::string& origin, int line_number) {
+  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back())))
+    name.remove_suffix(1);
+  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.front())))
+    name.remove_prefix(1);
+  if (const std::size_t length = code_point_count(name); length > kMaxNameChars)
     throw InputError(tr_format(
         "{}:{}: this name is {} characters long; a name is at most {} characters: write one "
         "student's name per line",
         origin, line_number, length, kMaxNameChars));
-  for (char c : line)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      throw InputError(
-          tr_format("{}:{}: the name contains a control character; write one "
-                      "plain name per line",
-                      origin, line_number));
-  return line;
+  for (char c : name)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) control_character(origin, line_number);
+  return name;
+}
+
+// The first byte of `text` that is not UTF-8 is refused, naming its line.
+void check_utf8(std::string_view text, const std::string& origin) {
+  const std::size_t bad = invalid_utf8_offset(text);
+  if (bad == std::string_view::npos) return;
+  const std::size_t line_start = text.rfind('\n', bad == 0 ? 0 : bad - 1);
+  const std::size_t column = line_start == std::string_view::npos || bad == 0 ? bad + 1
+                                                                                : bad - line_start;
+  throw InputError(tr_format(
+      "{}:{}: this line is not UTF-8 (byte 0x{:02X} at column {}); save the roster as "
+      "UTF-8 (in an editor or spreadsheet: Save As, encoding UTF-8) and run again",
+      origin, 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'),
+      static_cast<unsigned char>(text[bad]), column));
+}
+
+// The students of a roster as they are read, each name and folder once.
+class RosterBuilder {
+ public:
+  explicit RosterBuilder(std::string origin) : origin_(std::move(origin)) {}
+  // `written`: the name as on line `line_number`; student.name is its NFC.
+  void add(Student student, std::string_view written, int line_number);
+  std::vector<Student> take();
+
+ private:
+  std::string origin_;
+  std::vector<Student> students_;
+  std::map<std::string, std::pair<int, std::string>> names_;    // NFC name -> (line, as written)
+  std::map<std::string, std::pair<std::string, int>> folders_;  // folder -> (name, line)
+  std::map<std::string, int> ids_;                              // ID -> line
+};
+
+void RosterBuilder::add(Student student, std::string_view written, int line_number) {
+  const auto [same, new_name] =
+      names_.emplace(student.name, std::pair(line_number, std::string(written)));
+  if (!new_name)
+    throw InputError(
+        same->second.second == written
+            ? tr_format("{}:{}: \"{}\" is already on line {}; each name gets its own variant, so "
+                        "make the names distinct (e.g. add an initial)",
+                        origin_, line_number, student.name, same->second.first)
+            : tr_format("{}:{}: \"{}\" is already on line {} (the same letters, written with "
+                        "other code points); each name gets its own variant, so make the names "
+                        "distinct (e.g. add an initial)",
+                        origin_, line_number, student.name, same->second.first));
+  if (!student.id.empty())
+    if (const auto [other, fresh] = ids_.emplace(student.id, line_number); !fresh)
+      throw InputError(tr_format(
+          "{}:{}: ID {} is already on line {}; each student has an ID of their own: correct "
+          "one of the two",
+          origin_, line_number, student.id, other->second));
+  student.slug = student_folder(student.name);
+  const auto [other, new_folder] =
+      folders_.emplace(student.slug, std::pair(student.name, line_number));
+  if (!new_folder)
+    throw InputError(tr_format(
+        "{}:{}: \"{}\" gets the folder \"{}\", as \"{}\" on line {} does (folders keep only "
+        "letters and digits, lower-cased); make the names differ in a letter or digit "
+        "(e.g. add an initial)",
+        origin_, line_number, student.name, student.slug, other->second.first,
+        other->second.second));
+  students_.push_back(std::move(student));
+}
+
+std::vector<Student> RosterBuilder::take() {
+  if (students_.empty())
+    throw InputError(
+        tr_format("{}: the roster has no names; write one student name per line", origin_));
+  return std::move(students_);
+}
+
+// A header cell, trimmed and lower-cased (ASCII).
+std::string header_cell(std::string_view cell) {
+  std::string out;
+  for (char c : cell)
+    if (c != ' ' && c != '\t')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The columns of the ID and the name, when `row` is an id,name roster's header.
+std::optional<std::pair<std::size_t, std::size_t>> id_name_header(
+    const std::vector<std::string>& row) {
+  std::optional<std::size_t> id_at, name_at;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    const std::string cell = header_cell(row[i]);
+    if (!id_at && (cell == "id" || cell == "studentid" || cell == "student_id" || cell == "学号"))
+      id_at = i;
+    else if (!name_at && (cell == "name" || cell == "姓名"))
+      name_at = i;
+  }
+  if (!id_at || !name_at) return std::nullopt;
+  return std::pair(*id_at, *name_at);
+}
+
+bool skipped_row(const std::vector<std::string>& row) {
+  return std::all_of(row.begin(), row.end(),
+                     [](const std::string& f) {
+                       return f.find_first_not_of(" \t") == std::string::npos;
+                     }) ||
+         row.front().starts_with('#');
+}
+
+// The students of an id,name roster (rows[first] is its header).
+std::vector<Student> parse_id_roster(const std::vector<std::vector<std::string>>& rows,
+                                     const std::vector<int>& lines, std::size_t first,
+                                     std::pair<std::size_t, std::size_t> columns,
+                                     const std::string& origin) {
+  RosterBuilder builder(origin);
+  const auto [id_at, name_at] = columns;
+  for (std::size_t r = first + 1; r < rows.size(); ++r) {
+    const std::vector<std::string>& row = rows[r];
+    if (skipped_row(row)) continue;
+    const int line = lines[r];
+    const std::string raw_id = id_at < row.size() ? row[id_at] : std::string();
+    const std::string_view name =
+        checked_name(name_at < row.size() ? row[name_at] : std::string_view(), origin, line);
+    Student student{normalise_student_id(raw_id), nfc(name), {}};
+    if (name.empty())
+      throw InputError(tr_format(
+          "{}:{}: no name for ID {}; write the student's name in the name column, or remove "
+          "the row",
+          origin, line, student.id.empty() ? "\"\"" : student.id));
+    if (const std::string flaw = student_id_flaw(student.id); !flaw.empty())
+      throw InputError(tr_format(
+          "{}:{}: the ID of \"{}\" {}; an ID is 1 to {} letters (A-Z, a-z), digits, '-', '_' "
+          "or '.', starting with a letter or digit: write the student's ID (学号) there",
+          origin, line, student.name, flaw, kMaxStudentIdChars));
+    builder.add(std::move(student), name, line);
+  }
+  return builder.take();
 }
 
 }  // namespace
 
 std::vector<Student> parse_roster(std::string_view text, const std::string& origin) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark
-  std::vector<Student> students;
-  std::map<std::string, std::pair<int, std::string>> names;    // NFC name -> (line, as written)
-  std::map<std::string, std::pair<std::string, int>> folders;  // folder -> (name, line)
+  check_utf8(text, origin);
+  std::vector<int> lines;
+  const std::vector<std::vector<std::string>> rows = csv_rows(text, &lines);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (skipped_row(rows[r])) continue;
+    if (const auto columns = id_name_header(rows[r]))
+      return parse_id_roster(rows, lines, r, *columns, origin);
+    break;  // the first line says names, one a line
+  }
+  RosterBuilder builder(origin);
   int line_number = 0;
   while (!text.empty()) {
     const std::size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     ++line_number;
-    line = roster_name(line, origin, line_number);
+    line = checked_name(line, origin, line_number);
     if (line.empty() || line.front() == '#') continue;
-    Student student{{}, nfc(line), {}};
-    const auto [same, new_name] =
-        names.emplace(student.name, std::pair(line_number, std::string(line)));
-    if (!new_name)
-      throw InputError(
-          same->second.second == line
-              ? tr_format("{}:{}: \"{}\" is already on line {}; each name gets its own variant, so "
-                          "make the names distinct (e.g. add an initial)",
-                          origin, line_number, student.name, same->second.first)
-              : tr_format("{}:{}: \"{}\" is already on line {} (the same letters, written with "
-                          "other code points); each name gets its own variant, so make the names "
-                          "distinct (e.g. add an initial)",
-                          origin, line_number, student.name, same->second.first));
-    student.slug = student_folder(student.name);
-    const auto [other, new_folder] =
-        folders.emplace(student.slug, std::pair(student.name, line_number));
-    if (!new_folder)
-      throw InputError(tr_format(
-          "{}:{}: \"{}\" gets the folder \"{}\", as \"{}\" on line {} does (folders keep only "
-          "letters and digits, lower-cased); make the names differ in a letter or digit "
-          "(e.g. add an initial)",
-          origin, line_number, student.name, student.slug, other->second.first,
-          other->second.second));
-    students.push_back(std::move(student));
+    builder.add(Student{{}, nfc(line), {}}, line, line_number);
   }
-  if (students.empty())
-    throw InputError(
-        tr_format("{}: the roster has no names; write one student name per line", origin));
-  return students;
+  return builder.take();
 }
 
 std::vector<Student> read_roster(const std::string& path) {

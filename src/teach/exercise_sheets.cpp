@@ -159,9 +159,14 @@ std::vector<ConventionLine> convention(const ExerciseSpec& spec, const Lesson& l
 
 }  // namespace
 
+std::string student_label(const SheetModel& model) {
+  return model.student_id.empty() ? model.student
+                                  : tr_format("{} (ID {})", model.student, model.student_id);
+}
+
 std::string sheet_title(const SheetModel& model, bool key) {
-  return key ? tr_format("Answer key: {}", model.student)
-             : tr_format("Attention exercise: {}", model.student);
+  return key ? tr_format("Answer key: {}", student_label(model))
+             : tr_format("Attention exercise: {}", student_label(model));
 }
 
 std::string sheet_meta(const SheetModel& model) {
@@ -183,6 +188,7 @@ SheetModel make_sheet_model(const ExerciseSpec& spec, const Exercise& exercise) 
   const Lesson& lesson = exercise.lesson;
   SheetModel model;
   model.student = exercise.student.name;
+  model.student_id = exercise.student.id;
   model.variant = fmt::format("{:016x}", exercise.stream_seed);
   model.lesson_file = fmt::format("{}/lesson.toml", exercise.student.slug);
   model.command = spec.command;

@@ -31,6 +31,7 @@ struct ConventionLine {
 
 struct SheetModel {
   std::string student;
+  std::string student_id;   // the roster's ID (学号), "" for a names-only roster
   std::string variant;      // the student's stream seed, 16 hex digits
   std::string lesson_file;  // relative to the output folder: "student-01/lesson.toml"
   std::string command;      // the arguments that regenerate every file
@@ -46,6 +47,8 @@ struct SheetModel {
 SheetModel make_sheet_model(const ExerciseSpec& spec, const Exercise& exercise);
 
 // The words every format prints; a renderer adds only its markup and escaping.
+// The student as every header names them: "Ada (ID 2024001)", or the name alone.
+std::string student_label(const SheetModel& model);
 std::string sheet_title(const SheetModel& model, bool key);  // "Attention exercise: Ada"
 std::string sheet_meta(const SheetModel& model);  // "Variant …, inputs with 1 decimal, …"
 std::string key_note(const SheetModel& model);    // what the key shows and where the lesson is

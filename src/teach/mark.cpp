@@ -19,6 +19,7 @@
 #include "render/escape.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
+#include "teach/answer_template.hpp"
 #include "teach/answers.hpp"
 #include "teach/exercise.hpp"
 #include "teach/fingerprint.hpp"
@@ -43,12 +44,38 @@ std::string points_text(double points) {
   return s == "-0" ? "0" : s;
 }
 
-// "head0.scores[1,2] (cat, sat)", for Markdown (the tokens escaped).
+// Points in hundredths as people write them: 133 -> "1.33", 50 -> "0.5", 200 -> "2".
+std::string hundredths_text(long long hundredths) {
+  const long long magnitude = hundredths < 0 ? -hundredths : hundredths;
+  std::string s = fmt::format("{}{}.{:02}", hundredths < 0 ? "-" : "", magnitude / 100,
+                              magnitude % 100);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+// A step as the sheet titles its question: "`head0.scores` — Scores".
+std::string sheet_step(const Trace& truth, const std::string& step) {
+  return fmt::format("`{}` — {}", step, md_text(step_display_name(truth.at(step))));
+}
+
+// A cell as the key's worked cells name it: "`head0.scores` [1, 2] (cat, sat)",
+// for Markdown (the tokens escaped).
 std::string cell_text(const Trace& truth, const std::string& step, std::size_t row,
                       std::size_t col) {
   const Step& s = truth.at(step);
-  return fmt::format("{}[{},{}] ({}, {})", step, row, col, md_text(s.rows.at(row)),
+  return fmt::format("`{}` [{}, {}] ({}, {})", step, row, col, md_text(s.rows.at(row)),
                      md_text(s.cols.at(col)));
+}
+
+// The decimals a feedback file shows a true value with: the sheet's answer
+// decimals, as its key shows every value (one more than written elsewhere).
+int shown_decimals(const Lesson& lesson, const AnswerCell& c) {
+  return lesson.answer_decimals.value_or(std::max(c.given.decimals, 1) + 1);
+}
+
+bool is_asked(const std::vector<StepMark>& steps, const std::string& step) {
+  return std::any_of(steps.begin(), steps.end(), [&](const StepMark& s) { return s.step == step; });
 }
 
 // The diagnosis that names the mistake of a wrong cell: the cell's own first
@@ -58,44 +85,88 @@ const Diagnosis* cell_diagnosis(const AnswerVerdict& a, const AnswerCell& c) {
   return a.diagnosis ? &*a.diagnosis : nullptr;
 }
 
-// The answer and the cell of `report` at the first wrong value, if it has one.
-std::pair<const AnswerVerdict*, const AnswerCell*> first_wrong_cell(const VerifyReport& report) {
-  if (!report.first_wrong) return {nullptr, nullptr};
-  const CarriedSource& w = *report.first_wrong;
-  for (const AnswerVerdict& a : report.answers)
-    for (const AnswerCell& c : a.cells)
-      if (a.answer.step == w.step && c.row == w.row && c.col == w.col &&
-          c.verdict == Verdict::wrong)
-        return {&a, &c};
+// The answer and the cell of `report` at the first wrong value of an asked
+// step (`steps`, in trace order), if it has one: a step the sheet does not
+// ask is not marked, so it is not shown either.
+std::pair<const AnswerVerdict*, const AnswerCell*> first_wrong_cell(
+    const VerifyReport& report, const std::vector<StepMark>& steps) {
+  for (const StepMark& s : steps) {
+    std::pair<const AnswerVerdict*, const AnswerCell*> first{nullptr, nullptr};
+    for (const AnswerVerdict& a : report.answers)
+      if (a.answer.step == s.step)
+        for (const AnswerCell& c : a.cells)
+          if (c.verdict == Verdict::wrong &&
+              (!first.second || std::pair(c.row, c.col) < std::pair(first.second->row,
+                                                                     first.second->col)))
+            first = {&a, &c};
+    if (first.second) return first;
+  }
   return {nullptr, nullptr};
 }
 
 // Every mistake behind a value not right: the diagnosis labels of wrong and
-// rounded cells, kUnexplained for a wrong cell no common mistake explains.
-std::set<std::string> mistakes_made(const VerifyReport& report) {
+// rounded cells of the asked steps, kUnexplained for a wrong cell no common
+// mistake explains.
+std::set<std::string> mistakes_made(const VerifyReport& report,
+                                    const std::vector<StepMark>& steps) {
   std::set<std::string> out;
   for (const AnswerVerdict& a : report.answers)
     for (const AnswerCell& c : a.cells)
-      if (c.verdict == Verdict::wrong || c.verdict == Verdict::rounded) {
+      if ((c.verdict == Verdict::wrong || c.verdict == Verdict::rounded) &&
+          is_asked(steps, a.answer.step)) {
         const Diagnosis* d = cell_diagnosis(a, c);
         out.insert(d ? d->label : std::string(kUnexplained));
       }
   return out;
 }
 
-// The first value rounded too early, and why, for the student.
-std::string rounding_sentence(const VerifyReport& report, const Trace& truth) {
+// The first value of an asked step rounded too early, and why, for the student.
+std::string rounding_sentence(const VerifyReport& report, const Lesson& lesson,
+                              const Trace& truth, const std::vector<StepMark>& steps) {
   for (const AnswerVerdict& a : report.answers)
     for (const AnswerCell& c : a.cells)
-      if (c.verdict == Verdict::rounded && !c.diagnoses.empty())
+      if (c.verdict == Verdict::rounded && !c.diagnoses.empty() && is_asked(steps, a.answer.step))
         return tr_format(
             "- **Rounded too early:** {}: you wrote {}; the value is {} — {}. Keep at least "
-            "5 decimals while you work and round only what you write.\n",
+            "{} decimals while you work and round only what you write.\n",
             cell_text(truth, a.answer.step, c.row, c.col),
             format_fixed(c.given.value, c.given.decimals),
-            format_fixed(c.expected, std::max(c.given.decimals, 1) + 1),
-            c.diagnoses.front().detail.shown());
+            format_fixed(c.expected, shown_decimals(lesson, c)),
+            c.diagnoses.front().detail.shown(), shown_decimals(lesson, c) + 2);
   return "";
+}
+
+// Values right but written with too few decimals: how many to write, with the
+// first of them as the example.
+std::string decimals_sentence(const VerifyReport& report, const Lesson& lesson,
+                              const Trace& truth, const std::vector<StepMark>& steps) {
+  std::size_t count = 0;
+  const AnswerVerdict* first_answer = nullptr;
+  const AnswerCell* first = nullptr;
+  for (const AnswerVerdict& a : report.answers)
+    for (const AnswerCell& c : a.cells)
+      if (c.verdict == Verdict::imprecise && is_asked(steps, a.answer.step)) {
+        ++count;
+        if (!first) first_answer = &a, first = &c;
+      }
+  if (!first) return "";
+  const int need = std::max(first->required_decimals, shown_decimals(lesson, *first));
+  // The value they meant: the true one, or the one their own earlier numbers give.
+  const double meant =
+      first->carried_expected && std::abs(*first->carried_expected - first->given.value) <
+                                     std::abs(first->expected - first->given.value)
+          ? *first->carried_expected
+          : first->expected;
+  return tr_format(
+      "- **Write {} decimals:** {}, which cannot show that they are right (e.g. {}: you wrote "
+      "{}; to {} decimals it is {}). The sheet asks for {} decimals: keep zeros at the end too "
+      "(\"{}\").\n",
+      need,
+      tr_counted(count, N_("{} value is right but written with fewer decimals"),
+                 N_("{} values are right but written with fewer decimals")),
+      cell_text(truth, first_answer->answer.step, first->row, first->col),
+      format_fixed(first->given.value, first->given.decimals), need, format_fixed(meant, need),
+      need, format_fixed(0.25, need));
 }
 
 // The counts of a step's cells as a phrase: "6 right, 3 right on your own numbers".
@@ -169,41 +240,58 @@ std::set<std::string> keys_used(const MarkScheme& scheme, const Trace& truth,
   return out;
 }
 
-// `folder` is the student's folder as the instructor names it (class folder included).
-std::string feedback_markdown(const StudentMark& m, const Trace& truth, const VerifyReport& report,
-                              const std::string& folder) {
-  std::string out = fmt::format(
-      "# {}\n\n{}\n\n| {} | {} | {} |\n|---|---:|---|\n", tr_format("Feedback: {}", md_text(m.name)),
-      tr_format("Variant {} · marked from {}/{} · **{} of {} points**", m.variant, folder,
-                kAnswersFile, points_text(m.total), points_text(m.out_of)),
-      tr("Step"), tr("Points"), tr("Your values"));
-  for (const StepMark& s : m.steps)
-    out += fmt::format("| {} | {} | {} |\n", s.step,
-                       tr_format("{} of {}", points_text(s.points), points_text(s.out_of)),
-                       cells_phrase(s));
-  if (const auto [a, c] = first_wrong_cell(report); c) {
-    out += "\n" + tr_format("- **First mistake:** {}: you wrote {}; the value is {}.\n",
-                            cell_text(truth, a->answer.step, c->row, c->col),
-                            format_fixed(c->given.value, c->given.decimals),
-                            format_fixed(c->expected, std::max(c->given.decimals, 1) + 1));
-    if (const Diagnosis* d = cell_diagnosis(*a, *c)) {
-      out += tr_format("- **What went wrong:** {} — {}\n", tr(d->label), d->detail.shown());
-      if (!d->why.empty())
-        out += tr_format("- **Why:** {0} See lesson {1} (`attn-trace run {1}`).\n", tr(d->why),
-                         d->lesson);
-    } else {
-      out += tr(
-          "- **What went wrong:** none of the common mistakes gives this value; redo the "
-          "cell's arithmetic step by step.\n");
-    }
-  } else if (m.total >= m.out_of) {
-    out += "\n" + std::string(tr("Every asked value is right.\n"));
+// The student as feedback.md and summary.md name them: "Ada (ID 2024001)", or the name.
+std::string who_label(const StudentMark& m) {
+  return m.id.empty() ? m.name : tr_format("{} (ID {})", m.name, m.id);
+}
+
+// The first mistake of an asked step: the value written, the value, what went wrong and why.
+std::string mistake_lines(const VerifyReport& report, const Lesson& lesson, const Trace& truth,
+                          const std::vector<StepMark>& steps, std::string& lesson_shown) {
+  const auto [a, c] = first_wrong_cell(report, steps);
+  if (!c) return "";
+  std::string out = tr_format("- **First mistake:** {}: you wrote {}; the value is {}.\n",
+                              cell_text(truth, a->answer.step, c->row, c->col),
+                              format_fixed(c->given.value, c->given.decimals),
+                              format_fixed(c->expected, shown_decimals(lesson, *c)));
+  if (const Diagnosis* d = cell_diagnosis(*a, *c)) {
+    out += tr_format("- **What went wrong:** {} — {}\n", tr(d->label), d->detail.shown());
+    if (!d->why.empty()) out += tr_format("- **Why:** {}\n", tr(d->why));
+    lesson_shown = d->lesson;
+  } else {
+    out += tr(
+        "- **What went wrong:** none of the common mistakes gives this value; redo the "
+        "cell's arithmetic step by step.\n");
   }
-  const std::string rounding = rounding_sentence(report, truth);
-  if (!rounding.empty()) out += (report.first_wrong ? "" : "\n") + rounding;
+  return out;
+}
+
+// feedback.md, in the words of the student's sheet: its steps as it titles
+// them, its cells as its key names them, values at its decimals, and no path
+// or command of the instructor's (only the student's own files, for a student
+// who has attn-trace).
+std::string feedback_markdown(const StudentMark& m, const Lesson& lesson, const Trace& truth,
+                              const VerifyReport& report) {
+  const PrintedPoints printed = printed_points(m);
+  std::string out = fmt::format(
+      "# {}\n\n{}\n\n| {} | {} | {} |\n|---|---:|---|\n",
+      tr_format("Feedback: {}", md_text(who_label(m))),
+      tr_format("Variant {} · **{} of {} points**", m.variant, printed.total,
+                points_text(m.out_of)),
+      tr("Step"), tr("Points"), tr("Your values"));
+  for (std::size_t i = 0; i < m.steps.size(); ++i)
+    out += fmt::format("| {}. {} | {} | {} |\n", i + 1, sheet_step(truth, m.steps[i].step),
+                       tr_format("{} of {}", printed.steps[i], points_text(m.steps[i].out_of)),
+                       cells_phrase(m.steps[i]));
+  std::string lesson_shown;
+  const std::string mistake = mistake_lines(report, lesson, truth, m.steps, lesson_shown);
+  out += "\n" + mistake;
+  if (mistake.empty() && m.total >= m.out_of) out += tr("Every asked value is right.\n");
+  out += rounding_sentence(report, lesson, truth, m.steps);
+  out += decimals_sentence(report, lesson, truth, m.steps);
   std::vector<std::string> carried;
   for (const StepMark& s : m.steps)
-    if (s.carried) carried.push_back(s.step);
+    if (s.carried) carried.push_back(fmt::format("`{}`", s.step));
   const std::string steps = fmt::format("{}", fmt::join(carried, tr(" and ")));
   if (!carried.empty())
     out += "\n" + (carried.size() == 1
@@ -213,8 +301,14 @@ std::string feedback_markdown(const StudentMark& m, const Trace& truth, const Ve
                        : tr_format("**Carried credit:** your {} are right on your own earlier "
                                    "numbers, so a mistake is counted once, where it was made.\n",
                                    steps));
-  out += "\n" + tr_format("Every value, cell by cell: `attn-trace verify {0}/{1} --answers {0}/{2}`\n",
-                          folder, kLessonFile, kAnswersFile);
+  out += "\n" + (lesson_shown.empty()
+                     ? tr_format("With attn-trace, in the folder of your {0}: `attn-trace verify "
+                                 "{1} --answers {0}` shows every value, cell by cell.\n",
+                                 kAnswersFile, kLessonFile)
+                     : tr_format("With attn-trace, in the folder of your {0}: `attn-trace verify "
+                                 "{1} --answers {0}` shows every value, cell by cell, and "
+                                 "`attn-trace run {2}` the lesson on this mistake.\n",
+                                 kAnswersFile, kLessonFile, lesson_shown));
   return out;
 }
 
@@ -226,8 +320,17 @@ std::string csv_row(const std::vector<std::string>& fields) {
 
 // feedback.md of a student who could not be marked: why.
 std::string not_marked_feedback(const StudentMark& m) {
-  return fmt::format("# {}\n\n{}\n", tr_format("Feedback: {}", md_text(m.name)),
+  return fmt::format("# {}\n\n{}\n", tr_format("Feedback: {}", md_text(who_label(m))),
                      tr_format("Not marked: {}", md_text(m.problem)));
+}
+
+// feedback.md of a student whose answers.toml is the blank template.
+std::string not_handed_in_feedback(const StudentMark& m) {
+  return fmt::format(
+      "# {}\n\n{}\n", tr_format("Feedback: {}", md_text(who_label(m))),
+      tr_format("Not handed in: your {} is the blank template (no value written), so nothing "
+                "was marked. Out of {} points.",
+                kAnswersFile, points_text(m.out_of)));
 }
 
 // Every asked step of the class, in order of first appearance, with its points.
@@ -243,10 +346,12 @@ std::vector<std::pair<std::string, double>> class_steps(const std::vector<Studen
 
 // "# Class summary", then how many students, how many marked, and their mean.
 std::string class_counts(const std::vector<StudentMark>& marks) {
-  std::size_t marked = 0;
+  std::size_t marked = 0, absent = 0;
   double total = 0, out_of = 0;
   for (const StudentMark& m : marks)
-    if (m.problem.empty()) {
+    if (m.not_handed_in) {
+      ++absent;
+    } else if (m.problem.empty()) {
       ++marked;
       total += m.total;
       out_of = std::max(out_of, m.out_of);
@@ -256,9 +361,10 @@ std::string class_counts(const std::vector<StudentMark>& marks) {
   std::string out = fmt::format("# {}\n\n", tr("Class summary"));
   out += marks.size() == 1 ? tr_format("{} student · {} marked", marks.size(), marked)
                            : tr_format("{} students · {} marked", marks.size(), marked);
-  if (marked + tampered < marks.size())
-    out += tr_format(" · {} not marked (below)", marks.size() - marked - tampered);
+  if (marked + tampered + absent < marks.size())
+    out += tr_format(" · {} not marked (below)", marks.size() - marked - tampered - absent);
   if (tampered) out += tr_format(" · {} tampered (below)", tampered);
+  if (absent) out += tr_format(" · {} not handed in (below)", absent);
   if (marked)
     out += tr_format(" · mean {} of {} points", points_text(total / static_cast<double>(marked)),
                      points_text(out_of));
@@ -277,32 +383,41 @@ std::string reteach_section(const std::vector<StudentMark>& marks) {
     if (x.first == kUnexplained || y.first == kUnexplained) return y.first == kUnexplained;
     return x.second.size() > y.second.size();
   });
+  // Right values written with too few decimals: a line per number of decimals the sheets ask.
+  std::map<int, std::vector<std::string>> by_decimals;
+  for (const StudentMark& m : marks)
+    if (m.imprecise) by_decimals[m.write_decimals].push_back(m.name);
   std::string out = fmt::format(
       "\n## {}\n\n{}\n\n", tr("What to re-teach"),
       tr("Each mistake behind a wrong (or rounded) value, and who made it."));
-  if (ranked.empty()) return out + std::string(tr("No wrong value in the answers given.\n"));
+  if (ranked.empty() && by_decimals.empty())
+    return out + std::string(tr("No wrong value in the answers given.\n"));
   out += fmt::format("| {} | {} | {} | {} |\n|---|---:|---|---|\n", tr("Mistake"), tr("Students"),
                      tr("Who"), tr("See lesson"));
+  const auto row = [](const std::string& what, const std::vector<std::string>& names,
+                      std::string_view lesson) {
+    return fmt::format("| {} | {} | {} | {} |\n", what, names.size(),
+                       md_text(fmt::format("{}", fmt::join(names, tr(", ")))), lesson);
+  };
   for (const auto& [label, names] : ranked) {
     const CommonMistake* mistake = find_common_mistake(label);
-    out += fmt::format("| {} | {} | {} | {} |\n", tr(label), names.size(),
-                       md_text(fmt::format("{}", fmt::join(names, tr(", ")))),
-                       mistake ? mistake->lesson : "");
+    out += row(std::string(tr(label)), names, mistake ? mistake->lesson : "");
   }
+  for (const auto& [decimals, names] : by_decimals)
+    out += row(tr_format("too few decimals (imprecise): write {} decimals", decimals), names, "");
   return out;
 }
 
 // One row of the steps table: `step` across the students marked.
-std::string step_row(const std::vector<StudentMark>& marks, const std::string& step) {
-  double sum = 0, of = 0;
+std::string step_row(const std::vector<StudentMark>& marks, const std::string& step, double of) {
+  double sum = 0;
   std::size_t n = 0, full = 0, wrong = 0, blank = 0;
   for (const StudentMark& m : marks) {
-    if (!m.problem.empty()) continue;
+    if (!m.problem.empty() || m.not_handed_in) continue;
     for (const StepMark& s : m.steps) {
       if (s.step != step) continue;
       ++n;
       sum += s.points;
-      of = s.out_of;
       full += s.points >= s.out_of;
       wrong += s.wrong > 0;
       blank += s.blank > 0;
@@ -319,7 +434,7 @@ std::string steps_section(const std::vector<StudentMark>& marks) {
   std::string out = fmt::format(
       "\n## {}\n\n| {} | {} | {} | {} | {} |\n|---|---:|---:|---:|---:|\n", tr("Steps"), tr("Step"),
       tr("Mean points"), tr("Full marks"), tr("Some wrong"), tr("Some blank"));
-  for (const auto& [step, points] : class_steps(marks)) out += step_row(marks, step);
+  for (const auto& [step, points] : class_steps(marks)) out += step_row(marks, step, points);
   return out;
 }
 
@@ -334,6 +449,20 @@ std::string not_marked_section(const std::vector<StudentMark>& marks) {
       out +=
           fmt::format("| {} | {} | {} |\n", md_text(m.name), md_text(m.folder), md_text(m.problem));
   return out;
+}
+
+// The students whose answers.toml is the blank template: not in any mean.
+std::string not_handed_in_section(const std::vector<StudentMark>& marks) {
+  std::string rows;
+  for (const StudentMark& m : marks)
+    if (m.not_handed_in)
+      rows += fmt::format("| {} | {} | {} |\n", md_text(m.name), md_text(m.id), md_text(m.folder));
+  if (rows.empty()) return "";
+  return fmt::format(
+      "\n## {}\n\n{}\n\n| {} | {} | {} |\n|---|---|---|\n{}", tr("Not handed in"),
+      tr_format("Their {} is the blank template: no points, and left out of the means above.",
+                kAnswersFile),
+      tr("Student"), tr("Student ID"), tr("Folder"), rows);
 }
 
 // The students a class summary lists apart: the tampered folders (not marked)
@@ -361,7 +490,7 @@ std::string tampered_section(const std::vector<StudentMark>& marks) {
 std::string unchecked_section(const std::vector<StudentMark>& marks) {
   std::vector<std::string> names;
   for (const StudentMark& m : marks)
-    if (m.problem.empty() && !m.fingerprint_checked) names.push_back(m.name);
+    if (m.problem.empty() && !m.not_handed_in && !m.fingerprint_checked) names.push_back(m.name);
   if (names.empty()) return "";
   const std::string who = md_text(fmt::format("{}", fmt::join(names, tr(", "))));
   return fmt::format(
@@ -421,10 +550,25 @@ std::string folder_flaw(std::string_view folder) {
   return "";
 }
 
-// Folders and NFC names already on roster.csv, with their lines.
+// Folders, NFC names and IDs already on roster.csv, with their lines.
 struct RosterSeen {
-  std::map<std::string, int> folders, names;
+  std::map<std::string, int> folders, names, ids;
 };
+
+// An ID of roster.csv: an ID (student_id_flaw), each on one row; "" is no ID.
+void check_roster_id(const RosterEntry& e, const std::string& where, RosterSeen& seen) {
+  if (e.id.empty()) return;
+  if (const std::string flaw = student_id_flaw(e.id); !flaw.empty())
+    throw InputError(tr_format(
+        "{}: the ID \"{}\" {}; an ID is 1 to {} letters (A-Z, a-z), digits, '-', '_' or '.', "
+        "starting with a letter or digit: correct it as in the roster given to exercise",
+        where, shown(e.id), flaw, kMaxStudentIdChars));
+  if (const auto [it, fresh] = seen.ids.emplace(e.id, e.line); !fresh)
+    throw InputError(tr_format(
+        "{}: ID {} is already on line {}; each student has an ID of their own: correct one of "
+        "the two rows",
+        where, e.id, it->second));
+}
 
 // `where` is "roster.csv:LINE".
 void check_roster_name(const RosterEntry& e, const std::string& where, RosterSeen& seen) {
@@ -455,6 +599,7 @@ void check_roster_name(const RosterEntry& e, const std::string& where, RosterSee
 void check_roster_row(const RosterEntry& e, const std::string& where, bool has_names,
                       const fs::path& class_dir, RosterSeen& seen) {
   if (has_names) check_roster_name(e, where, seen);
+  check_roster_id(e, where, seen);
   if (const std::string flaw = folder_flaw(e.folder); !flaw.empty())
     throw InputError(tr_format(
         "{}: folder \"{}\" {}; a row names its student's own sub-folder of {} by that "
@@ -484,8 +629,8 @@ std::vector<RosterEntry> roster_entries(const fs::path& class_dir, const std::st
     if (it == rows[0].end()) return std::nullopt;
     return static_cast<std::size_t>(it - rows[0].begin());
   };
-  const std::optional<std::size_t> folder_at = column("folder"), name_at = column("name"),
-                                   variant_at = column("variant"),
+  const std::optional<std::size_t> folder_at = column("folder"), id_at = column("id"),
+                                   name_at = column("name"), variant_at = column("variant"),
                                    fingerprint_at = column("fingerprint");
   if (!folder_at)
     throw InputError(
@@ -501,8 +646,8 @@ std::vector<RosterEntry> roster_entries(const fs::path& class_dir, const std::st
     const auto cell = [&](std::optional<std::size_t> at) {
       return at && *at < row.size() ? row[*at] : std::string();
     };
-    RosterEntry e{cell(folder_at),      {}, cell(name_at), cell(variant_at),
-                  cell(fingerprint_at), lines[r],      RosterStatus::listed};
+    RosterEntry e{cell(folder_at),      cell(id_at), cell(name_at),         cell(variant_at),
+                  cell(fingerprint_at), lines[r],    RosterStatus::listed};
     check_roster_row(e, fmt::format("{}:{}", roster, lines[r]), name_at.has_value(), class_dir,
                      seen);
     entries.push_back(std::move(e));
@@ -707,6 +852,40 @@ MarkScheme read_mark_scheme(const std::string& path) {
   return scheme;
 }
 
+// The marks of a verified answers file: points, first mistake, feedback.
+void mark_report(StudentMark& m, const Lesson& lesson, const Trace& truth,
+                 const VerifyReport& report, const MarkScheme& scheme) {
+  m.steps = step_marks(lesson, truth, &report, scheme);
+  if (const auto [a, c] = first_wrong_cell(report, m.steps); c) {
+    m.first_wrong = fmt::format("{}[{},{}]", a->answer.step, c->row, c->col);
+    if (const Diagnosis* d = cell_diagnosis(*a, *c)) m.mistake = d->label;
+  }
+  m.mistakes = mistakes_made(report, m.steps);
+  for (const StepMark& s : m.steps) {
+    m.total += s.points;
+    m.out_of += s.out_of;
+    m.imprecise += s.imprecise;
+  }
+  for (const AnswerVerdict& a : report.answers)
+    for (const AnswerCell& c : a.cells)
+      if (c.verdict == Verdict::imprecise && is_asked(m.steps, a.answer.step))
+        m.write_decimals =
+            std::max({m.write_decimals, c.required_decimals, shown_decimals(lesson, c)});
+  m.feedback = feedback_markdown(m, lesson, truth, report);
+  m.point_keys_used = keys_used(scheme, truth, m.steps);
+}
+
+// A student whose answers.toml is the blank template: every step with its
+// points possible, none earned, and a note instead of feedback.
+void mark_not_handed_in(StudentMark& m, const Lesson& lesson, const Trace& truth,
+                        const MarkScheme& scheme) {
+  m.not_handed_in = true;
+  m.steps = step_marks(lesson, truth, nullptr, scheme);
+  for (const StepMark& s : m.steps) m.out_of += s.out_of;
+  m.feedback = not_handed_in_feedback(m);
+  m.point_keys_used = keys_used(scheme, truth, m.steps);
+}
+
 // Why the student's folder, or a file of it that mark reads or writes, is a
 // symbolic link ("" when none is): mark neither reads nor writes through one,
 // and one student's link does not stop the class (its feedback is not written).
@@ -724,10 +903,35 @@ std::string linked_problem(const fs::path& dir) {
   return "";
 }
 
+namespace {
+
+// The student's answers, from `source` (the class spreadsheet's row) or the
+// folder's answers.toml; nothing when they handed nothing in (the template
+// untouched, or the spreadsheet's row left empty).
+std::optional<std::vector<Answer>> handed_in(const fs::path& answers_path, const Lesson& lesson,
+                                             const Trace& truth, const AnswersSource& source) {
+  if (!source) {
+    if (blank_answers_text(read_file(answers_path.string()))) return std::nullopt;
+    return load_answers_file(answers_path.string(), lesson, truth);
+  }
+  std::vector<Answer> answers = source(lesson, truth);
+  const bool blank = std::all_of(answers.begin(), answers.end(), [](const Answer& a) {
+    return std::all_of(a.values.begin(), a.values.end(), [](const auto& row) {
+      return std::all_of(row.begin(), row.end(),
+                         [](const WrittenNumber& n) { return n.blank && !n.unreadable; });
+    });
+  });
+  if (blank) return std::nullopt;
+  return answers;
+}
+
+}  // namespace
+
 StudentMark mark_student(const fs::path& class_dir, const RosterEntry& entry,
                          const MarkScheme& scheme, const AnswersSource& source) {
   StudentMark m;
   m.folder = entry.folder;
+  m.id = entry.id;
   m.name = entry.name.empty() ? entry.folder : entry.name;
   m.variant = entry.variant;
   const fs::path dir = class_dir / entry.folder;
@@ -754,20 +958,14 @@ StudentMark mark_student(const fs::path& class_dir, const RosterEntry& entry,
           tr_format("no {} in {}; put the student's filled-in {} there (exercise "
                       "writes a blank one)",
                       kAnswersFile, shown_dir, kAnswersFile));
-    const std::vector<Answer> answers =
-        source ? source(*lesson, truth) : load_answers_file(answers_path.string(), *lesson, truth);
-    const VerifyReport report = verify_answers(*lesson, *backend, answers);
-    m.steps = step_marks(*lesson, truth, &report, scheme);
-    if (const auto [a, c] = first_wrong_cell(report); c) {
-      m.first_wrong = fmt::format("{}[{},{}]", a->answer.step, c->row, c->col);
-      if (const Diagnosis* d = cell_diagnosis(*a, *c)) m.mistake = d->label;
+    const std::optional<std::vector<Answer>> answers =
+        handed_in(answers_path, *lesson, truth, source);
+    if (!answers) {
+      mark_not_handed_in(m, *lesson, truth, scheme);
+      return m;
     }
-    m.mistakes = mistakes_made(report);
-    for (const StepMark& s : m.steps) {
-      m.total += s.points;
-      m.out_of += s.out_of;
-    }
-    m.feedback = feedback_markdown(m, truth, report, shown_dir);
+    const VerifyReport report = verify_answers(*lesson, *backend, *answers);
+    mark_report(m, *lesson, truth, report, scheme);
   } catch (const InputError& e) {
     // Marked as nothing answered, with the same columns as everyone else.
     m.problem = e.what();
@@ -849,11 +1047,45 @@ std::vector<StudentMark> mark_class(const fs::path& class_dir,
   return marks;
 }
 
+std::string_view mark_status(const StudentMark& m) {
+  if (m.not_handed_in) return "not handed in";
+  if (m.tampered) return "tampered";
+  return m.problem.empty() ? "marked" : "not marked";
+}
+
+PrintedPoints printed_points(const StudentMark& m) {
+  // In hundredths: the total rounded, each step's points rounded down, and
+  // the hundredths left over given to the steps that lost the most.
+  const long long total = std::llround(m.total * 100);
+  std::vector<long long> steps;
+  std::vector<std::pair<double, std::size_t>> lost;  // (remainder, step)
+  long long sum = 0;
+  for (std::size_t i = 0; i < m.steps.size(); ++i) {
+    const double hundredths = m.steps[i].points * 100;
+    const auto down = static_cast<long long>(std::floor(hundredths + 1e-9));
+    steps.push_back(down);
+    sum += down;
+    lost.emplace_back(hundredths - static_cast<double>(down), i);
+  }
+  std::stable_sort(lost.begin(), lost.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  long long left = total - sum;  // 0 to the number of steps, but for rounding noise
+  for (std::size_t k = 0; left > 0 && k < lost.size(); ++k, --left) ++steps[lost[k].second];
+  for (std::size_t k = lost.size(); left < 0 && k > 0; --k, ++left) --steps[lost[k - 1].second];
+  PrintedPoints out;
+  for (const long long h : steps) out.steps.push_back(hundredths_text(h));
+  sum = 0;
+  for (const long long h : steps) sum += h;
+  out.total = hundredths_text(sum);  // == total, unless no step could take the rest
+  return out;
+}
+
 std::string marks_csv(const std::vector<StudentMark>& marks) {
   const std::vector<std::pair<std::string, double>> steps = class_steps(marks);
   // The header in the documents' language (tr); the rows are the same in both.
   std::vector<std::string> header;
-  for (const char* column : {N_("name"), N_("folder"), N_("variant")}) header.emplace_back(tr(column));
+  for (const char* column : {N_("id"), N_("name"), N_("folder"), N_("variant"), N_("status")})
+    header.emplace_back(tr(column));
   for (const auto& [step, out_of] : steps)
     header.push_back(tr_format("{} ({})", step, points_text(out_of)));
   for (const char* column :
@@ -861,14 +1093,18 @@ std::string marks_csv(const std::vector<StudentMark>& marks) {
     header.emplace_back(tr(column));
   std::string out = "\xEF\xBB\xBF" + csv_row(header);
   for (const StudentMark& m : marks) {
-    std::vector<std::string> row = {m.name, m.folder, m.variant};
+    const PrintedPoints printed = printed_points(m);
+    std::vector<std::string> row = {m.id, m.name, m.folder, m.variant,
+                                     std::string(mark_status(m))};
     for (const auto& column : steps) {
       const std::string& step = column.first;
       const auto it = std::find_if(m.steps.begin(), m.steps.end(),
                                    [&](const StepMark& s) { return s.step == step; });
-      row.push_back(it == m.steps.end() ? "" : points_text(it->points));
+      row.push_back(it == m.steps.end() || m.not_handed_in
+                        ? ""
+                        : printed.steps[static_cast<std::size_t>(it - m.steps.begin())]);
     }
-    row.push_back(points_text(m.total));
+    row.push_back(m.not_handed_in ? "" : printed.total);
     row.push_back(points_text(m.out_of));
     row.push_back(m.first_wrong);
     row.push_back(m.mistake);
@@ -885,6 +1121,9 @@ std::string marks_json(const std::vector<StudentMark>& marks) {
   };
   std::vector<std::string> students;
   for (const StudentMark& m : marks) {
+    const auto points = [&](double p) {
+      return m.not_handed_in ? std::string("null") : json_number(p);
+    };
     std::vector<std::string> steps;
     for (const StepMark& s : m.steps)
       steps.push_back(
@@ -892,14 +1131,16 @@ std::string marks_json(const std::vector<StudentMark>& marks) {
                       "\"carried\": {}, "
                       "\"rounded\": {}, \"imprecise\": {}, \"wrong\": {}, \"unreadable\": {}, "
                       "\"missing\": {}}}}}",
-                      json_string(s.step), json_number(s.points), json_number(s.out_of), s.ok,
+                      json_string(s.step), points(s.points), json_number(s.out_of), s.ok,
                       s.carried, s.rounded, s.imprecise, s.wrong, s.unreadable, s.blank));
     students.push_back(fmt::format(
-        "{{\"name\": {}, \"folder\": {}, \"variant\": {}, \"total\": {}, \"out_of\": {}, "
-        "\"first_wrong\": {}, \"mistake\": {}, \"problem\": {},\n   \"steps\": [{}]}}",
-        json_string(m.name), json_string(m.folder), text_or_null(m.variant), json_number(m.total),
-        json_number(m.out_of), text_or_null(m.first_wrong), text_or_null(m.mistake),
-        text_or_null(m.problem), fmt::join(steps, ",\n    ")));
+        "{{\"id\": {}, \"name\": {}, \"folder\": {}, \"variant\": {}, \"status\": {}, "
+        "\"total\": {}, \"out_of\": {}, \"first_wrong\": {}, \"mistake\": {}, \"problem\": {},\n"
+        "   \"steps\": [{}]}}",
+        text_or_null(m.id), json_string(m.name), json_string(m.folder), text_or_null(m.variant),
+        json_string(mark_status(m)), points(m.total), json_number(m.out_of),
+        text_or_null(m.first_wrong), text_or_null(m.mistake), text_or_null(m.problem),
+        fmt::join(steps, ",\n    ")));
   }
   return fmt::format("{{\"students\": [\n  {}\n]}}\n", fmt::join(students, ",\n  "));
 }
@@ -909,6 +1150,7 @@ std::string class_summary(const std::vector<StudentMark>& marks) {
   out += reteach_section(marks);
   out += steps_section(marks);
   out += tampered_section(marks);
+  out += not_handed_in_section(marks);
   out += not_marked_section(marks);
   out += unchecked_section(marks);
   return out;

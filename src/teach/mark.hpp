@@ -49,6 +49,7 @@ struct StepMark {
 
 struct StudentMark {
   std::string folder;  // the student's folder, relative to the class folder
+  std::string id;      // roster.csv's student ID; "" when it has none
   std::string name;    // roster.csv's name (the lesson's only without a name on the roster)
   std::string variant;
   std::vector<StepMark> steps;  // the asked steps, in the lesson's order
@@ -57,6 +58,11 @@ struct StudentMark {
   std::string mistake;             // the diagnosis of the first wrong value, "" when none is named
   std::set<std::string> mistakes;  // every mistake behind a wrong or rounded value
   std::string problem;             // why the folder could not be marked ("" when it was)
+  // answers.toml is the untouched template (every cell blank): no points, not
+  // counted in the class means, listed apart (problem stays "").
+  bool not_handed_in = false;
+  std::size_t imprecise = 0;  // cells right but written with too few decimals
+  int write_decimals = 0;     // imprecise > 0: the decimals the sheet asks for
   bool linked = false;  // problem: the folder or one of its files is a symbolic link (no feedback)
   bool tampered = false;       // problem: lesson.toml is not what exercise wrote for this student
   std::string fingerprint;     // lesson_fingerprint of the folder's lesson.toml
@@ -123,6 +129,20 @@ std::vector<StudentMark> mark_class(const std::filesystem::path& class_dir,
                                     const MarkScheme& scheme, const std::string& points_file,
                                     const AnswersSource& source = {});
 
+// A student's status in marks.csv and marks.json: "marked", "not handed in",
+// "tampered" or "not marked" (a problem kept the student from being marked).
+std::string_view mark_status(const StudentMark& m);
+
+// The points of each asked step and the total as marks.csv and feedback.md
+// print them: at most two decimals, rounded so that the printed steps add up
+// to the printed total (largest remainders: three steps of 1/3 each print as
+// 0.34, 0.33, 0.33 and a total of 1). `steps` follows m.steps.
+struct PrintedPoints {
+  std::vector<std::string> steps;
+  std::string total;
+};
+PrintedPoints printed_points(const StudentMark& m);
+
 // The rows of CSV text (RFC 4180: quoted fields, "" for a quote inside, CRLF
 // or LF line ends); a UTF-8 byte-order mark at the start is skipped. Any text
 // is some rows (an unclosed quote runs to the end): it throws nothing. With
@@ -131,7 +151,8 @@ std::vector<std::vector<std::string>> csv_rows(std::string_view text,
                                                std::vector<int>* lines = nullptr);
 
 // marks.csv: UTF-8 with a byte-order mark (so that spreadsheet programs read
-// the names right), RFC 4180 quoting, one row per student.
+// the names right), RFC 4180 quoting, one row per student; the student ID is
+// the first column (empty for a class without IDs), the status the fifth.
 std::string marks_csv(const std::vector<StudentMark>& marks);
 
 // marks.json: the same marks for tools (docs/json.md#mark---format-json),

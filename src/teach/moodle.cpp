@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string_view>
 
 #include "core/i18n.hpp"
@@ -147,11 +148,33 @@ std::string cloze_cell(double value, int decimals) {
           fmt::format("{}={}", alternatives.empty() ? "" : "~", cloze_answer_text(text));
     return fmt::format("{{1:SHORTANSWER:{}}}", alternatives);
   }
-  // Exercise values are far below 1e9, so format_fixed writes plain decimals;
-  // the tolerance 0.000505 (3 decimals) has exactly decimals + 3 places.
-  return fmt::format("{{1:NUMERICAL:={}:{:.{}f}}}", format_fixed(value, decimals),
-                     written_tolerance(decimals), decimals + 3);
+  // Moodle accepts |x - answer| <= tolerance; verify accepts a number written
+  // with `decimals` decimals when |x - true| <= written_tolerance(decimals)
+  // (teach/verify.cpp). So the answer is the true value itself, not the key's
+  // rounding of it (0.8654987 keyed 0.865 ± 0.000505 would refuse 0.866, which
+  // verify accepts): written to 9 more decimals than asked, enough that Moodle's
+  // interval and verify's differ by under 10^-9 of a unit. Exercise values are
+  // far below 1e9, so both are plain decimals.
+  std::string answer = fmt::format("{:.{}f}", value, decimals + 9);
+  const std::size_t shortest = answer.find('.') + 1 + static_cast<std::size_t>(decimals);
+  while (answer.size() > shortest && answer.back() == '0') answer.pop_back();
+  if (answer.find_first_not_of("-0.") == std::string::npos) answer = format_fixed(0.0, decimals);
+  return fmt::format("{{1:NUMERICAL:={}:{:.{}f}}}", answer, written_tolerance(decimals),
+                     decimals + 3);
 }
+
+namespace {
+
+// The longest category name Moodle keeps (question_categories.name), in characters.
+constexpr std::size_t kMaxCategoryChars = 255;
+
+std::size_t characters(std::string_view text) {
+  std::size_t count = 0;
+  for (char c : text) count += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return count;
+}
+
+}  // namespace
 
 std::string moodle_category(const ExerciseSpec& spec) {
   std::string name = tr_format(N_("seed {}"), spec.seed) + " · " +
@@ -167,7 +190,15 @@ std::string moodle_category(const ExerciseSpec& spec) {
       " · " +
       tr_format(N_("answers {}"),
                 tr_counted(spec.answer_decimals, N_("{} decimal"), N_("{} decimals"))) +
-      fmt::format(" · {}", fmt::join(spec.ask, " "));
+      " · ";
+  // Every asked step when they fit Moodle's column; else how many, and a hash
+  // of their list, so that other lists still get other categories.
+  const std::string asked = fmt::format("{}", fmt::join(spec.ask, " "));
+  if (characters(category_level(name + asked)) <= kMaxCategoryChars)
+    name += asked;
+  else
+    name += tr_format(N_("{} asked steps ({:08x})"), spec.ask.size(),
+                      static_cast<std::uint32_t>(fnv1a64(asked) >> 32));
   return "$course$/top/attn-trace/" + category_level(name);
 }
 

@@ -14,7 +14,9 @@ namespace attn {
 
 // "$course$/top/attn-trace/seed 2026 · 3 tokens · …": everything that changes
 // what a question asks (seed, shape, masks, decimals, asked steps), so a quiz
-// drawing a random question from it draws comparable questions.
+// drawing a random question from it draws comparable questions. The last
+// level is at most 255 characters (Moodle's column): asked steps that would
+// not fit are named by their count and a hash of their list.
 std::string moodle_category(const ExerciseSpec& spec);
 
 // The whole file: an XML declaration, <quiz>, the category question, and one
@@ -31,9 +33,10 @@ std::string cloze_html_text(std::string_view s);
 std::string cloze_answer_text(std::string_view s);
 
 // The sub-question of one asked cell: {1:NUMERICAL:=VALUE:TOLERANCE} with VALUE
-// as the key prints it (`decimals` places) and TOLERANCE verify's for a number
-// written with `decimals` decimals (written_tolerance), both plain decimals;
-// a masked cell (-inf) is {1:SHORTANSWER:=-inf~=−∞~…}.
+// the true value (to decimals + 9 places, trailing zeros dropped) and TOLERANCE
+// verify's for a number written with `decimals` decimals (written_tolerance),
+// both plain decimals: Moodle then accepts exactly the numbers of `decimals`
+// decimals that verify accepts; a masked cell (-inf) is {1:SHORTANSWER:=-inf~=−∞~…}.
 std::string cloze_cell(double value, int decimals);
 
 }  // namespace attn

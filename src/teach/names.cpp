@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <utf8proc.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 
@@ -65,6 +66,43 @@ std::string nfc(std::string_view text) {
     throw InputError(tr_format("\"{}\" is not valid UTF-8 ({}); save the text as UTF-8", text,
                                utf8proc_errmsg(length)));
   return std::string(reinterpret_cast<const char*>(mapped), static_cast<std::size_t>(length));
+}
+
+std::string normalise_student_id(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  if (text.empty()) return {};
+  utf8proc_uint8_t* mapped = nullptr;
+  const utf8proc_ssize_t length = utf8proc_map(
+      bytes_of(text), static_cast<utf8proc_ssize_t>(text.size()), &mapped,
+      static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT));
+  const std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(mapped, &std::free);
+  if (length < 0)
+    throw InputError(tr_format("\"{}\" is not valid UTF-8 ({}); save the text as UTF-8", text,
+                               utf8proc_errmsg(length)));
+  return std::string(reinterpret_cast<const char*>(mapped), static_cast<std::size_t>(length));
+}
+
+std::string student_id_flaw(std::string_view id) {
+  if (id.empty()) return std::string(tr("is empty"));
+  if (const std::size_t length = code_point_count(id); length > kMaxStudentIdChars)
+    return tr_format("is {} characters long (at most {})", length, kMaxStudentIdChars);
+  const auto ascii_alnum = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+  };
+  if (!ascii_alnum(id.front())) return std::string(tr("does not start with a letter or digit"));
+  for (std::size_t at = 0; at < id.size(); ++at) {
+    const char c = id[at];
+    if (ascii_alnum(c) || c == '-' || c == '_' || c == '.') continue;
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) return std::string(tr("has a control character"));
+    if (byte < 0x80) return tr_format("has the character '{}'", c);
+    // Any other character by its code point: it may be invisible, or turn a terminal's text.
+    utf8proc_int32_t cp = 0;
+    utf8proc_iterate(bytes_of(id) + at, static_cast<utf8proc_ssize_t>(id.size() - at), &cp);
+    return tr_format("has the character U+{:04X}", static_cast<std::uint32_t>(cp));
+  }
+  return "";
 }
 
 std::string folder_of(std::string_view name) {

@@ -34,4 +34,20 @@ inline constexpr std::size_t kMaxFolderBytes = 96;
 // "O'Brien" -> "o-brien", "张伟" -> "张伟". Empty when the name has no letter or digit.
 std::string folder_of(std::string_view name);
 
+// The longest student ID a roster may give, in characters.
+inline constexpr std::size_t kMaxStudentIdChars = 32;
+
+// A student ID as a roster writes it, normalised: spaces at either end
+// trimmed, then NFKC, so that full-width digits and letters typed with a
+// Chinese input method ("２０２４００１") become ASCII ("2024001"). Throws
+// InputError when `text` is not valid UTF-8.
+std::string normalise_student_id(std::string_view text);
+
+// What keeps a normalised ID from being one, as a phrase for a message
+// ("is empty", "has the character ' '", ...); "" when it is an ID. An ID is
+// 1 to kMaxStudentIdChars of the ASCII letters and digits, '-', '_' and '.',
+// starting with a letter or digit: what gradebooks and 学号 use, and nothing
+// that a spreadsheet, LaTeX, HTML or a terminal would read as anything else.
+std::string student_id_flaw(std::string_view id);
+
 }  // namespace attn

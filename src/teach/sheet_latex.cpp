@@ -112,7 +112,7 @@ std::string tex_given(const SheetModel& model) {
 
 std::string tex_student(const SheetModel& model, bool key, std::size_t number) {
   std::string out = fmt::format("\\startstudent{{{}}}{{{}}}{{{}}}\n", number,
-                                tex_text_unicode(model.student), model.variant);
+                                tex_text_unicode(student_label(model)), model.variant);
   out +=
       fmt::format("{{\\Large\\bfseries {}}}\\par\\smallskip\n{}\\par\n",
                   tex_text_unicode(sheet_title(model, key)), tex_text_unicode(sheet_meta(model)));

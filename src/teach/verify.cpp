@@ -144,9 +144,36 @@ void best_fit(AnswerVerdict& a, Diagnoser& diagnoser, const std::vector<WrittenC
   }
 }
 
+// Within rounding noise: `cell` is no further than one unit in its last
+// written decimal (and the half unit of rounding twice) from the true value
+// or from the range that is right on the learner's own numbers (0.30 for
+// 0.3054), as a slip of rounding leaves it.
+bool within_rounding_noise(const AnswerCell& cell) {
+  const double g = cell.given.value;
+  if (!std::isfinite(g) || !std::isfinite(cell.expected)) return false;
+  const int d = std::min(cell.given.decimals, 15);
+  const double noise = std::pow(10.0, -d) + half_unit(d + 2);
+  const double from_own = std::isfinite(cell.carried_low) && std::isfinite(cell.carried_high)
+                              ? std::max({cell.carried_low - g, g - cell.carried_high, 0.0})
+                              : INFINITY;
+  return std::min(std::abs(g - cell.expected), from_own) <= noise * (1 + 1e-9);
+}
+
 // A method mistake or rounding explains an answer only if it gives every value
 // of it (the right ones too); arithmetic_slip is about one cell and always stays.
+// Any other mistake must also explain the answer better than rounding noise
+// does (CommonMistake::explains_noise): some wrong cell of it lies beyond the
+// noise of the right value.
 void keep_whole_answer_diagnoses(AnswerVerdict& a, Diagnoser& diagnoser) {
+  const bool only_noise = std::all_of(a.cells.begin(), a.cells.end(), [](const AnswerCell& c) {
+    return c.verdict != Verdict::wrong || within_rounding_noise(c);
+  });
+  for (AnswerCell& cell : a.cells)
+    if (only_noise)
+      std::erase_if(cell.diagnoses, [](const Diagnosis& d) {
+        const CommonMistake* mistake = find_common_mistake(d.label);
+        return mistake && !mistake->explains_noise;
+      });
   for (AnswerCell& cell : a.cells)
     std::erase_if(cell.diagnoses, [&](const Diagnosis& d) {
       return !std::all_of(a.cells.begin(), a.cells.end(), [&](const AnswerCell& other) {
@@ -286,7 +313,9 @@ void judge(const Marking& m, const EarlierValues& earlier, const Step& step,
     cell.as_mask = true;
   } else if (matches_written(cell.expected, g, cell.tolerance)) {
     cell.verdict = Verdict::ok;
-  } else if (meets(cell.carried_low, cell.carried_high, g, cell.tolerance)) {
+  } else if (cell.carried_expected && meets(cell.carried_low, cell.carried_high, g, cell.tolerance)) {
+    // Carried only when the learner's own earlier numbers give another value
+    // than the truth: with theirs equal to the true ones there is nothing to carry.
     cell.verdict = Verdict::carried;
   } else {
     cell.verdict = Verdict::wrong;

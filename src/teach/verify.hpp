@@ -78,8 +78,11 @@ struct VerifyReport {
   // Cells of each verdict (missing: steps), the same in the text and the JSON.
   std::size_t ok = 0, carried = 0, rounded = 0, imprecise = 0, wrong = 0, unreadable = 0;
   std::size_t blank = 0;  // cells left blank ("") in the answers that were given
+  // Every value ok or carried: a rounded value earns partial credit in `mark`,
+  // but read alone a pass would hide that the working lost precision.
   bool passed() const {
-    return wrong == 0 && imprecise == 0 && unreadable == 0 && missing.empty() && blank == 0;
+    return wrong == 0 && rounded == 0 && imprecise == 0 && unreadable == 0 && missing.empty() &&
+           blank == 0;
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -82,16 +83,29 @@ std::string carried_sentence(const std::vector<CarriedSource>& sources) {
 std::string given_text(const WrittenNumber& n) {
   return format_fixed(n.value, n.decimals);
 }
-// A value to compare with one written with `decimals`: one decimal more, and
-// trailing zeros dropped down to the written decimals (0.45 next to 0.51,
-// 1.6755 next to 1.727, 1.0000 next to 1.0000).
+// A value to compare with one written with `decimals`: two decimals more, so
+// that the digit deciding the rounding shows (0.3054 next to 0.30), trailing
+// zeros dropped down to one more than written (0.450 next to 0.51, 1.0000
+// next to 1.000).
 std::string value_text(double v, int decimals) {
-  std::string s = format_fixed(v, decimals + 1);
+  std::string s = format_fixed(v, decimals + 2);
   const std::size_t dot = s.find('.');
   if (dot == std::string::npos) return s;
-  while (s.size() > dot + 1 + static_cast<std::size_t>(std::max(decimals, 1)) && s.back() == '0')
+  while (s.size() > dot + 2 + static_cast<std::size_t>(std::max(decimals, 0)) && s.back() == '0')
     s.pop_back();
   return s;
+}
+
+// "2 decimals must round to 0.31": for a value off the truth, what the true
+// value is at the decimals written, when that is not what was written.
+std::string must_round_text(const AnswerCell& c) {
+  const int d = c.given.decimals;
+  if (!std::isfinite(c.expected) || !std::isfinite(c.given.value) || d > 15) return "";
+  const std::string right = format_fixed(c.expected, d);
+  if (right == format_fixed(c.given.value, d)) return "";
+  return tr_format(N_(" · {} must round to {}"),
+                   tr_counted(static_cast<std::size_t>(d), N_("{} decimal"), N_("{} decimals")),
+                   right);
 }
 
 // Lines longer than `width` columns broken at spaces (for an equation, before
@@ -181,10 +195,14 @@ void write_cell(std::string& out, const Lesson& lesson, const Trace& truth, cons
     return;
   }
   const int decimals = c.given.decimals;
-  out += indent + tr_format(N_("given {} · expected {}"), given_text(c.given),
+  out += indent + tr_format(N_("given {} · true {}"), given_text(c.given),
                             value_text(c.expected, decimals));
-  // A tolerance the answer gave in full; the default shown as the half unit it rounds to.
-  if (std::isfinite(c.given.value) && !c.as_mask)
+  const bool off = c.verdict == Verdict::wrong || c.verdict == Verdict::rounded;
+  // A tolerance the answer gave in full; the default shown as the half unit it
+  // rounds to; for a value off the truth, what it should have been instead.
+  if (off && !a.answer.tolerance)
+    out += must_round_text(c);
+  else if (std::isfinite(c.given.value) && !c.as_mask)
     out +=
         fmt::format(" (±{})", format_by_hand(c.tolerance, a.answer.tolerance ? 6 : decimals + 1));
   if (c.carried_expected && c.verdict != Verdict::ok)
@@ -295,7 +313,86 @@ void write_answer(std::string& out, const Lesson& lesson, const Trace& truth,
       write_cell(out, lesson, truth, a, c, single, once);
 }
 
+// The decimals the imprecise values needed (the most of them).
+std::size_t decimals_needed(const VerifyReport& r) {
+  int most = 0;
+  for (const AnswerVerdict& a : r.answers)
+    for (const AnswerCell& c : a.cells)
+      if (c.verdict == Verdict::imprecise) most = std::max(most, c.required_decimals);
+  return static_cast<std::size_t>(most);
+}
+
+// The verdict of the whole page, the report's last line: a pass only when
+// every value is ok or carried; else what keeps it from passing.
+std::string result_line(const VerifyReport& r) {
+  if (r.passed()) return std::string(tr("result: passed — every value is ok or carried"));
+  std::vector<std::string> parts;
+  if (r.wrong) parts.push_back(tr_counted(r.wrong, N_("{} value wrong"), N_("{} values wrong")));
+  if (r.rounded)
+    parts.push_back(tr_counted(r.rounded,
+                               N_("{} value off because an earlier value was rounded too early "
+                                  "(keep 5 decimals while you work)"),
+                               N_("{} values off because earlier values were rounded too early "
+                                  "(keep 5 decimals while you work)")));
+  if (r.imprecise)
+    parts.push_back(
+        tr_counted(r.imprecise, N_("{} value with too few decimals"),
+                   N_("{} values with too few decimals")) +
+        tr_format(N_(": {}"), tr_counted(decimals_needed(r), N_("write {} decimal"),
+                                         N_("write {} decimals"))));
+  if (r.unreadable)
+    parts.push_back(tr_counted(r.unreadable, N_("{} value unreadable (no number)"),
+                               N_("{} values unreadable (no number)")));
+  if (r.blank) parts.push_back(tr_counted(r.blank, N_("{} value blank"), N_("{} values blank")));
+  if (!r.missing.empty())
+    parts.push_back(
+        tr_counted(r.missing.size(), N_("{} step missing"), N_("{} steps missing")));
+  return tr_format(N_("result: not passed — {}"), fmt::join(parts, "; "));
+}
+
+// One step's cells counted by verdict for --brief: ok always, the others when any.
+std::string step_counts(const std::vector<const AnswerCell*>& cells) {
+  // Indexed by Verdict, from ok to missing (a blank cell).
+  std::size_t n[7] = {};
+  for (const AnswerCell* c : cells) ++n[static_cast<int>(c->verdict)];
+  std::string out = tr_format(N_("{} ok"), n[0]);
+  const char* names[] = {nullptr,        N_("{} carried"),    N_("{} rounded"), N_("{} imprecise"),
+                         N_("{} wrong"), N_("{} unreadable"), N_("{} blank")};
+  static_assert(std::size(names) == static_cast<std::size_t>(Verdict::missing) + 1);
+  for (int v = 1; v < 7; ++v)
+    if (n[v]) out += " · " + tr_format(names[v], n[v]);
+  return out;
+}
+
+// The first cell of a step not ok or carried, for --brief: where, its status, its mistake.
+std::string first_mistake(const Trace& truth, const AnswerCell& c, const std::string& step) {
+  std::string out = tr_format(N_(" — first: {} {}"), where(truth, step, c.row, c.col),
+                              shown_name(verdict_name(c.verdict)));
+  if (!c.diagnoses.empty()) out += tr_format(N_(" · mistake: {}"), shown_name(c.diagnoses.front().label));
+  return out;
+}
+
 }  // namespace
+
+std::string verify_report_brief(const Trace& truth, const VerifyReport& r, std::size_t width) {
+  std::string out;
+  for (const Step& step : truth.steps) {
+    std::vector<const AnswerCell*> cells;
+    for (const AnswerVerdict& a : r.answers)
+      if (a.answer.step == step.id)
+        for (const AnswerCell& c : a.cells) cells.push_back(&c);
+    const bool missing = std::find(r.missing.begin(), r.missing.end(), step.id) != r.missing.end();
+    if (missing) out += tr_format(N_("{}: missing"), step.id) + "\n";
+    if (cells.empty()) continue;
+    std::string line = tr_format(N_("{}: {}"), step.id, step_counts(cells));
+    const auto first = std::find_if(cells.begin(), cells.end(), [](const AnswerCell* c) {
+      return c->verdict != Verdict::ok && c->verdict != Verdict::carried;
+    });
+    if (first != cells.end()) line += first_mistake(truth, **first, step.id);
+    out += line + "\n";
+  }
+  return wrapped(out + result_line(r) + "\n", width);
+}
 
 std::string verify_report_text(const Lesson& lesson, const Trace& truth, const VerifyReport& r,
                                const std::string& origin, std::size_t width) {
@@ -313,6 +410,7 @@ std::string verify_report_text(const Lesson& lesson, const Trace& truth, const V
   once.width = width;
   for (std::size_t i = 0; i < r.answers.size(); ++i)
     write_answer(out, lesson, truth, r.answers[i], i + 1, once);
+  out += "\n" + result_line(r) + "\n";
   return wrapped(out, width);
 }
 

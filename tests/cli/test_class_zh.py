@@ -18,6 +18,7 @@ import pathlib
 import re
 import sys
 import tempfile
+from decimal import Decimal
 
 from clitest import check, failures, runner
 
@@ -35,7 +36,7 @@ TOKENS = {"the", "cat", "sat", "on", "a", "warm", "mat", "today", "pad", "sum"}
 STATUS = {"ok", "carried", "rounded", "imprecise", "wrong", "missing", "unscaled"}
 # (Markdown's inline code and fenced blocks, bracketed ids after Chinese, file
 # names, paths, options, commands, step ids, hex variants, Cloze fields.)
-REMOVED = [r"```.*?```", r"`[^`]*`", r"<code>.*?</code>", r"(?<![\w.])/[\w./\\-]+", r"（[a-z_]+）", r"\{1:[A-Z]+:[^}]*\}",
+REMOVED = [r"```.*?```", r"`[^`]*`", r"<code>.*?</code>", r"(?<![\w.])/[\w./\\-]+", r"（[a-z_]+(?: [a-z_]+)*(?=[），])", r"\{1:[A-Z]+:[^}]*\}",
            r"[\w./-]+\.(?:toml|md|csv|json|tex|html|xml)\b", r"\]\([^)]*\)",
            r"--[a-z][a-z-]*", r"\battn-trace(?: [a-z]+)?", r"\bhead\d+\.\w+",
            r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b", r"\b[0-9a-f]{16}\b", r"\[[^\]\n]*\]",
@@ -121,7 +122,7 @@ def check_marks(c, result):
     check(result.stdout.startswith("4 名学生中批改了 3 名"), f"mark's summary line: {result.stdout}")
     check("未批改：student-04：" in result.stdout, f"mark's not-marked line: {result.stdout}")
     header = next(csv.reader(io.StringIO((c / "marks.csv").read_text("utf-8-sig"))))
-    check(header[:3] == ["姓名", "文件夹", "版本"] and header[-5:] == ["总分", "满分", "第一个错误",
+    check(header[:5] == ["学号", "姓名", "文件夹", "版本", "状态"] and header[-5:] == ["总分", "满分", "第一个错误",
                                                                   "错误类型", "问题"],
           f"marks.csv's header in Chinese: {header}")
     no_latin("marks.csv header", " ".join(header))
@@ -140,6 +141,94 @@ def check_marks(c, result):
         no_latin(f"student-0{n}/feedback.md", text)
 
 
+def fill_weights_two_decimals(folder):
+    """Every asked value right, the weights written with 2 decimals where 3 are asked."""
+    fill_answers(folder, "right")
+    text = (folder / "answers.toml").read_text("utf-8")
+    out, step = [], None
+    for line in text.splitlines():
+        if line.startswith("step = "):
+            step = json.loads(line[7:])
+        elif line.startswith("  [") and step == "head0.weights":
+            line = re.sub(r'"(-?\d+\.\d{3})"',
+                          lambda m: f'"{float(m.group(1)):.2f}"', line)
+        out.append(line)
+    (folder / "answers.toml").write_text("\n".join(out) + "\n", "utf-8")
+
+
+def id_class(work):
+    """A Chinese id,name roster (学号, a byte-order mark, CRLF, a quoted name,
+    full-width digits): IDs on the sheets, the answers template, roster.csv,
+    marks.csv's first column and the feedback; two students never hand in."""
+    roster = work / "名单.csv"
+    roster.write_bytes("\ufeff学号,姓名\r\n2021012345,张伟\r\n２０２１０１２３４６,李娜\r\n"
+                       "2021012347,\"王芳\"\r\n2021012348,刘洋\r\n".encode("utf-8"))
+    c = work / "ids"
+    r = run("--lang", "zh", "exercise", "--seed", "24", "--roster", str(roster), "--format",
+            "markdown", "latex", "html", "--out", str(c))
+    check(r.returncode == 0, f"id,name roster: exercise exits 0: {r.stderr}")
+    rows = list(csv.reader(io.StringIO((c / "roster.csv").read_text("utf-8"))))
+    check(rows[0] == ["id", "name", "folder", "variant", "fingerprint"] and
+          [row[:3] for row in rows[1:]] == [["2021012345", "张伟", "张伟"],
+                                           ["2021012346", "李娜", "李娜"],
+                                           ["2021012347", "王芳", "王芳"],
+                                           ["2021012348", "刘洋", "刘洋"]],
+          f"roster.csv: the IDs first, full-width digits as ASCII: {rows}")
+    # The ID does not change a variant: the names-only roster gives the same ones.
+    plain = work / "plain.txt"
+    plain.write_text("张伟\n李娜\n王芳\n刘洋\n", "utf-8")
+    run("--lang", "zh", "exercise", "--seed", "24", "--roster", str(plain), "--out",
+        str(work / "plain"))
+    plain_rows = list(csv.reader(io.StringIO((work / "plain" / "roster.csv").read_text("utf-8"))))
+    check([row[2] for row in plain_rows[1:]] == [row[3] for row in rows[1:]],
+          f"the same variants with and without IDs: {plain_rows} {rows}")
+    sheet = (c / "张伟" / "sheet.md").read_text("utf-8")
+    check(sheet.startswith("# 注意力练习卷：张伟（学号 2021012345）\n"), f"sheet.md's header: {sheet[:60]}")
+    check((c / "张伟" / "key.md").read_text("utf-8").startswith(
+        "# 参考答案：张伟（学号 2021012345）\n"), "key.md's header has the ID")
+    check("<h1>注意力练习卷：李娜（学号 2021012346）</h1>" in (c / "李娜" / "sheet.html").read_text("utf-8"),
+          "sheet.html's header has the ID")
+    tex = re.sub(r"\\hspace\{[^}]*\}", "", (c / "sheets.tex").read_text("utf-8"))
+    check("\\startstudent{1}{张伟（学号 2021012345）}" in tex,
+          "sheets.tex: the ID in every page's header")
+    check("张伟，学号 2021012345" in (c / "张伟" / "answers.toml").read_text("utf-8").split("\n")[0],
+          "answers.toml's first comment has the ID")
+    fill_answers(c / "张伟", "right")
+    fill_weights_two_decimals(c / "李娜")
+    r = run("--lang", "zh", "mark", str(c))
+    check(r.returncode == 0, f"absentees are normal: mark exits 0: {r.returncode} {r.stderr}")
+    check(r.stdout.startswith("4 名学生中批改了 2 名，2 名未交（not handed in）"),
+          f"mark counts the absentees apart: {r.stdout}")
+    marks = list(csv.reader(io.StringIO((c / "marks.csv").read_text("utf-8-sig"))))
+    by_id = {row[0]: row for row in marks[1:]}
+    check([row[0] for row in marks[1:]] == ["2021012345", "2021012346", "2021012347",
+                                            "2021012348"], f"marks.csv's first column: {marks}")
+    check(by_id["2021012345"][4:10] == ["marked", "1", "1", "1", "1", "4"],
+          f"张伟: all right: {by_id['2021012345']}")
+    for absent in ("2021012347", "2021012348"):
+        row = by_id[absent]
+        check(row[4] == "not handed in" and row[5:10] == ["", "", "", "", ""] and row[10] == "4",
+              f"not handed in: a status, no points, out of 4: {row}")
+    for row in marks[1:]:
+        if row[4] == "marked":
+            check(sum(Decimal(x) for x in row[5:9]) == Decimal(row[9]),
+                  f"the printed steps add up to the printed total: {row}")
+    summary = (c / "summary.md").read_text("utf-8")
+    check("4 名学生 · 已批改 2 名 · 2 名未交（not handed in，见下文）" in summary,
+          f"summary.md counts them apart: {summary[:200]}")
+    check("| 王芳 | 2021012347 | 王芳 |" in summary and "| 刘洋 | 2021012348 | 刘洋 |" in summary,
+          "summary.md lists who did not hand in, with their IDs")
+    check("| 小数位数不足（imprecise）：要写 3 位小数 | 1 | 李娜 |" in summary,
+          "summary.md: who wrote too few decimals, in what to re-teach")
+    no_latin("summary.md (ids)", summary)
+    feedback = (c / "李娜" / "feedback.md").read_text("utf-8")
+    check(feedback.startswith("# 反馈：李娜（学号 2021012346）\n") and "**写 3 位小数**" in feedback
+          and str(c) not in feedback, f"李娜's feedback: ID, 'write 3 decimals', no path: {feedback}")
+    no_latin("李娜/feedback.md", feedback)
+    absent = (c / "王芳" / "feedback.md").read_text("utf-8")
+    check("未交（not handed in）" in absent, f"王芳's feedback says not handed in: {absent}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
@@ -156,6 +245,7 @@ def main():
         (c / "student-04" / "answers.toml").unlink()
         result = run("--lang", "zh", "mark", str(c))
         check_marks(c, result)
+        id_class(work)
     print(f"{len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
 

@@ -439,6 +439,22 @@ def test_roster_errors(tmp):
     result = run("exercise", "--seed", "1", "--roster", clash, "--out", os.path.join(tmp, "never"))
     check(result.returncode == 2 and "clash.txt:3" in result.stderr and "line 1" in result.stderr
           and "ana-b" in result.stderr, f"two names, one folder: both lines named: {result.stderr}")
+    # An id,name roster: every bad row is exit 2 naming the file, the line and the fix.
+    for rows, where, words in [
+            ("id,name\r\n2024001,Ada\r\n2024001,Bob\r\n", "ids.csv:3",
+             "ID 2024001 is already on line 2"),
+            ("id,name\r\n2024001,Ada\r\n,Bob\r\n", "ids.csv:3", "the ID of \"Bob\" is empty"),
+            ("id,name\r\n" + "9" * 33 + ",Ada\r\n", "ids.csv:2", "33 characters long (at most 32)"),
+            ("id,name\r\n20\x0724,Ada\r\n", "ids.csv:2", "has a control character"),
+            ("id,name\r\n2024 001,Ada\r\n", "ids.csv:2", "has the character ' '")]:
+        ids = os.path.join(tmp, "ids.csv")
+        with open(ids, "w", encoding="utf-8", newline="") as f:
+            f.write(rows)
+        result = run("exercise", "--seed", "1", "--roster", ids, "--out",
+                     os.path.join(tmp, "never"))
+        check(result.returncode == 2 and f"{where}: " in result.stderr and words in result.stderr
+              and "\x07" not in result.stderr,
+              f"id roster {rows!r}: exit 2 naming {where} and {words!r}: {result.stderr}")
     check(not os.path.exists(os.path.join(tmp, "never")), "nothing written for a bad roster")
 
 

@@ -22,6 +22,7 @@ import shutil
 import sys
 import tempfile
 import tomllib
+from decimal import Decimal
 
 from clitest import check, failures, runner
 
@@ -138,6 +139,11 @@ def points_text(p):
     return "0" if s == "-0" else s
 
 
+def sum_of_steps(row):
+    """The step columns of a marks.csv row, added up exactly."""
+    return sum((Decimal(v) for k, v in row.items() if k.startswith("head0.") and v), Decimal(0))
+
+
 def read_csv(path):
     raw = path.read_bytes()
     check(raw.startswith(b"\xef\xbb\xbf"), "marks.csv starts with a UTF-8 byte-order mark")
@@ -161,6 +167,8 @@ def mark_class(tmp, label, extra_args, habits):
         if habit == "no_answers":
             (folder / "answers.toml").unlink()
             continue
+        if habit == "untouched":  # the template as exercise wrote it: not handed in
+            continue
         values = work(lesson, habit)
         write_answers(folder, values, habit)
         expected[name] = expected_marks(lesson, habit, values)
@@ -175,7 +183,21 @@ def mark_class(tmp, label, extra_args, habits):
         if habit == "no_answers":
             check(row.get("problem", "").startswith("no answers.toml"),
                   f"{label}: {name}: problem says no answers.toml: {row}")
+            check(row.get("status") == "not marked", f"{label}: {name}: status not marked: {row}")
             continue
+        if habit == "untouched":
+            steps = [k for k in row if k.startswith("head0.")]
+            check(row.get("status") == "not handed in" and row.get("total") == "" and
+                  row.get("out of") == "4" and all(row[k] == "" for k in steps) and
+                  row.get("problem") == "",
+                  f"{label}: {name}: not handed in: a status, no points, not 0: {row}")
+            feedback = (folders[name][0] / "feedback.md").read_text(encoding="utf-8")
+            check("Not handed in: your answers.toml is the blank template" in feedback,
+                  f"{label}: {name}: feedback.md says not handed in: {feedback}")
+            continue
+        check(row.get("status") == "marked", f"{label}: {name}: status marked: {row}")
+        check(sum_of_steps(row) == Decimal(row.get("total") or "0"),
+              f"{label}: {name}: the printed steps add up to the printed total: {row}")
         points, first, mistake = expected[name]
         def within(got, low, high):
             return got is not None and low - 0.005 <= float(got) <= high + 0.005 and \
@@ -202,6 +224,23 @@ def mark_class(tmp, label, extra_args, habits):
         check(len(feedback.splitlines()) <= 20,
               f"{label}: {name}: feedback.md is short ({len(feedback.splitlines())} lines)")
     summary = (out / "summary.md").read_text(encoding="utf-8")
+    absent = [name for name, habit in zip(names, habits) if habit == "untouched"]
+    if absent:
+        check(f" · {len(absent)} not handed in (below)" in summary and "## Not handed in" in summary
+              and all(f"| {name} |" in summary.split("## Not handed in")[1] for name in absent),
+              f"{label}: summary.md lists the {len(absent)} not handed in apart")
+        marked_totals = [float(rows[n]["total"]) for n, h in zip(names, habits)
+                         if h not in ("untouched", "no_answers")]
+        mean = points_text(sum(marked_totals) / len(marked_totals))
+        check(f"· mean {mean} of 4 points" in summary,
+              f"{label}: the mean ({mean}) leaves out who did not hand in: {summary[:300]}")
+        check(f"{len(absent)} not handed in" in r.stdout, f"{label}: mark's line counts them: {r.stdout}")
+    if "few_decimals" in habits:
+        who = [n for n, h in zip(names, habits) if h == "few_decimals"]
+        check(f"| too few decimals (imprecise): write 3 decimals | {len(who)} |" in summary,
+              f"{label}: summary.md's re-teach line for too few decimals")
+        feedback = (folders[who[0]][0] / "feedback.md").read_text(encoding="utf-8")
+        check("- **Write 3 decimals:** " in feedback, f"{label}: feedback says write 3 decimals")
     for mistake in {m for (_, _, m) in expected.values() if m}:
         count = sum(1 for (_, _, m) in expected.values() if m == mistake)
         check(f"| {mistake} | {count} |" in summary,
@@ -212,7 +251,7 @@ def mark_class(tmp, label, extra_args, habits):
 with tempfile.TemporaryDirectory() as tmp_name:
     tmp = pathlib.Path(tmp_name)
     habits = ["right", "unscaled", "scaled_by_dk", "wrong_axis", "slip", "rounds_early",
-              "few_decimals", "blank", "no_answers"]
+              "few_decimals", "blank", "no_answers", "untouched"]
     # 1. A class of 30: every habit, several students each.
     class30 = (habits * 4)[:30]
     out, folders = mark_class(tmp, "defaults", [], class30)
@@ -255,6 +294,16 @@ with tempfile.TemporaryDirectory() as tmp_name:
     check(unscaled["total"] == points_text(want),
           f"--points: forgot to scale earns {points_text(want)}: {unscaled['total']}")
 
+    # 3b. Points that do not divide evenly: the printed columns still add up.
+    odd = tmp / "odd.toml"
+    odd.write_text("[points]\nscores = 0.3333\nscaled = 1.7\nweights = 2.1\ncontext = 0.55\n"
+                   "[credit]\ncarried = 0.3\nrounded = 0.35\nimprecise = 0.45\n")
+    r = run("mark", str(out), "--force", "--points", str(odd))
+    for row in read_csv(out / "marks.csv"):
+        if row["status"] == "marked":
+            check(sum_of_steps(row) == Decimal(row["total"]),
+                  f"odd points: the printed steps add up to the printed total: {row}")
+
     # 4. A typo in the points file: exit 2, naming the file and the key; nothing rewritten.
     typo = tmp / "typo.toml"
     typo.write_text("[points]\nweigths = 2\n")
@@ -282,7 +331,8 @@ with tempfile.TemporaryDirectory() as tmp_name:
     r = run("exercise", "--seed", "2026", "--roster", str(roster), "--out", str(out), "--force")
     check(r.returncode == 0 and all(p.read_bytes() == b for p, b in filled.items()),
           f"exercise --force keeps the filled-in answers.toml: {r.returncode} {r.stderr[:300]}")
-    check(r.stderr.count("attn-trace: kept ") == len(filled) and (out / "late-student" /
+    blank = sum(1 for h in class30 if h == "untouched")  # the template: replaced, not kept
+    check(r.stderr.count("attn-trace: kept ") == len(filled) - blank and (out / "late-student" /
           "answers.toml").exists(), f"each kept file is named, the late student gets a template")
     (out / "slip-4" / "lesson.toml").unlink()
     r = run("mark", str(out), "--force")

@@ -137,13 +137,28 @@ def check_cells(label, subs, lesson, lesson_path):
         _, value, tol = alternatives[0]
         check(PLAIN_DECIMAL.fullmatch(value) and PLAIN_DECIMAL.fullmatch(tol),
               f"{where}: {value}:{tol} are not plain decimals")
-        # The tool's own value lies within the bound of numpy's: either rounding
-        # of a value there is the tool's right answer.
+        # The answer is the true value itself (verify's interval is the true
+        # value ± the tolerance), to at most 9 more decimals than asked, within
+        # the bound of numpy's value.
         slack = 2 * float(crosscheck.np.broadcast_to(bound[step].limit(x, x),
                                                      steps[step].shape)[r, c])
-        written = {key_text(x - slack, decimals), key_text(x, decimals),
-                   key_text(x + slack, decimals)}
-        check(value in written, f"{where}: value {value}, numpy gives {x!r} -> {sorted(written)}")
+        places = len(value.split(".")[1]) if "." in value else 0
+        check(decimals <= places <= decimals + 9 and abs(float(value) - x) <= slack + 10.0 ** -(decimals + 9),
+              f"{where}: value {value}, numpy gives {x!r}")
+        # Every number written with the asked decimals near it: Moodle (|y - value|
+        # <= tol) accepts it exactly when verify (|y - true| <= tol) does, unless it
+        # is within numpy's bound of the edge.
+        unit = Decimal(1) / 10 ** decimals
+        centre = Decimal(key_text(x, decimals))
+        for k in range(-3, 4):
+            y = centre + k * unit
+            edge = abs(abs(float(y) - x) - float(tolerance(decimals)))
+            if edge <= 2 * slack + 1e-12:
+                continue
+            moodle = abs(Decimal(value) - y) <= Decimal(tol)
+            check(moodle == (abs(float(y) - x) <= float(tolerance(decimals))),
+                  f"{where}: {y} is {'in' if moodle else 'out of'} {value} ± {tol}, "
+                  f"verify says otherwise of {x!r}")
         check(Decimal(tol) == tolerance(decimals),
               f"{where}: tolerance {tol}, verify's is {tolerance(decimals)}")
         check(abs(float(value) - x) <= float(tol) + slack,

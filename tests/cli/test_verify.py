@@ -38,7 +38,7 @@ check("mistake: arithmetic_slip — one product term is off: a product should be
       "the slip in K(bank) is named with what the product should be")
 check("on paper: K[bank,d3] = X[bank,:]·W_K[:,d3] = 0.50×0.30 + 0.30×0.20 + 0.60×0.10 + 0.20×0.90 = 0.45"
       in out, "a wrong cell is worked out on paper")
-check("given 0.982 · expected 1.8455" in out and "none of the common mistakes gives this value" in out,
+check("given 0.982 · true 1.8455" in out and "none of the common mistakes gives this value" in out,
       "the unrelated 0.982 gets no diagnosis")
 
 r = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--format", "json")
@@ -158,6 +158,24 @@ for bad_cell in ("9,9", "x", "1", "-1,0"):
     r = run("run", "river-bank", "--expand", bad_cell)
     check(r.returncode == 2 and r.stdout == "" and "--expand" in r.stderr,
           f"--expand {bad_cell}: exit 2 with a message ({r.returncode}: {r.stderr})")
+
+# --- --brief: one line per step, then the result line (issue 24) -------------
+r = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--brief", "--width", "200")
+check(r.returncode == 1, f"--brief: exit 1 as the full report ({r.returncode})")
+check(r.stdout == "Q: 4 ok\n"
+      "K: 3 ok · 1 wrong — first: K[1,3] (bank, d3) wrong · mistake: arithmetic_slip\n"
+      "head0.scores: 0 ok · 1 carried · 1 wrong — first: head0.scores[0,2] (river, walk) wrong\n"
+      "result: not passed — 2 values wrong\n", "--brief: a line per step, then the result:\n" + r.stdout)
+full = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--width", "200")
+check(full.stdout.endswith("\nresult: not passed — 2 values wrong\n"), "the full report ends with the same result line")
+r = run("verify", "river-bank", "--answers", fixture("document-000.toml"), "--brief", "--lang", "zh", "--width", "200")
+check(r.returncode == 1 and r.stdout.splitlines()[-1] == "结论：未通过——2 个值错误"
+      and r.stdout.splitlines()[0] == "Q：4 个正确", "--brief --lang zh:\n" + r.stdout)
+r = run("verify", "river-bank", "--answers", fixture("all-right.toml"), "--brief")
+check(r.returncode == 0 and r.stdout.endswith("result: passed — every value is ok or carried\n"),
+      f"--brief on a right page: exit 0, passed ({r.returncode}: {r.stdout})")
+r = run("verify", "river-bank", "--answers", fixture("all-right.toml"), "--brief", "--format", "json")
+check(r.returncode == 2 and r.stdout == "" and "--brief" in r.stderr, f"--brief with --format: exit 2 ({r.stderr})")
 
 # --- the README walkthrough is the tool's real output --------------------------
 readme = open(os.path.join(SRC, "README.md"), encoding="utf-8").read()

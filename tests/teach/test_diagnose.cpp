@@ -310,10 +310,14 @@ TEST_CASE(
     // A method mistake says how it is made and where it starts; the others are
     // recognised by slips.hpp and by rounding, one entry each.
     const bool method = m.kind == attn::MistakeKind::method;
+    const bool written = m.kind == attn::MistakeKind::written;
     CHECK((m.mistaken != nullptr) == method);
     CHECK((m.detail != nullptr) == method);
+    CHECK((m.written_as != nullptr) == written);
+    CHECK((m.written_detail != nullptr) == written);
     if (method)
-      CHECK((m.starts_from == attn::StepKind::scores || m.starts_from == attn::StepKind::scaled ||
+      CHECK((m.starts_from == attn::StepKind::projection ||
+             m.starts_from == attn::StepKind::scores || m.starts_from == attn::StepKind::scaled ||
              m.starts_from == attn::StepKind::masked || m.starts_from == attn::StepKind::weights));
   }
   CHECK(attn::find_common_mistake("no_such_mistake") == nullptr);
@@ -335,3 +339,71 @@ TEST_CASE(
   for (const attn::CommonMistake& m : mistakes) labels.emplace_back(m.label);
   CHECK(listed == labels);
 }
+
+namespace attn {
+
+TEST_CASE("truncated: river's weights with their digits cut, worked by plain loops") {
+  Marked probe("river-bank", row_answer("head0.weights", 0, {0.25, 0.25, 0.25, 0.25}));
+  const std::vector<double> w = softmax(row_of(probe.step("head0.scaled"), 0));
+  std::vector<double> cut;
+  for (double v : w) cut.push_back(std::trunc(v * 1000) / 1000);
+  REQUIRE(std::round(w[0] * 1000) / 1000 != cut[0]);  // 0.2356: cut 0.235, rounded 0.236
+  const Marked m("river-bank", row_answer("head0.weights", 0, cut, 3));
+  const AnswerVerdict& a = m.report.answers.at(0);
+  CHECK(a.verdict == Verdict::wrong);
+  CHECK(label_of(a) == "truncated");
+  REQUIRE(a.diagnosis);
+  CHECK(a.diagnosis->detail.in(Language::en) ==
+        "the digits were cut, not rounded: 0.23560 rounds to 0.236, not 0.235");
+}
+
+TEST_CASE("exps_as_weights and softmax_of_unscaled: two-heads (√2), worked by plain loops") {
+  Marked probe("two-heads", row_answer("head0.weights", 1, {0.3, 0.4, 0.3}));
+  std::vector<double> exps;
+  for (double s : row_of(probe.step("head0.scaled"), 1)) exps.push_back(std::exp(s));
+  const Marked e("two-heads", row_answer("head0.weights", 1, exps, 3));
+  CHECK(label_of(e.report.answers.at(0)) == "exps_as_weights");
+
+  // The scaled scores right, the weights the softmax of the unscaled ones.
+  const std::vector<double> scaled = row_of(probe.step("head0.scaled"), 1);
+  const std::vector<double> unscaled = softmax(row_of(probe.step("head0.scores"), 1));
+  const Marked u("two-heads",
+                 row_answer("head0.scaled", 1, scaled, 3) + row_answer("head0.weights", 1, unscaled, 3));
+  CHECK(u.report.answers.at(0).verdict == Verdict::ok);
+  CHECK(label_of(u.report.answers.at(1)) == "softmax_of_unscaled");
+}
+
+TEST_CASE("transposed_weights: three-words' Q, K and V as X·Wᵀ; transposed_answer: its scores "
+          "written into [col, row]") {
+  Marked probe("three-words", row_answer("head0.scores", 0, {0, 0, 0}));
+  // three-words' W_Q is 4×3: X·Wᵀ does not exist, so the mistake is not tried.
+  REQUIRE(probe.step("W_Q").n_rows == probe.step("W_Q").n_cols + 1);  // 4×3: no X·Wᵀ
+  const Marked none("three-words", row_answer("head0.scores", 2, {1, 2, 3}));
+  CHECK(label_of(none.report.answers.at(0)) != "transposed_weights");
+
+  // river-bank's W_Q is 4×4: Q = X·W_Qᵀ by plain loops.
+  Marked rb("river-bank", row_answer("head0.scores", 0, {0, 0, 0, 0}));
+  const arma::mat Q = [&] {
+    arma::mat P(4, 4, arma::fill::zeros);
+    const arma::mat& Xr = rb.step("X");
+    const arma::mat& W = rb.step("W_Q");
+    for (std::size_t i = 0; i < 4; ++i)
+      for (std::size_t j = 0; j < 4; ++j)
+        for (std::size_t k = 0; k < 4; ++k) P(i, j) += Xr(i, k) * W(j, k);
+    return P;
+  }();
+  const Marked q("river-bank", row_answer("Q", 0, row_of(Q, 0), 3));
+  CHECK(label_of(q.report.answers.at(0)) == "transposed_weights");
+
+  // The whole scores matrix of river-bank written transposed.
+  const arma::mat S = rb.step("head0.scores");
+  std::string page = "[[answer]]\nstep = \"head0.scores\"\nvalues = [";
+  for (std::size_t r = 0; r < 4; ++r)
+    page += fmt::format("[\"{:.3f}\", \"{:.3f}\", \"{:.3f}\", \"{:.3f}\"]{}", S(0, r), S(1, r),
+                        S(2, r), S(3, r), r < 3 ? ", " : "]\n");
+  const Marked t("river-bank", page);
+  CHECK(t.report.answers.at(0).verdict == Verdict::wrong);
+  CHECK(label_of(t.report.answers.at(0)) == "transposed_answer");
+}
+
+}  // namespace attn

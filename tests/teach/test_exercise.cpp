@@ -445,6 +445,71 @@ TEST_CASE("rosters: names, comments, duplicates, folders") {
   }
 }
 
+TEST_CASE("rosters with IDs: an id,name header, 学号, quoting, and every bad row named") {
+  SUBCASE("BOM, CRLF, quoting, a Chinese header, full-width digits, extra columns") {
+    const auto students = attn::parse_roster(
+        "\xEF\xBB\xBF# class 3B\r\n学号,姓名,email\r\n２０２４００１,张伟,z@x\r\n"
+        "\"2024-002\",\"Lovelace, Ada\"\r\n\r\n s2024.3_b , José Núñez \r\n",
+        "class.csv");
+    REQUIRE(students.size() == 3);
+    CHECK(students[0].id == "2024001");  // NFKC: full-width digits as ASCII
+    CHECK(students[0].name == "张伟");
+    CHECK(students[0].slug == "张伟");
+    CHECK(students[1].id == "2024-002");
+    CHECK(students[1].name == "Lovelace, Ada");
+    CHECK(students[1].slug == "lovelace-ada");
+    CHECK(students[2].id == "s2024.3_b");
+    CHECK(students[2].name == "José Núñez");
+    // The header may be name,id in either case and order.
+    const auto swapped = attn::parse_roster("Name,ID\nAda,A7\n", "r.csv");
+    REQUIRE(swapped.size() == 1);
+    CHECK(swapped[0].id == "A7");
+    CHECK(swapped[0].name == "Ada");
+  }
+  SUBCASE("a names-only roster is unchanged, commas and all: no IDs") {
+    const auto students = attn::parse_roster("Lovelace, Ada\nid\nname\n", "r.txt");
+    REQUIRE(students.size() == 3);
+    CHECK(students[0].name == "Lovelace, Ada");
+    CHECK(students[0].id == "");
+    CHECK(students[1].name == "id");
+  }
+  SUBCASE("the ID never changes the variant: the stream is the seed's and the name's") {
+    const attn::ExerciseSpec spec = spec_with(3, 3, 2, 1);
+    const auto with_id = attn::parse_roster("id,name\n2024001,张伟\n", "r.csv");
+    const auto other_id = attn::parse_roster("id,name\nX-9,张伟\n", "r.csv");
+    const auto without = attn::parse_roster("张伟\n", "r.txt");
+    const attn::Exercise a = attn::generate_exercise(spec, with_id[0]);
+    const attn::Exercise b = attn::generate_exercise(spec, other_id[0]);
+    const attn::Exercise c = attn::generate_exercise(spec, without[0]);
+    CHECK(a.stream_seed == attn::student_stream_seed(2026, "张伟"));
+    CHECK(a.stream_seed == b.stream_seed);
+    CHECK(a.stream_seed == c.stream_seed);
+    CHECK(a.lesson_toml == c.lesson_toml);  // and so the fingerprint
+    CHECK(b.lesson_toml == c.lesson_toml);
+  }
+  SUBCASE("bad rows: exit-2 errors naming the file, the line and the fix") {
+    const std::pair<std::string, std::string> cases[] = {
+        {"id,name\n1,Ada\n1,Bob\n",
+         "r.csv:3: ID 1 is already on line 2; each student has an ID of their own"},
+        {"id,name\n1,Ada\n,Bob\n", "r.csv:3: the ID of \"Bob\" is empty; an ID is 1 to 32"},
+        {"id,name\n1,Ada\n" + std::string(33, '7') + ",Bob\n",
+         "r.csv:3: the ID of \"Bob\" is 33 characters long (at most 32)"},
+        {"id,name\n1\t2,Ada\n", "r.csv:2: the ID of \"Ada\" has a control character"},
+        {"id,name\n1 2,Ada\n", "r.csv:2: the ID of \"Ada\" has the character ' '"},
+        {"id,name\n=1+2,Ada\n", "r.csv:2: the ID of \"Ada\" does not start with a letter or digit"},
+        {"id,name\n1\u202e2,Ada\n", "r.csv:2: the ID of \"Ada\" has the character U+202E"},
+        {"id,name\n1,\"Ada\nLovelace\"\n", "r.csv:2: the name contains a control character"},
+        {"id,name\n1,\n", "r.csv:2: no name for ID 1; write the student's name"},
+        {"id,name\n1,Ada\n2,Ada\n", "r.csv:3: \"Ada\" is already on line 2"},
+        {"id,name\n# nobody\n", "r.csv: the roster has no names"},
+        {"id,name\n1,Ada\n2,Jos\xe9\n", "r.csv:3: this line is not UTF-8 (byte 0xE9 at column 6)"},
+    };
+    for (const auto& [text, message] : cases)
+      CHECK_THROWS_WITH_AS(attn::parse_roster(text, "r.csv"), doctest::Contains(message.c_str()),
+                           attn::InputError);
+  }
+}
+
 TEST_CASE("key_steps leaves out repeats unless asked") {
   attn::ExerciseSpec spec = spec_with(3, 3, 2, 1);
   const attn::Exercise e = attn::generate_exercise(spec, {{}, "Ada", "ada"});

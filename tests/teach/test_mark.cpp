@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "support/hostile_lesson.hpp"
 #include "support/sheet_fixture.hpp"
 #include "teach/answer_template.hpp"
+#include "teach/exercise.hpp"
 #include "teach/fingerprint.hpp"
 #include "teach/mark.hpp"
 
@@ -169,12 +171,178 @@ TEST_CASE("marks.csv: a byte-order mark, RFC 4180 quoting, a column per asked st
   a.out_of = 3;
   a.first_wrong = "head0.weights[1,2]";
   a.mistake = "softmax_wrong_axis";
-  const std::string csv = attn::marks_csv({a});
-  CHECK(
-      csv.starts_with("\xEF\xBB\xBFname,folder,variant,head0.scores (2),head0.weights (1),"
-                      "total,out of,first wrong,mistake,problem\r\n"));
-  CHECK(csv.find("\"O'Brien, \"\"Pat\"\"\",o-brien-pat,00000000000000ff,1,0.67,1.67,3,"
-                 "\"head0.weights[1,2]\",softmax_wrong_axis,\r\n") != std::string::npos);
+  a.id = "2024001";
+  attn::StudentMark absent;
+  absent.id = "2024002";
+  absent.name = "张伟";
+  absent.folder = "张伟";
+  absent.variant = "0000000000000001";
+  absent.not_handed_in = true;
+  absent.steps = {{"head0.scores", 0, 2.0}, {"head0.weights", 0, 1.0}};
+  absent.out_of = 3;
+  const std::string csv = attn::marks_csv({a, absent});
+  CHECK(csv.starts_with(
+      "\xEF\xBB\xBFid,name,folder,variant,status,head0.scores (2),head0.weights (1),"
+      "total,out of,first wrong,mistake,problem\r\n"));
+  CHECK(csv.find("\r\n2024001,\"O'Brien, \"\"Pat\"\"\",o-brien-pat,00000000000000ff,marked,1,0.67,"
+                 "1.67,3,\"head0.weights[1,2]\",softmax_wrong_axis,\r\n") != std::string::npos);
+  // Not handed in: a status, no points (not 0), the points possible.
+  CHECK(csv.ends_with("\r\n2024002,张伟,张伟,0000000000000001,not handed in,,,,3,,,\r\n"));
+  const std::string json = attn::marks_json({a, absent});
+  CHECK(json.find("{\"id\": \"2024001\", \"name\": \"O'Brien, \\\"Pat\\\"\", \"folder\": "
+                  "\"o-brien-pat\", \"variant\": \"00000000000000ff\", \"status\": \"marked\", "
+                  "\"total\": 1.6666666666666667,") != std::string::npos);
+  CHECK(json.find("\"status\": \"not handed in\", \"total\": null, \"out_of\": 3,") !=
+        std::string::npos);
+  CHECK(json.find("{\"step\": \"head0.scores\", \"points\": null, \"out_of\": 2,") !=
+        std::string::npos);
+}
+
+namespace {
+
+// A printed number of points (at most two decimals) in hundredths.
+long long hundredths(const std::string& text) {
+  const std::size_t dot = text.find('.');
+  long long whole = std::stoll(text.substr(0, dot));
+  if (dot == std::string::npos) return whole * 100;
+  std::string part = text.substr(dot + 1);
+  REQUIRE(part.size() <= 2);
+  while (part.size() < 2) part += '0';
+  return whole * 100 + std::stoll(part);
+}
+
+}  // namespace
+
+TEST_CASE("printed points: the printed steps add up to the printed total, random schemes") {
+  // Three steps of 1/3 each, all right: 0.34 + 0.33 + 0.33 = 1, not 0.99 of 1.
+  attn::StudentMark thirds;
+  thirds.steps = {{"a", 1.0 / 3, 1.0 / 3}, {"b", 1.0 / 3, 1.0 / 3}, {"c", 1.0 / 3, 1.0 / 3}};
+  thirds.total = 1.0 / 3 + 1.0 / 3 + 1.0 / 3;
+  const attn::PrintedPoints p = attn::printed_points(thirds);
+  CHECK(p.steps == std::vector<std::string>{"0.34", "0.33", "0.33"});
+  CHECK(p.total == "1");
+  // Random points per step, cells per step and credits, as marks.csv sees them.
+  attn::SplitMix64 rng(24);
+  const double credits[] = {0, 0.5, 1, 0.25, 0.75, 1.0 / 3};
+  for (int student = 0; student < 2000; ++student) {
+    attn::StudentMark m;
+    const auto steps = static_cast<std::size_t>(rng.between(1, 8));
+    for (std::size_t s = 0; s < steps; ++s) {
+      const double out_of = static_cast<double>(rng.between(1, 700)) / 70.0;  // 1/70 to 10
+      const auto cells = static_cast<double>(rng.between(1, 64));
+      double earned = 0;
+      for (int c = 0; c < static_cast<int>(cells); ++c) earned += credits[rng.below(6)];
+      const double points = out_of * earned / cells;
+      m.steps.push_back({"s" + std::to_string(s), points, out_of});
+      m.total += points;
+    }
+    const attn::PrintedPoints printed = attn::printed_points(m);
+    REQUIRE(printed.steps.size() == steps);
+    long long sum = 0;
+    for (std::size_t s = 0; s < steps; ++s) {
+      sum += hundredths(printed.steps[s]);
+      // Each column within a hundredth of its points.
+      CHECK(std::abs(static_cast<double>(hundredths(printed.steps[s])) / 100 -
+                     m.steps[s].points) < 0.01 + 1e-9);
+    }
+    CHECK(sum == hundredths(printed.total));
+    CHECK(hundredths(printed.total) == std::llround(m.total * 100));
+  }
+}
+
+namespace {
+
+// Answers to every asked step of `f`, from its key: `decimals` decimals, and
+// `weights_decimals` for the weights.
+std::string key_answers(const testsupport::SheetFixture& f, int decimals, int weights_decimals) {
+  std::string out = "student = \"" + f.exercise.student.name + "\"\nvariant = \"" +
+                    f.model.variant + "\"\n";
+  for (const attn::SheetMatrix& m : f.model.asked) {
+    const int d = m.id == "head0.weights" ? weights_decimals : decimals;
+    out += "[[answer]]\nstep = \"" + m.id + "\"\nvalues = [";
+    for (std::size_t r = 0; r < m.value.n_rows; ++r) {
+      out += r ? ", [" : "[";
+      for (std::size_t c = 0; c < m.value.n_cols; ++c)
+        out += (c ? ", \"" : "\"") + testsupport::rounded(m.value(r, c), d) + "\"";
+      out += "]";
+    }
+    out += "]\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a class with IDs and absentees: marks.csv, summary.md and feedback.md") {
+  const fs::path dir = scratch("absent");
+  const testsupport::SheetFixture right("张伟"), two("李娜"), absent("Ada");
+  std::string roster = "id,name,folder,variant,fingerprint\r\n";
+  const std::pair<const testsupport::SheetFixture*, const char*> students[] = {
+      {&right, "2024001"}, {&two, "2024002"}, {&absent, "2024003"}};
+  for (const auto& [f, id] : students) {
+    const std::string folder = f->exercise.student.name;
+    fs::create_directories(dir / folder);
+    attn::write_file_atomically((dir / folder / "lesson.toml").string(), f->exercise.lesson_toml);
+    roster += std::string(id) + "," + folder + "," + folder + "," + f->model.variant + "," +
+              attn::lesson_fingerprint(f->exercise.lesson_toml) + "\r\n";
+  }
+  attn::write_file_atomically((dir / "roster.csv").string(), roster);
+  attn::write_file_atomically((dir / "张伟" / "answers.toml").string(), key_answers(right, 3, 3));
+  attn::write_file_atomically((dir / "李娜" / "answers.toml").string(), key_answers(two, 3, 2));
+  attn::write_file_atomically((dir / "Ada" / "answers.toml").string(),
+                              attn::answers_template(absent.model));
+  const std::vector<attn::StudentMark> marks = attn::mark_class(dir, attn::MarkScheme{}, "");
+  REQUIRE(marks.size() == 3);
+  CHECK(marks[0].id == "2024001");
+  CHECK(marks[0].total == 4);
+  CHECK(attn::mark_status(marks[0]) == "marked");
+  // Two decimals where the sheet asks three: imprecise weights, half their credit.
+  const std::size_t exact = [&] {
+    std::size_t n = 0;
+    const arma::mat& w = two.exercise.trace.at("head0.weights").value;
+    for (const double v : w) n += std::abs(std::round(v * 100) / 100 - v) < 1e-12;
+    return n;
+  }();
+  CHECK(marks[1].imprecise == 9 - exact);
+  CHECK(marks[1].write_decimals == 3);
+  CHECK(marks[1].total == doctest::Approx(3 + (exact + 0.5 * (9.0 - exact)) / 9.0));
+  CHECK(marks[2].not_handed_in);
+  CHECK(marks[2].problem == "");
+  CHECK(marks[2].total == 0);
+  CHECK(marks[2].out_of == 4);
+  CHECK(attn::mark_status(marks[2]) == "not handed in");
+
+  const std::string csv = attn::marks_csv(marks);
+  CHECK(csv.find("\r\n2024001,张伟,张伟," + right.model.variant + ",marked,1,1,1,1,4,4,,,\r\n") !=
+        std::string::npos);
+  CHECK(csv.ends_with("\r\n2024003,Ada,Ada," + absent.model.variant +
+                      ",not handed in,,,,,,4,,,\r\n"));
+  const std::string summary = attn::class_summary(marks);
+  const double mean = (4 + marks[1].total) / 2;  // Ada left out
+  CHECK(summary.find("3 students · 2 marked · 1 not handed in (below) · mean ") !=
+        std::string::npos);
+  char mean_text[32];
+  std::snprintf(mean_text, sizeof mean_text, "%.2f", mean);
+  std::string mean_shown = mean_text;
+  while (mean_shown.back() == '0') mean_shown.pop_back();
+  if (mean_shown.back() == '.') mean_shown.pop_back();
+  CHECK(summary.find("· mean " + mean_shown + " of 4 points") != std::string::npos);
+  CHECK(summary.find("| too few decimals (imprecise): write 3 decimals | 1 | 李娜 |  |") !=
+        std::string::npos);
+  CHECK(summary.find("## Not handed in") != std::string::npos);
+  CHECK(summary.find("| Ada | 2024003 | Ada |") != std::string::npos);
+  // The steps table counts the two students marked, not Ada.
+  CHECK(summary.find("| head0.scores | 1 of 1 | 2 | 0 | 0 |") != std::string::npos);
+
+  const std::string& feedback = marks[1].feedback;
+  CHECK(feedback.starts_with("# Feedback: 李娜 (ID 2024002)\n"));
+  CHECK(feedback.find("| 1. `head0.scores` — Scores | 1 of 1 | 9 right |") != std::string::npos);
+  CHECK(feedback.find("- **Write 3 decimals:** ") != std::string::npos);
+  CHECK(feedback.find(dir.string()) == std::string::npos);  // no instructor path
+  CHECK(feedback.find("attn-trace mark") == std::string::npos);
+  CHECK(marks[2].feedback.find("Not handed in: your answers.toml is the blank template") !=
+        std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("class summary: a name or problem with a pipe or a newline keeps its table row whole") {
@@ -319,5 +487,38 @@ TEST_CASE("a student folder checked against its roster row: fingerprint, name, v
   m = attn::mark_student(dir, entry, attn::MarkScheme{});
   CHECK_FALSE(m.tampered);
   CHECK_FALSE(m.fingerprint_checked);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("roster.csv's id column: read into each row, a bad or repeated ID names its line") {
+  const fs::path dir = scratch("roster-ids");
+  for (const char* folder : {"ada", "bob"}) fs::create_directories(dir / folder);
+  const auto roster_with = [&](const std::string& rows) {
+    attn::write_file_atomically((dir / "roster.csv").string(),
+                                "id,name,folder,variant,fingerprint\r\n" + rows);
+  };
+  roster_with("2024001,Ada,ada,,\r\nX-2,Bob,bob,,\r\n");
+  const std::vector<attn::RosterEntry> entries = attn::class_roster(dir);
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].id == "2024001");
+  CHECK(entries[0].name == "Ada");
+  CHECK(entries[1].id == "X-2");
+  CHECK(entries[1].folder == "bob");
+  roster_with("2024001,Ada,ada,,\r\n2024001,Bob,bob,,\r\n");
+  CHECK_THROWS_WITH_AS(attn::class_roster(dir),
+                       doctest::Contains("roster.csv:3: ID 2024001 is already on line 2"),
+                       attn::InputError);
+  roster_with("2024001,Ada,ada,,\r\n\"=cmd|' /C calc'!A0\",Bob,bob,,\r\n");
+  CHECK_THROWS_WITH_AS(attn::class_roster(dir),
+                       doctest::Contains("roster.csv:3: the ID \"=cmd|' /C calc'!A0\" does not "
+                                         "start with a letter or digit"),
+                       attn::InputError);
+  // An older roster.csv without the id column still marks, with no IDs.
+  attn::write_file_atomically((dir / "roster.csv").string(),
+                              "name,folder,variant\r\nAda,ada,\r\nBob,bob,\r\n");
+  const std::vector<attn::RosterEntry> older = attn::class_roster(dir);
+  REQUIRE(older.size() == 2);
+  CHECK(older[0].id == "");
+  CHECK(older[0].name == "Ada");
   fs::remove_all(dir);
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 
 #include "backend/backend.hpp"
@@ -10,6 +11,8 @@
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "teach/answers.hpp"
+#include "teach/exercise.hpp"
+#include "teach/diagnose.hpp"
 #include "teach/verify.hpp"
 
 namespace attn {
@@ -358,6 +361,111 @@ answer_decimals = 3
   CHECK(short_weights.ok == 4);  // 1 and 0 are exact
   // softmax([1, 0] / √2) = [0.6698, 0.3302]: right to 2 decimals, but the sheet asks 3.
   CHECK(short_weights.imprecise == 2);
+}
+
+}  // namespace attn
+
+namespace attn {
+
+namespace {
+
+// A lesson of `attn-trace exercise --seed 2026` (3 tokens, d_k = 2: the scale √2), student 1.
+struct SheetOne {
+  Lesson lesson;
+  std::unique_ptr<Backend> backend = make_backend("cpu");
+  Trace truth;
+  SheetOne() {
+    ExerciseSpec spec;
+    spec.seed = 2026;
+    normalise_spec(spec);
+    lesson = generate_exercise(spec, numbered_students(1).at(0)).lesson;
+    truth = run_pipeline(lesson, *backend);
+  }
+  VerifyReport mark(const std::string& toml) {
+    return verify_answers(lesson, *backend, parse_answers(toml, "test.toml", truth));
+  }
+  double at(const char* step, std::size_t r, std::size_t c) const {
+    return truth.at(step).value(r, c);
+  }
+};
+
+std::string cell_answer(const std::string& step, std::size_t r, std::size_t c,
+                        const std::string& value) {
+  return fmt::format("[[answer]]\nstep = \"{}\"\ncell = [{}, {}]\nvalue = \"{}\"\n", step, r, c,
+                     value);
+}
+
+// `v` with `d` decimals, moved one unit away from where it rounds: the wrong way.
+std::string wrong_way(double v, int d) {
+  const double f = std::pow(10.0, d);
+  const double r = std::round(v * f) / f;
+  return fmt::format("{:.{}f}", r > v ? r - 1 / f : r + 1 / f, d);
+}
+
+}  // namespace
+
+TEST_CASE("issue 24: a weight rounded the wrong way, with a score written to 1 decimal, is "
+          "named no method mistake on any cell of a sheet") {
+  SheetOne s;
+  std::size_t cases = 0, method = 0;
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t c = 0; c < 3; ++c)
+      for (std::size_t k = 0; k < 3; ++k) {
+        const double w = s.at("head0.weights", r, c);
+        const VerifyReport rep =
+            s.mark(cell_answer("head0.scores", r, k, fmt::format("{:.1f}", s.at("head0.scores", r, k))) +
+                   cell_answer("head0.weights", r, c, wrong_way(w, 2)));
+        const AnswerVerdict& a = rep.answers.at(1);
+        ++cases;
+        CHECK(a.verdict != Verdict::ok);
+        for (const Diagnosis& d : a.cells.at(0).diagnoses) {
+          CAPTURE(d.label);
+          const CommonMistake* m = find_common_mistake(d.label);
+          REQUIRE(m);
+          method += !m->explains_noise;
+        }
+        CHECK_FALSE(rep.passed());
+      }
+  CHECK(cases == 27);
+  CHECK(method == 0);  // before: unscaled, scaled_by_dk or softmax_wrong_axis on some of them
+}
+
+TEST_CASE("issue 24: carried only when the learner's earlier numbers differ from the true ones") {
+  SheetOne s;
+  // A score the sheet's one-decimal inputs make exact, and a weight off by a unit.
+  const double score = s.at("head0.scores", 1, 1), w = s.at("head0.weights", 1, 1);
+  const std::string exact = fmt::format("{:.4f}", score);
+  REQUIRE(std::abs(std::stod(exact) - score) < 1e-9);
+  const VerifyReport rep = s.mark(cell_answer("head0.scores", 1, 1, exact) +
+                                  cell_answer("head0.weights", 1, 1, wrong_way(w, 3)));
+  CHECK(rep.answers.at(0).verdict == Verdict::ok);
+  CHECK(rep.answers.at(1).verdict != Verdict::carried);
+  CHECK(rep.carried == 0);
+  CHECK_FALSE(rep.answers.at(1).cells.at(0).carried_expected);
+}
+
+TEST_CASE("issue 24: √2 taken as 1.414 is rounding, named, and fails the page") {
+  SheetOne s;
+  // Scaled scores to 5 decimals, worked with 1.414: off the truth, not carried
+  // (the scores are the true ones), and named rounding of √d_k.
+  std::string page;
+  std::vector<std::string> row;
+  for (std::size_t c = 0; c < 3; ++c) row.push_back(fmt::format("\"{:.4f}\"", s.at("head0.scores", 2, c)));
+  page += fmt::format("[[answer]]\nstep = \"head0.scores\"\nrow = 2\nvalues = [{}]\n", fmt::join(row, ", "));
+  row.clear();
+  for (std::size_t c = 0; c < 3; ++c)
+    row.push_back(fmt::format("\"{:.5f}\"", s.at("head0.scores", 2, c) / 1.414));
+  page += fmt::format("[[answer]]\nstep = \"head0.scaled\"\nrow = 2\nvalues = [{}]\n", fmt::join(row, ", "));
+  const VerifyReport rep = s.mark(page);
+  const AnswerVerdict& a = rep.answers.at(1);
+  CHECK(rep.carried == 0);
+  CHECK(a.verdict == Verdict::rounded);
+  REQUIRE(a.diagnosis);
+  CHECK(a.diagnosis->label == "rounding");
+  CHECK(a.diagnosis->rounded_to == 3);
+  CHECK(a.diagnosis->detail.in(Language::en).find("√d_k = 1.41421 rounded to 3 decimals") !=
+        std::string::npos);
+  CHECK_FALSE(rep.passed());  // rounded: partial credit in mark, not a pass
 }
 
 }  // namespace attn

@@ -166,3 +166,58 @@ value = 1.727
     CHECK(m.json["answers"][c]["answer"].number == 1);
   }
 }
+
+TEST_CASE("verify report: the true value shows the digit that decides the rounding, and what "
+          "the written decimals must round to") {
+  // K[1,3] is 0.45 exactly; head0.scores[0,1] is 1.6755: 1.67 rounds the wrong way.
+  const Marked m(R"(
+[[answer]]
+step = "head0.scores"
+cell = [0, 1]
+value = "1.67"
+)");
+  CHECK(m.report.wrong == 1);
+  CHECK(m.text.find("given 1.67 · true 1.6755 · 2 decimals must round to 1.68") !=
+        std::string::npos);
+}
+
+TEST_CASE("verify report: the last line is the page's result, in the full text and in --brief") {
+  const Marked right(R"(
+[[answer]]
+step = "head0.scores"
+row = 0
+values = ["1.679", "1.676", "1.846", "1.974"]
+)");
+  CHECK(right.report.passed());
+  CHECK(right.text.ends_with("\nresult: passed — every value is ok or carried\n"));
+  const std::string brief = attn::verify_report_brief(right.truth, right.report, 100);
+  CHECK(brief == "head0.scores: 4 ok\nresult: passed — every value is ok or carried\n");
+
+  // The river's weights from scaled scores rounded to 2 decimals (docs/answers-format.md's
+  // example): rounded, so not a pass; one value with too few decimals.
+  const Marked early(R"(
+[[answer]]
+step = "head0.weights"
+row = 0
+values = [0.236, 0.236, 0.255, 0.274]
+
+[[answer]]
+step = "head0.scores"
+cell = [3, 0]
+value = 2
+)");
+  CHECK(early.report.rounded == 3);
+  CHECK_FALSE(early.report.passed());
+  const std::string last =
+      "result: not passed — 3 values off because earlier values were rounded too early (keep 5 "
+      "decimals while you work); 1 value with too few decimals: write 1 decimal\n";
+  // The text wraps its lines at 100 columns: compared with the breaks undone.
+  const std::string unwrapped = std::regex_replace(early.text, std::regex("\n  +"), " ");
+  CHECK(unwrapped.ends_with("\n" + last));
+  const std::string brief_early = attn::verify_report_brief(early.truth, early.report, 200);
+  CHECK(brief_early ==
+        "head0.scores: 0 ok · 1 imprecise — first: head0.scores[3,0] (by, river) imprecise\n"
+        "head0.weights: 1 ok · 3 rounded — first: head0.weights[0,1] (river, bank) rounded "
+        "· mistake: rounding\n" +
+            last);
+}
