@@ -198,10 +198,12 @@ TypedNumber read_typed_number(std::string_view cell) {
     out.note = unreadable_reason(cell, text);
     return out;
   }
-  double value = 0;
-  const char* begin = text.data() + (text[0] == '+' ? 1 : 0);
-  const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
-  if (ec != std::errc() || !std::isfinite(value)) {
+  // strtod, as the strict reader (core/toml_read.cpp): the WebAssembly build's
+  // C++ library has no std::from_chars for double. The text is all number here.
+  const std::string digits(text);
+  char* end = nullptr;
+  const double value = std::strtod(digits.c_str(), &end);
+  if (end != digits.c_str() + digits.size() || !std::isfinite(value)) {
     out.kind = TypedNumber::Kind::unreadable;
     out.note = Message(N_("\"{}\" is too large a number; check the cell"), {shown_cell(cell)});
     return out;
