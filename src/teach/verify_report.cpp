@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -96,13 +97,17 @@ std::string value_text(double v, int decimals) {
   return s;
 }
 
-// "2 decimals must round to 0.31": for a value off the truth, what the true
-// value is at the decimals written, when that is not what was written.
+// "2 decimals must round to 0.31": for a near miss (one unit of the last
+// written decimal from the true value rounded so: 0.30 or 0.32 for 0.31, a
+// value that looks as if it were within tolerance), what the true value is at
+// the decimals written. A value further off needs no lesson in rounding.
 std::string must_round_text(const AnswerCell& c) {
   const int d = c.given.decimals;
   if (!std::isfinite(c.expected) || !std::isfinite(c.given.value) || d > 15) return "";
   const std::string right = format_fixed(c.expected, d);
   if (right == format_fixed(c.given.value, d)) return "";
+  if (std::abs(c.given.value - std::strtod(right.c_str(), nullptr)) > 1.5 * std::pow(10.0, -d))
+    return "";
   return tr_format(N_(" · {} must round to {}"),
                    tr_counted(static_cast<std::size_t>(d), N_("{} decimal"), N_("{} decimals")),
                    right);

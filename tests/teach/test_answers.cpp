@@ -174,7 +174,7 @@ TEST_CASE("answers: another student's variant is refused, naming both students")
   CHECK(mine[0].values[0][0].value == 1.5);
 }
 
-TEST_CASE("answers: a string that is no number is an unreadable cell; a decimal comma is read") {
+TEST_CASE("answers: a string that is no number is an unreadable cell, a decimal comma is read") {
   const std::vector<Answer> x = parse_answers(
       "[[answer]]\nstep = \"head0.scores\"\ncell = [0, 0]\nvalue = \"x\"\n", "mine.toml",
       river_bank());

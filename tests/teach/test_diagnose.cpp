@@ -373,7 +373,7 @@ TEST_CASE("exps_as_weights and softmax_of_unscaled: two-heads (√2), worked by 
   CHECK(label_of(u.report.answers.at(1)) == "softmax_of_unscaled");
 }
 
-TEST_CASE("transposed_weights: three-words' Q, K and V as X·Wᵀ; transposed_answer: its scores "
+TEST_CASE("transposed_weights: three-words' Q, K and V as X·Wᵀ, transposed_answer: its scores "
           "written into [col, row]") {
   Marked probe("three-words", row_answer("head0.scores", 0, {0, 0, 0}));
   // three-words' W_Q is 4×3: X·Wᵀ does not exist, so the mistake is not tried.
