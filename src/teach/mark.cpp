@@ -266,12 +266,37 @@ std::string mistake_lines(const VerifyReport& report, const Lesson& lesson, cons
   return out;
 }
 
+// "A", "A and B", "A, B and C".
+std::string and_list(const std::vector<std::string>& items) {
+  if (items.size() < 2) return items.empty() ? std::string() : items.front();
+  const std::vector<std::string> head(items.begin(), items.end() - 1);
+  return fmt::format("{}{}{}", fmt::join(head, tr(", ")), tr(" and "), items.back());
+}
+
+// The steps with values right on the student's own earlier numbers, and what
+// those values earn; it claims no step right as a whole (a step may also have
+// wrong values).
+std::string carried_sentence(const std::vector<StepMark>& steps, double carried_credit) {
+  std::vector<std::string> carried;
+  for (const StepMark& s : steps)
+    if (s.carried) carried.push_back(fmt::format("`{}`", s.step));
+  if (carried.empty() || carried_credit <= 0) return "";
+  if (carried_credit >= 1)
+    return "\n" + tr_format("**Carried credit:** the values of your {} that are right on your "
+                            "own earlier numbers count as right, so a mistake is counted once, "
+                            "where it was made.\n",
+                            and_list(carried));
+  return "\n" + tr_format("**Carried credit:** the values of your {} that are right on your own "
+                          "earlier numbers earn {} of their points.\n",
+                          and_list(carried), points_text(100 * carried_credit) + "%");
+}
+
 // feedback.md, in the words of the student's sheet: its steps as it titles
 // them, its cells as its key names them, values at its decimals, and no path
 // or command of the instructor's (only the student's own files, for a student
 // who has attn-trace).
 std::string feedback_markdown(const StudentMark& m, const Lesson& lesson, const Trace& truth,
-                              const VerifyReport& report) {
+                              const VerifyReport& report, double carried_credit) {
   const PrintedPoints printed = printed_points(m);
   std::string out = fmt::format(
       "# {}\n\n{}\n\n| {} | {} | {} |\n|---|---:|---|\n",
@@ -289,18 +314,7 @@ std::string feedback_markdown(const StudentMark& m, const Lesson& lesson, const 
   if (mistake.empty() && m.total >= m.out_of) out += tr("Every asked value is right.\n");
   out += rounding_sentence(report, lesson, truth, m.steps);
   out += decimals_sentence(report, lesson, truth, m.steps);
-  std::vector<std::string> carried;
-  for (const StepMark& s : m.steps)
-    if (s.carried) carried.push_back(fmt::format("`{}`", s.step));
-  const std::string steps = fmt::format("{}", fmt::join(carried, tr(" and ")));
-  if (!carried.empty())
-    out += "\n" + (carried.size() == 1
-                       ? tr_format("**Carried credit:** your {} is right on your own earlier "
-                                   "numbers, so a mistake is counted once, where it was made.\n",
-                                   steps)
-                       : tr_format("**Carried credit:** your {} are right on your own earlier "
-                                   "numbers, so a mistake is counted once, where it was made.\n",
-                                   steps));
+  out += carried_sentence(m.steps, carried_credit);
   out += "\n" + (lesson_shown.empty()
                      ? tr_format("With attn-trace, in the folder of your {0}: `attn-trace verify "
                                  "{1} --answers {0}` shows every value, cell by cell.\n",
@@ -871,7 +885,7 @@ void mark_report(StudentMark& m, const Lesson& lesson, const Trace& truth,
       if (c.verdict == Verdict::imprecise && is_asked(m.steps, a.answer.step))
         m.write_decimals =
             std::max({m.write_decimals, c.required_decimals, shown_decimals(lesson, c)});
-  m.feedback = feedback_markdown(m, lesson, truth, report);
+  m.feedback = feedback_markdown(m, lesson, truth, report, scheme.carried);
   m.point_keys_used = keys_used(scheme, truth, m.steps);
 }
 

@@ -522,3 +522,52 @@ TEST_CASE("roster.csv's id column: read into each row, a bad or repeated ID name
   CHECK(older[0].name == "Ada");
   fs::remove_all(dir);
 }
+
+TEST_CASE("feedback's carried credit names the steps with carried values, claims none right as a "
+          "whole, and lists them as 'A, B and C'") {
+  const testsupport::SheetFixture f("Ada");
+  const attn::Lesson& lesson = f.exercise.lesson;
+  const std::unique_ptr<attn::Backend> cpu = attn::make_backend("cpu");
+  const fs::path dir = scratch("carried-sentence");
+  fs::create_directories(dir / "ada");
+  attn::write_file_atomically((dir / "ada" / "lesson.toml").string(), f.exercise.lesson_toml);
+  // Scores with [0,0] off by 0.5; every later step worked from the student's
+  // own values, but scaled [2,2] also off by 0.3: scaled has wrong and carried values.
+  attn::Overrides own;
+  std::string answers = "student = \"Ada\"\nvariant = \"" + f.model.variant + "\"\n";
+  for (const char* step : {"head0.scores", "head0.scaled", "head0.weights", "head0.context"}) {
+    arma::mat v = attn::run_pipeline(lesson, *cpu, own).at(step).value;
+    v.transform([](double x) { return std::round(x * 1000) / 1000; });
+    if (std::string(step) == "head0.scores") v(0, 0) += 0.5;
+    if (std::string(step) == "head0.scaled") v(2, 2) += 0.3;
+    own[step] = {v, arma::umat(v.n_rows, v.n_cols, arma::fill::ones)};
+    answers += std::string("[[answer]]\nstep = \"") + step + "\"\nvalues = [";
+    for (std::size_t r = 0; r < v.n_rows; ++r) {
+      answers += r ? ", [" : "[";
+      for (std::size_t c = 0; c < v.n_cols; ++c)
+        answers += (c ? ", \"" : "\"") + testsupport::rounded(v(r, c), 3) + "\"";
+      answers += "]";
+    }
+    answers += "]\n";
+  }
+  attn::write_file_atomically((dir / "ada" / "answers.toml").string(), answers);
+  const attn::StudentMark m = attn::mark_student(dir, unlisted("ada"), attn::MarkScheme{});
+  REQUIRE(m.steps.size() == 4);
+  CHECK(m.steps[0].wrong == 1);
+  CHECK(m.steps[1].wrong >= 1);  // not right as a whole
+  CHECK(m.steps[1].carried >= 1);
+  CHECK(m.steps[2].carried >= 1);
+  CHECK(m.steps[3].carried >= 1);
+  CHECK(m.feedback.find(
+            "**Carried credit:** the values of your `head0.scaled`, `head0.weights` and "
+            "`head0.context` that are right on your own earlier numbers count as right, so a "
+            "mistake is counted once, where it was made.\n") != std::string::npos);
+  CHECK(m.feedback.find("are right on your own earlier numbers, so") == std::string::npos);
+  attn::MarkScheme half;
+  half.carried = 0.5;
+  const attn::StudentMark h = attn::mark_student(dir, unlisted("ada"), half);
+  CHECK(h.feedback.find("**Carried credit:** the values of your `head0.scaled`, `head0.weights` "
+                        "and `head0.context` that are right on your own earlier numbers earn 50% "
+                        "of their points.\n") != std::string::npos);
+  fs::remove_all(dir);
+}

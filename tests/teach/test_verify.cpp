@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 
 #include "backend/backend.hpp"
@@ -466,6 +467,97 @@ TEST_CASE("issue 24: √2 taken as 1.414 is rounding, named, and fails the page"
   CHECK(a.diagnosis->detail.in(Language::en).find("√d_k = 1.41421 rounded to 3 decimals") !=
         std::string::npos);
   CHECK_FALSE(rep.passed());  // rounded: partial credit in mark, not a pass
+}
+
+}  // namespace attn
+
+namespace attn {
+
+namespace {
+
+// river-bank's scores to 3 decimals, each cell cut (or rounded) as `cut_at`
+// says, [1,1] off by 0.084 when `slip`; and how many cells are cut values.
+std::string scores_page(const arma::mat& S, bool slip, const std::function<bool(int, int)>& cut_at,
+                        std::size_t& cut_values) {
+  std::string page = "[[answer]]\nstep = \"head0.scores\"\nvalues = [";
+  cut_values = 0;
+  for (int r = 0; r < 4; ++r) {
+    page += r ? ", [" : "[";
+    for (int c = 0; c < 4; ++c) {
+      double v = cut_at(r, c) ? std::trunc(S(r, c) * 1000) / 1000 : std::round(S(r, c) * 1000) / 1000;
+      cut_values += v != std::round(S(r, c) * 1000) / 1000;
+      if (slip && r == 1 && c == 1) v += 0.084;
+      page += fmt::format("{}\"{:.3f}\"", c ? ", " : "", v);
+    }
+    page += "]";
+  }
+  return page + "]\n";
+}
+
+std::string first_label(const AnswerCell& c) {
+  return c.diagnoses.empty() ? "" : c.diagnoses.front().label;
+}
+
+}  // namespace
+
+TEST_CASE("issue 24: a truncating student's whole matrix with one unrelated slip keeps truncated "
+          "under each cut cell, and a lone cut value gets none") {
+  RiverBank rb;
+  const arma::mat& S = rb.truth.at("head0.scores").value;
+  auto is_cut = [&](int r, int c) {
+    return std::trunc(S(r, c) * 1000) != std::round(S(r, c) * 1000) && !(r == 1 && c == 1);
+  };
+  std::size_t cut = 0;
+  const VerifyReport rep = rb.mark(scores_page(S, true, [](int, int) { return true; }, cut));
+  const AnswerVerdict& a = rep.answers.at(0);
+  const std::size_t cut_off_slip = cut - is_cut(1, 1);
+  REQUIRE(cut_off_slip >= 2);
+  CHECK_FALSE(a.diagnosis);  // no single label explains every wrong value
+  std::size_t named = 0;
+  for (const AnswerCell& c : a.cells) {
+    CAPTURE(c.row);
+    CAPTURE(c.col);
+    if (c.row == 1 && c.col == 1) {
+      CHECK(c.verdict == Verdict::wrong);
+      CHECK(first_label(c) != "truncated");
+    } else if (is_cut(static_cast<int>(c.row), static_cast<int>(c.col))) {
+      CHECK(c.verdict == Verdict::wrong);
+      CHECK(first_label(c) == "truncated");
+      named += first_label(c) == "truncated";
+    } else {
+      CHECK(c.verdict == Verdict::ok);
+    }
+  }
+  CHECK(named == cut_off_slip);
+  REQUIRE(rep.first_wrong);
+  CHECK(rep.wrong == cut_off_slip + 1);
+
+  // The same cut rows given one at a time, without the slip: truncated, as a whole.
+  for (int r = 0; r < 4; ++r) {
+    std::string row = fmt::format("[[answer]]\nstep = \"head0.scores\"\nrow = {}\nvalues = [", r);
+    bool any = false;
+    for (int c = 0; c < 4; ++c) {
+      row += fmt::format("{}\"{:.3f}\"", c ? ", " : "", std::trunc(S(r, c) * 1000) / 1000);
+      any = any || std::trunc(S(r, c) * 1000) != std::round(S(r, c) * 1000);
+    }
+    const AnswerVerdict& one = rb.mark(row + "]\n").answers.at(0);
+    if (any) CHECK((one.diagnosis && one.diagnosis->label == "truncated"));
+  }
+
+  // One lone cut value among rounded ones, and the slip: no label for it.
+  int lone_r = -1, lone_c = -1;
+  for (int r = 0; r < 4 && lone_r < 0; ++r)
+    for (int c = 0; c < 4 && lone_r < 0; ++c)
+      if (is_cut(r, c)) lone_r = r, lone_c = c;
+  REQUIRE(lone_r >= 0);
+  const VerifyReport lone = rb.mark(
+      scores_page(S, true, [&](int r, int c) { return r == lone_r && c == lone_c; }, cut));
+  CHECK(cut == 1);
+  for (const AnswerCell& c : lone.answers.at(0).cells) {
+    CAPTURE(c.row);
+    CAPTURE(c.col);
+    CHECK(first_label(c) != "truncated");
+  }
 }
 
 }  // namespace attn
