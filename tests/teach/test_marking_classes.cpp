@@ -322,12 +322,12 @@ struct HabitResult {
   std::vector<std::string> examples;
 };
 
-// How many cells but [1,1] (the slip's) of `M`, kept to 5 decimals, differ
-// when cut instead of rounded to the answer's decimals.
+// How many cells but [1,1] (the slip's) of `M`, kept to 5 decimals, are
+// wrong when cut to the answer's decimals (further than their tolerance).
 std::size_t cut_values(const arma::mat& M) {
   const arma::mat kept = rounded(M, 5);
   const arma::mat differ = arma::conv_to<arma::mat>::from(
-      cut(kept, kAnswerDecimals) != rounded(kept, kAnswerDecimals));
+      arma::abs(cut(kept, kAnswerDecimals) - M) > written_tolerance(kAnswerDecimals));
   return static_cast<std::size_t>(arma::accu(differ) - differ(1, 1));
 }
 
