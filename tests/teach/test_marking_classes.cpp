@@ -68,7 +68,7 @@ struct Mistake {
   bool truncate = false;          // every written value cut, not rounded
   bool write_transposed = false;  // the values of `step` written into [col, row]
   bool wrong_way_one = false;     // one weight of `step` rounded the wrong way, the rest right
-  bool slip_one = false;          // one cell of `step`, [1,1], off by 0.084 (0.812 for 0.7281)
+  double slip_one = 0;  // not 0: [1,1] of `step` this much further from 0 (0.812 for 0.7281)
   StepKind every_of_kind = StepKind::input;  // not input: `make` makes every step of this kind
 };
 
@@ -136,7 +136,7 @@ arma::mat as_written(const Mistake& m, const std::string& step, const arma::mat&
   arma::mat W = m.truncate ? cut(M, kAnswerDecimals) : rounded(M, kAnswerDecimals);
   if (step != m.step) return W;
   if (m.write_transposed) W = arma::mat(W.t());
-  if (m.slip_one) W(1, 1) += 0.084;
+  if (step == m.step) W(1, 1) += (W(1, 1) < 0 ? -1 : 1) * m.slip_one;
   if (m.wrong_way_one) {
     // One weight of the last row rounded the other way: the one whose digits
     // after the last written are nearest to 25 or 75 (0.23425 written 0.235),
@@ -279,6 +279,7 @@ std::vector<Mistake> habits_of_issue_24() {
   std::vector<Mistake> out = {
       {"truncates", "", "truncated", nullptr},
       {"truncates, one slip", "head0.scores", "truncated", nullptr},
+      {"truncates, one near miss", "head0.scores", "truncated", nullptr},
       {"exps as weights", "head0.weights", "exps_as_weights",
        [](const V& v, const std::string&, const Lesson&, const Trace&) {
          return arma::mat(arma::exp(v("head0.masked")));
@@ -307,10 +308,12 @@ std::vector<Mistake> habits_of_issue_24() {
   };
   out[0].truncate = true;
   out[1].truncate = true;
-  out[1].slip_one = true;
-  out[3].every_of_kind = StepKind::projection;
-  out[5].write_transposed = true;
-  out[8].wrong_way_one = true;
+  out[1].slip_one = 0.084;
+  out[2].truncate = true;
+  out[2].slip_one = -0.001;  // one unit nearer 0 than the cut value: -1.478 for -1.4790
+  out[4].every_of_kind = StepKind::projection;
+  out[6].write_transposed = true;
+  out[9].wrong_way_one = true;
   return out;
 }
 
@@ -373,8 +376,12 @@ HabitResult mark_habit(const Mistake& m, Habit habit) {
     const bool honest = m.label[0] == '\0';
     // One slip among cut values: truncated is named under the cut cells only
     // where at least two of them differ from rounding (verify's rule).
-    const bool expected = !m.slip_one || cut_values(ex.trace.at(m.step).value) >= 2;
+    const bool expected = m.slip_one == 0 || cut_values(ex.trace.at(m.step).value) >= 2;
     out.unnamed_by_rule += !expected;
+    if (!honest && named != expected && std::getenv("ATTN_DEBUG_HABIT"))
+      MESSAGE(fmt::format("{} expected {} named {} cut {}\n{}", student.name, expected, named,
+                          cut_values(ex.trace.at(m.step[0] ? m.step : "head0.scores").value),
+                          ex.lesson_toml + work(ex, m, habit)));
     out.hits += honest ? !falsely : named == expected;
     out.false_diagnoses += falsely;
     out.passed += r.passed();
@@ -395,7 +402,7 @@ TEST_CASE("issue 24's habits: each named on whole classes, no mistake named on h
       const HabitResult r = mark_habit(m, habit);
       table += fmt::format("{:<29} | {:<10} | {:>4} | {:>5} | {}\n", m.name,
                            keep ? "keep 5" : "as written", r.hits, r.false_diagnoses, r.passed);
-      if (m.slip_one) CHECK(r.unnamed_by_rule < kStudents / 3);  // mostly named
+      if (m.slip_one != 0) CHECK(r.unnamed_by_rule < kStudents / 3);  // mostly named
       INFO(fmt::format("{}", fmt::join(r.examples, "\n")));
       CHECK(r.false_diagnoses == 0);
       CHECK(r.hits == kStudents);
