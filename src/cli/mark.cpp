@@ -58,6 +58,15 @@ void check_every_row_marked(const AnswerSheet& sheet, const std::vector<StudentM
           sheet.origin, row.line, row.variant, row.name, dir));
 }
 
+// The class spreadsheet; a warning, not an error, when the spreadsheet held
+// answer cells as numbers (docs/marking.md, answers.csv).
+AnswerSheet class_sheet(const std::string& path) {
+  AnswerSheet sheet = read_answer_sheet(path);
+  if (sheet.number_cells)
+    print_note(tr_format("attn-trace: warning: {}", number_cells_warning(sheet)));
+  return sheet;
+}
+
 // How many cells were not read as a number, and where they are listed ("" for none).
 std::string unreadable_line(const std::vector<StudentMark>& marks, const fs::path& summary) {
   std::size_t n = 0;
@@ -81,10 +90,7 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
   // The roster first: a mistake in it is reported in the terminal's language.
   const std::vector<RosterEntry> roster = class_roster(dir);
   std::optional<AnswerSheet> sheet;
-  if (!o.answers.empty()) sheet = read_answer_sheet(o.answers);
-  // A warning, not an error: the marks are written (docs/marking.md, answers.csv).
-  if (sheet && sheet->number_cells)
-    print_note(tr_format("attn-trace: warning: {}", number_cells_warning(*sheet)));
+  if (!o.answers.empty()) sheet = class_sheet(o.answers);
   std::vector<StudentMark> marks;
   std::vector<std::pair<fs::path, std::string>> files;
   {

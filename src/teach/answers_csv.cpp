@@ -315,10 +315,10 @@ std::string spreadsheet_as_csv(const std::string& path) {
     throw InputError(
         tr_format("{}: no such file; give the spreadsheet saved from answers.csv", path));
   const TemporaryFolder temp;
-  const int status =
-      run_quietly({soffice, "-env:UserInstallation=file://" + (temp.path / "profile").string(),
-                   "--headless", "--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,true,true,true",
-                   "--outdir", (temp.path / "out").string(), fs::absolute(path).string()});
+  const int status = run_quietly(
+      {soffice, "-env:UserInstallation=file://" + (temp.path / "profile").string(), "--headless",
+       "--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,true,true,true", "--outdir",
+       (temp.path / "out").string(), fs::absolute(path).string()});
   const fs::path csv = temp.path / "out" / (fs::path(path).stem().string() + ".csv");
   if (status != 0 || !fs::is_regular_file(csv, ec))
     throw InputError(tr_format(

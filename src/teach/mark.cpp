@@ -1143,7 +1143,7 @@ std::string marks_csv(const std::vector<StudentMark>& marks) {
     header.push_back(tr_format("{} ({})", step, points_text(out_of)));
   for (const char* column :
        {N_("total"), N_("out of"), N_("first wrong"), N_("mistake"), N_("problem"),
-        N_("unreadable")})
+        N_("unreadable cells")})
     header.emplace_back(tr(column));
   std::string out = "\xEF\xBB\xBF" + csv_row(header);
   for (const StudentMark& m : marks) {

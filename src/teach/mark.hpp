@@ -71,8 +71,8 @@ struct StudentMark {
   bool not_handed_in = false;
   bool from_sheet = false;  // answers from the class spreadsheet's row, not answers.toml
   std::vector<UnreadableCell> unreadable;  // in the order of the steps and cells
-  std::size_t imprecise = 0;  // cells right but written with too few decimals
-  int write_decimals = 0;     // imprecise > 0: the decimals the sheet asks for
+  std::size_t imprecise = 0;               // cells right but written with too few decimals
+  int write_decimals = 0;                  // imprecise > 0: the decimals the sheet asks for
   bool linked = false;  // problem: the folder or one of its files is a symbolic link (no feedback)
   bool tampered = false;       // problem: lesson.toml is not what exercise wrote for this student
   std::string fingerprint;     // lesson_fingerprint of the folder's lesson.toml

@@ -163,9 +163,9 @@ def check_unreadable(folder, filled, out):
     r, c = rows.index(labels.split(",")[0]), cols.index(labels.split(",")[1])
     text = (folder / "marks.csv").read_text(encoding="utf-8-sig")
     row = next(x for x in csv.DictReader(io.StringIO(text)) if x["name"] == ROSTER[4])
-    check(row["unreadable"] == f'{step}[{r},{c}] "{typed}"' and row["first wrong"] == "" and
+    check(row["unreadable cells"] == f'{step}[{r},{c}] "{typed}"' and row["first wrong"] == "" and
           row["status"] == "marked", f"marks.csv names the unreadable cell and what was typed: {row}")
-    others = [x["unreadable"] for x in csv.DictReader(io.StringIO(text)) if x["name"] != ROSTER[4]]
+    others = [x["unreadable cells"] for x in csv.DictReader(io.StringIO(text)) if x["name"] != ROSTER[4]]
     check(others == [""] * 7, f"no other student has an unreadable cell: {others}")
     feedback = (folder / student["folder"] / "feedback.md").read_text(encoding="utf-8")
     shown = f"`{step}` [{r}, {c}] ({rows[r]}, {cols[c]})"
@@ -323,7 +323,7 @@ def sheet_habits(root, folder, lines):
           "- … and 2 more not read as a number." in feedback and
           # The class's count: these 5 and the unreadable habit's one.
           "6 cells could not be read as a number" in out.stdout and
-          row(ROSTER[0])["unreadable"].count('x"') == 5,
+          row(ROSTER[0])["unreadable cells"].count('x"') == 5,
           f"five unreadable cells: three named, 2 more: {out.stdout} {feedback}")
 
 

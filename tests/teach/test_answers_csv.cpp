@@ -127,9 +127,10 @@ TEST_CASE("answers.csv: an unreadable cell keeps what was typed, for the instruc
 }
 
 TEST_CASE("answers.csv: from a spreadsheet, an unquoted answer cell was a number there") {
-  const std::string text = "\"id\",\"name\",\"variant\",\"x\",\"y\"\r\n"
-                           "1,\"Ada\",\"0123456789abcdef\",0.25,\"0.250\"\r\n"
-                           "2,\"Bo\",\"0123456789abcdee\",-289,\"\"\r\n";
+  const std::string text =
+      "\"id\",\"name\",\"variant\",\"x\",\"y\"\r\n"
+      "1,\"Ada\",\"0123456789abcdef\",0.25,\"0.250\"\r\n"
+      "2,\"Bo\",\"0123456789abcdee\",-289,\"\"\r\n";
   CHECK(parse_answer_sheet(text, "a.ods", true).number_cells == 2);
   CHECK(parse_answer_sheet(text, "a.csv").number_cells == 0);  // a CSV says nothing of types
   const AnswerSheet sheet = parse_answer_sheet(text, "a.ods", true);
