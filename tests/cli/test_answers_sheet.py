@@ -195,6 +195,10 @@ def libreoffice(root, folder, folder_marks):
     sheet = folder / "answers.csv"
     work = root / "lo"
     work.mkdir()
+    # A LibreOffice profile of this test's own (HOME), so that a soffice run
+    # by another test at the same time is not handed the conversion.
+    (work / "home").mkdir()
+    os.environ["HOME"] = str(work / "home")
     columns = (sheet.read_text(encoding="utf-8-sig").splitlines()[0].count('"[') +
                len(next(csv.reader([sheet.read_text(encoding="utf-8-sig").splitlines()[0]]))))
     # docs/marking.md's command line, run as it is written (every column Text),
