@@ -58,6 +58,27 @@ void check_every_row_marked(const AnswerSheet& sheet, const std::vector<StudentM
           sheet.origin, row.line, row.variant, row.name, dir));
 }
 
+// The class spreadsheet; a warning, not an error, when the spreadsheet held
+// answer cells as numbers (docs/marking.md, answers.csv).
+AnswerSheet class_sheet(const std::string& path) {
+  AnswerSheet sheet = read_answer_sheet(path);
+  if (sheet.number_cells)
+    print_note(tr_format("attn-trace: warning: {}", number_cells_warning(sheet)));
+  return sheet;
+}
+
+// How many cells were not read as a number, and where they are listed ("" for none).
+std::string unreadable_line(const std::vector<StudentMark>& marks, const fs::path& summary) {
+  std::size_t n = 0;
+  for (const StudentMark& m : marks) n += m.unreadable.size();
+  if (n == 0) return "";
+  return tr_format(n == 1 ? N_("{} cell could not be read as a number (no points); {} lists it "
+                               "under \"Cells to read again\": check it on the paper\n")
+                          : N_("{} cells could not be read as a number (no points); {} lists "
+                               "them under \"Cells to read again\": check them on the paper\n"),
+                   n, summary.string());
+}
+
 void mark_command(const MarkOptions& o, CommandContext& context) {
   const auto start = std::chrono::steady_clock::now();
   const fs::path dir(o.dir);
@@ -69,7 +90,7 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
   // The roster first: a mistake in it is reported in the terminal's language.
   const std::vector<RosterEntry> roster = class_roster(dir);
   std::optional<AnswerSheet> sheet;
-  if (!o.answers.empty()) sheet = read_answer_sheet(o.answers);
+  if (!o.answers.empty()) sheet = class_sheet(o.answers);
   std::vector<StudentMark> marks;
   std::vector<std::pair<fs::path, std::string>> files;
   {
@@ -78,7 +99,7 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
     const DocumentScope document;
     marks = mark_class(dir, roster, scheme, o.points, sheet ? sheet_source(*sheet) : nullptr);
     files = {{gradebook, o.format == "json" ? marks_json(marks) : marks_csv(marks)},
-             {dir / "summary.md", class_summary(marks)}};
+             {dir / "summary.md", class_summary(marks, sheet ? number_cells_warning(*sheet) : "")}};
     for (const StudentMark& m : marks)
       if (!m.linked) files.emplace_back(dir / m.folder / "feedback.md", m.feedback);
   }
@@ -108,6 +129,7 @@ void mark_command(const MarkOptions& o, CommandContext& context) {
                       "and {} feedback.md\n",
                       marked, marks.size(), absent, seconds, gradebook.string(),
                       (dir / "summary.md").string(), files.size() - 2);
+  out += unreadable_line(marks, dir / "summary.md");
   // Each reason as marks.csv gives it: in the files' language (docs/chinese.md).
   const std::string_view not_marked = translate(document_language(), "not marked: {}: {}\n");
   for (const StudentMark& m : marks)

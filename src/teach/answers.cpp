@@ -124,7 +124,8 @@ class AnswersParser {
     const TypedNumber typed = read_typed_number(text->get());
     if (typed.kind == TypedNumber::Kind::blank) return;
     if (typed.kind == TypedNumber::Kind::normalised || typed.kind == TypedNumber::Kind::unreadable)
-      readings.push_back({r, c, typed.kind == TypedNumber::Kind::unreadable, typed.note});
+      readings.push_back({r, c, typed.kind == TypedNumber::Kind::unreadable, typed.note,
+                          typed.kind == TypedNumber::Kind::unreadable ? text->get() : ""});
     *text = typed.kind == TypedNumber::Kind::unreadable ? std::string() : typed.text;
   }
 

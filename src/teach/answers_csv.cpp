@@ -138,11 +138,72 @@ void check_variant(const AnswerSheet& sheet, const AnswerSheetRow& row) {
 
 }  // namespace
 
-AnswerSheet parse_answer_sheet(std::string_view csv_text, const std::string& origin) {
+namespace {
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "-0", "12": what comes before a decimal comma.
+bool integer_cell(std::string_view s) {
+  if (!s.empty() && (s.front() == '-' || s.front() == '+')) s.remove_prefix(1);
+  return all_digits(s);
+}
+
+// A row typed with decimal commas outside quotes ("-0,178" as two cells "-0",
+// "178"): each integer cell joined with the all-digits cell after it. True,
+// with `row` mended, only when that gives exactly `columns` cells.
+bool join_decimal_commas(AnswerSheetRow& row, std::size_t columns) {
+  std::vector<std::string> cells;
+  std::vector<bool> joined;
+  for (std::size_t k = 0; k < row.cells.size(); ++k) {
+    const std::string here = trimmed(row.cells[k]);
+    if (k + 1 < row.cells.size() && integer_cell(here) && all_digits(trimmed(row.cells[k + 1]))) {
+      cells.push_back(here + "," + trimmed(row.cells[++k]));
+      joined.push_back(true);
+    } else {
+      cells.push_back(row.cells[k]);
+      joined.push_back(false);
+    }
+  }
+  if (cells.size() != columns) return false;
+  row.cells = std::move(cells);
+  row.joined = std::move(joined);
+  return true;
+}
+
+// A row with more cells than the header has columns: mended when its decimal
+// commas were split (see join_decimal_commas), otherwise an error saying why.
+void fit_row(const AnswerSheet& sheet, AnswerSheetRow& row) {
+  const std::size_t columns = sheet.columns.size();
+  row.joined.assign(row.cells.size(), false);
+  if (row.cells.size() <= columns || join_decimal_commas(row, columns)) return;
+  throw InputError(tr_format(
+      "{}:{}: {} cells, but the header names {} columns; the row probably holds decimal commas "
+      "typed without quotes (-0,178 is then two cells, -0 and 178): put each such number in "
+      "quotes (\"-0,178\") or write it with a decimal point (-0.178), and check that every value "
+      "is under its column",
+      sheet.origin, row.line, row.cells.size() + 3, columns + 3));
+}
+
+// The cells of row r that were numbers, not text, in the spreadsheet.
+std::size_t unquoted_cells(const std::vector<std::vector<std::string>>& rows,
+                           const std::vector<std::vector<bool>>& quoted, std::size_t r) {
+  std::size_t n = 0;
+  for (std::size_t c = 3; c < rows[r].size() && c < quoted[r].size(); ++c)
+    n += !quoted[r][c] && !trimmed(rows[r][c]).empty();
+  return n;
+}
+
+}  // namespace
+
+AnswerSheet parse_answer_sheet(std::string_view csv_text, const std::string& origin,
+                               bool types_known) {
   AnswerSheet sheet;
   sheet.origin = origin;
   std::vector<int> lines;
-  const std::vector<std::vector<std::string>> rows = csv_rows(csv_text, &lines);
+  std::vector<std::vector<bool>> quoted;
+  const std::vector<std::vector<std::string>> rows = csv_rows(csv_text, &lines, &quoted);
   if (rows.empty() || rows[0].size() < 3)
     throw InputError(
         tr_format("{}: no header row of id, name, variant and the answer columns; start from the "
@@ -167,14 +228,21 @@ AnswerSheet parse_answer_sheet(std::string_view csv_text, const std::string& ori
                     "variant from roster.csv into column 3",
                     origin, row.line));
     check_variant(sheet, row);
-    if (row.cells.size() > sheet.columns.size())
-      throw InputError(
-          tr_format("{}:{}: {} cells, but the header names {} columns; delete the "
-                    "cells past the last column",
-                    origin, row.line, rows[r].size(), sheet.columns.size() + 3));
+    fit_row(sheet, row);
+    if (types_known) sheet.number_cells += unquoted_cells(rows, quoted, r);
     sheet.rows.push_back(std::move(row));
   }
   return sheet;
+}
+
+std::string number_cells_warning(const AnswerSheet& sheet) {
+  if (sheet.number_cells == 0) return "";
+  return tr_format(
+      "{}: {} answer cell(s) are numbers in the spreadsheet, not text, so it may have changed "
+      "what was typed (\"-0,289\" read as -289, 0.250 kept as 0.25) and the marks with it; "
+      "open answers.csv again with every column's type set to Text (docs/marking.md), check "
+      "those cells against the papers, save and mark again",
+      sheet.origin, sheet.number_cells);
 }
 
 namespace {
@@ -247,10 +315,10 @@ std::string spreadsheet_as_csv(const std::string& path) {
     throw InputError(
         tr_format("{}: no such file; give the spreadsheet saved from answers.csv", path));
   const TemporaryFolder temp;
-  const int status =
-      run_quietly({soffice, "-env:UserInstallation=file://" + (temp.path / "profile").string(),
-                   "--headless", "--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1",
-                   "--outdir", (temp.path / "out").string(), fs::absolute(path).string()});
+  const int status = run_quietly(
+      {soffice, "-env:UserInstallation=file://" + (temp.path / "profile").string(), "--headless",
+       "--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,true,true,true", "--outdir",
+       (temp.path / "out").string(), fs::absolute(path).string()});
   const fs::path csv = temp.path / "out" / (fs::path(path).stem().string() + ".csv");
   if (status != 0 || !fs::is_regular_file(csv, ec))
     throw InputError(tr_format(
@@ -266,12 +334,30 @@ AnswerSheet read_answer_sheet(const std::string& path) {
   std::string extension = fs::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (extension == ".xlsx" || extension == ".ods" || extension == ".xls")
-    return parse_answer_sheet(spreadsheet_as_csv(path), path);
-  return parse_answer_sheet(read_input(path), path);
+  const bool spreadsheet = extension == ".xlsx" || extension == ".ods" || extension == ".xls";
+  AnswerSheet sheet = spreadsheet ? parse_answer_sheet(spreadsheet_as_csv(path), path, true)
+                                  : parse_answer_sheet(read_input(path), path);
+  const bool typed = std::any_of(sheet.rows.begin(), sheet.rows.end(), [](const AnswerSheetRow& r) {
+    return std::any_of(r.cells.begin(), r.cells.end(),
+                       [](const std::string& s) { return !trimmed(s).empty(); });
+  });
+  if (!typed)
+    throw InputError(tr_format(
+        "{}: no cell holds a value; type the students' numbers and save the sheet first", path));
+  return sheet;
 }
 
 namespace {
+
+// The note of a cell joined from two (a decimal comma outside quotes), as the
+// answers.toml route words it.
+Message decimal_comma_note(const std::string& cell) {
+  std::string pointed = cell;
+  pointed[pointed.find(',')] = '.';
+  return Message(N_("read {} as {}: a decimal comma outside quotes; quote it (\"{}\") or write a "
+                    "decimal point ({})"),
+                 {cell, pointed, cell, pointed});
+}
 
 struct CellAt {
   std::size_t answer = 0, r = 0, c = 0;
@@ -327,6 +413,9 @@ std::vector<Answer> sheet_answers(const AnswerSheet& sheet, const AnswerSheetRow
     Answer& a = answers[it->second.answer];
     a.values[it->second.r][it->second.c] =
         read_typed_cell(row.cells[k], it->second.r, it->second.c, a.readings);
+    if (k < row.joined.size() && row.joined[k] && !a.readings.empty() &&
+        !a.readings.back().unreadable)
+      a.readings.back().note = decimal_comma_note(row.cells[k]);
   }
   return answers;
 }

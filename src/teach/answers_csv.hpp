@@ -36,12 +36,14 @@ struct AnswerSheetRow {
   int line = 0;  // in the CSV text
   std::string id, name, variant;
   std::vector<std::string> cells;  // under AnswerSheet::columns
+  std::vector<bool> joined;        // per cell: two cells split by an unquoted decimal comma, joined
 };
 
 struct AnswerSheet {
   std::string origin;                // the file named by the user
   std::vector<std::string> columns;  // the headers after id, name, variant
   std::vector<AnswerSheetRow> rows;  // rows with a variant, in file order
+  std::size_t number_cells = 0;      // .xlsx/.ods: answer cells the spreadsheet holds as numbers
   const AnswerSheetRow* row_of(std::string_view variant) const;
 };
 
@@ -49,7 +51,14 @@ struct AnswerSheet {
 // the fix: no header, a cell column named twice or not at all, a row without
 // a variant that holds answers, a variant that is not 16 hex digits (a
 // spreadsheet may have made a number of it), a variant on two rows.
-AnswerSheet parse_answer_sheet(std::string_view csv_text, const std::string& origin);
+// `types_known`: the text is LibreOffice's export with every text cell quoted,
+// so an unquoted answer cell was a number in the spreadsheet (number_cells).
+AnswerSheet parse_answer_sheet(std::string_view csv_text, const std::string& origin,
+                               bool types_known = false);
+
+// The warning for a sheet whose answer cells were numbers in the spreadsheet
+// (it may have changed them: "-0,289" to -289, 0.250 to 0.25); "" for none.
+std::string number_cells_warning(const AnswerSheet& sheet);
 
 // Reads `path`: .csv as it is; .xlsx and .ods converted by `soffice --headless`
 // into a private temporary folder. Throws InputError (exit 2) naming the file

@@ -291,6 +291,19 @@ std::string carried_sentence(const std::vector<StepMark>& steps, double carried_
                           and_list(carried), points_text(100 * carried_credit) + "%");
 }
 
+// The cells not read as a number: each with what was written and why (the
+// first three, then how many more), so the student sees what to write plainly.
+std::string unreadable_lines(const StudentMark& m) {
+  constexpr std::size_t kShown = 3;
+  std::string out;
+  for (std::size_t i = 0; i < m.unreadable.size() && i < kShown; ++i)
+    out += tr_format("- **Not read as a number:** {}: {}\n", m.unreadable[i].shown,
+                     md_text(m.unreadable[i].reason));
+  if (m.unreadable.size() > kShown)
+    out += tr_format("- … and {} more not read as a number.\n", m.unreadable.size() - kShown);
+  return out;
+}
+
 // feedback.md, in the words of the student's sheet: its steps as it titles
 // them, its cells as its key names them, values at its decimals, and no path
 // or command of the instructor's (only the student's own files, for a student
@@ -310,7 +323,7 @@ std::string feedback_markdown(const StudentMark& m, const Lesson& lesson, const 
                        cells_phrase(m.steps[i]));
   std::string lesson_shown;
   const std::string mistake = mistake_lines(report, lesson, truth, m.steps, lesson_shown);
-  out += "\n" + mistake;
+  out += "\n" + unreadable_lines(m) + mistake;
   if (mistake.empty() && m.total >= m.out_of) out += tr("Every asked value is right.\n");
   out += rounding_sentence(report, lesson, truth, m.steps);
   out += decimals_sentence(report, lesson, truth, m.steps);
@@ -338,13 +351,18 @@ std::string not_marked_feedback(const StudentMark& m) {
                      tr_format("Not marked: {}", md_text(m.problem)));
 }
 
-// feedback.md of a student whose answers.toml is the blank template.
+// feedback.md of a student whose answers.toml is the blank template, or whose
+// row of the class spreadsheet is empty.
 std::string not_handed_in_feedback(const StudentMark& m) {
   return fmt::format(
       "# {}\n\n{}\n", tr_format("Feedback: {}", md_text(who_label(m))),
-      tr_format("Not handed in: your {} is the blank template (no value written), so nothing "
-                "was marked. Out of {} points.",
-                kAnswersFile, points_text(m.out_of)));
+      m.from_sheet
+          ? tr_format("Not handed in: your row of the class spreadsheet is empty (no value "
+                      "typed), so nothing was marked. Out of {} points.",
+                      points_text(m.out_of))
+          : tr_format("Not handed in: your {} is the blank template (no value written), so "
+                      "nothing was marked. Out of {} points.",
+                      kAnswersFile, points_text(m.out_of)));
 }
 
 // Every asked step of the class, in order of first appearance, with its points.
@@ -472,11 +490,32 @@ std::string not_handed_in_section(const std::vector<StudentMark>& marks) {
     if (m.not_handed_in)
       rows += fmt::format("| {} | {} | {} |\n", md_text(m.name), md_text(m.id), md_text(m.folder));
   if (rows.empty()) return "";
+  const bool sheet = std::any_of(marks.begin(), marks.end(),
+                                 [](const StudentMark& m) { return m.from_sheet; });
   return fmt::format(
       "\n## {}\n\n{}\n\n| {} | {} | {} |\n|---|---|---|\n{}", tr("Not handed in"),
-      tr_format("Their {} is the blank template: no points, and left out of the means above.",
-                kAnswersFile),
+      sheet ? tr("Their row of the class spreadsheet is empty: no points, and left out of the "
+                 "means above.")
+            : tr_format("Their {} is the blank template: no points, and left out of the means "
+                        "above.",
+                        kAnswersFile),
       tr("Student"), tr("Student ID"), tr("Folder"), rows);
+}
+
+// The cells not read as a number, student by student: to read again on the paper.
+std::string unreadable_section(const std::vector<StudentMark>& marks) {
+  std::string rows;
+  for (const StudentMark& m : marks)
+    for (const UnreadableCell& u : m.unreadable)
+      rows += fmt::format("| {} | {} | {} | {} |\n", md_text(m.name), md_text(m.id), u.shown,
+                          md_text(fmt::format("\"{}\"", show_controls(u.typed))));
+  if (rows.empty()) return "";
+  return fmt::format(
+      "\n## {}\n\n{}\n\n| {} | {} | {} | {} |\n|---|---|---|---|\n{}",
+      tr("Cells to read again"),
+      tr("These cells were not read as a number, so they earned nothing: read them again on the "
+         "paper, correct the typing and mark again."),
+      tr("Student"), tr("Student ID"), tr("Cell"), tr("Typed"), rows);
 }
 
 // The students a class summary lists apart: the tampered folders (not marked)
@@ -771,9 +810,11 @@ void name_copied_lessons(const fs::path& class_dir, const std::vector<RosterEntr
 
 }  // namespace
 
-std::vector<std::vector<std::string>> csv_rows(std::string_view text, std::vector<int>* lines) {
+std::vector<std::vector<std::string>> csv_rows(std::string_view text, std::vector<int>* lines,
+                                               std::vector<std::vector<bool>>* quoted_fields) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  std::vector<std::vector<bool>> quotes(1, std::vector<bool>(1, false));
   std::vector<int> starts(1, 1);
   int line = 1;
   bool quoted = false;
@@ -790,10 +831,13 @@ std::vector<std::vector<std::string>> csv_rows(std::string_view text, std::vecto
         quoted = false;
     } else if (c == '"') {
       quoted = true;
+      quotes.back().back() = true;
     } else if (c == ',') {
       rows.back().emplace_back();
+      quotes.back().push_back(false);
     } else if (c == '\n') {
       rows.emplace_back(1);
+      quotes.emplace_back(1, false);
       starts.push_back(line);
     } else if (c != '\r') {
       field += c;
@@ -801,9 +845,11 @@ std::vector<std::vector<std::string>> csv_rows(std::string_view text, std::vecto
   }
   if (rows.back().size() == 1 && rows.back()[0].empty()) {
     rows.pop_back();
+    quotes.pop_back();
     starts.pop_back();
   }
   if (lines) *lines = std::move(starts);
+  if (quoted_fields) *quoted_fields = std::move(quotes);
   for (std::vector<std::string>& row : rows)
     for (std::string& field : row) field = csv_value(field);  // as csv_field wrote it
   return rows;
@@ -875,6 +921,12 @@ void mark_report(StudentMark& m, const Lesson& lesson, const Trace& truth,
     if (const Diagnosis* d = cell_diagnosis(*a, *c)) m.mistake = d->label;
   }
   m.mistakes = mistakes_made(report, m.steps);
+  for (const AnswerVerdict& a : report.answers)
+    for (const AnswerCell& c : a.cells)
+      if (c.verdict == Verdict::unreadable && is_asked(m.steps, a.answer.step))
+        m.unreadable.push_back({fmt::format("{}[{},{}]", a.answer.step, c.row, c.col),
+                                cell_text(truth, a.answer.step, c.row, c.col), c.typed,
+                                c.note.shown()});
   for (const StepMark& s : m.steps) {
     m.total += s.points;
     m.out_of += s.out_of;
@@ -948,6 +1000,7 @@ StudentMark mark_student(const fs::path& class_dir, const RosterEntry& entry,
   m.id = entry.id;
   m.name = entry.name.empty() ? entry.folder : entry.name;
   m.variant = entry.variant;
+  m.from_sheet = static_cast<bool>(source);
   const fs::path dir = class_dir / entry.folder;
   const std::string shown_dir = dir.string();
   m.problem = linked_problem(dir);
@@ -1103,7 +1156,8 @@ std::string marks_csv(const std::vector<StudentMark>& marks) {
   for (const auto& [step, out_of] : steps)
     header.push_back(tr_format("{} ({})", step, points_text(out_of)));
   for (const char* column :
-       {N_("total"), N_("out of"), N_("first wrong"), N_("mistake"), N_("problem")})
+       {N_("total"), N_("out of"), N_("first wrong"), N_("mistake"), N_("problem"),
+        N_("unreadable cells")})
     header.emplace_back(tr(column));
   std::string out = "\xEF\xBB\xBF" + csv_row(header);
   for (const StudentMark& m : marks) {
@@ -1123,10 +1177,26 @@ std::string marks_csv(const std::vector<StudentMark>& marks) {
     row.push_back(m.first_wrong);
     row.push_back(m.mistake);
     row.push_back(m.problem);
+    std::vector<std::string> unreadable;  // head0.weights[1,1] "0.19l"; ...
+    for (const UnreadableCell& u : m.unreadable)
+      unreadable.push_back(fmt::format("{} \"{}\"", u.cell, show_controls(u.typed)));
+    row.push_back(fmt::format("{}", fmt::join(unreadable, "; ")));
     out += csv_row(row);
   }
   return out;
 }
+
+namespace {
+
+std::vector<std::string> unreadable_json(const StudentMark& m) {
+  std::vector<std::string> out;
+  for (const UnreadableCell& u : m.unreadable)
+    out.push_back(fmt::format(R"({{"cell": {}, "typed": {}, "reason": {}}})", json_string(u.cell),
+                              json_string(u.typed), json_string(u.reason)));
+  return out;
+}
+
+}  // namespace
 
 std::string marks_json(const std::vector<StudentMark>& marks) {
   // null for what a student without marks does not have.
@@ -1150,20 +1220,24 @@ std::string marks_json(const std::vector<StudentMark>& marks) {
     students.push_back(fmt::format(
         "{{\"id\": {}, \"name\": {}, \"folder\": {}, \"variant\": {}, \"status\": {}, "
         "\"total\": {}, \"out_of\": {}, \"first_wrong\": {}, \"mistake\": {}, \"problem\": {},\n"
-        "   \"steps\": [{}]}}",
+        "   \"unreadable\": [{}],\n   \"steps\": [{}]}}",
         text_or_null(m.id), json_string(m.name), json_string(m.folder), text_or_null(m.variant),
         json_string(mark_status(m)), points(m.total), json_number(m.out_of),
         text_or_null(m.first_wrong), text_or_null(m.mistake), text_or_null(m.problem),
-        fmt::join(steps, ",\n    ")));
+        fmt::join(unreadable_json(m), ", "), fmt::join(steps, ",\n    ")));
   }
   return fmt::format("{{\"students\": [\n  {}\n]}}\n", fmt::join(students, ",\n  "));
 }
 
-std::string class_summary(const std::vector<StudentMark>& marks) {
+std::string class_summary(const std::vector<StudentMark>& marks,
+                          const std::string& sheet_warning) {
   std::string out = class_counts(marks);
+  if (!sheet_warning.empty())
+    out += fmt::format("\n## {}\n\n{}\n", tr("Spreadsheet"), md_text(sheet_warning));
   out += reteach_section(marks);
   out += steps_section(marks);
   out += tampered_section(marks);
+  out += unreadable_section(marks);
   out += not_handed_in_section(marks);
   out += not_marked_section(marks);
   out += unchecked_section(marks);

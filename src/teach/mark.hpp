@@ -47,6 +47,14 @@ struct StepMark {
   std::size_t unreadable = 0;  // cells that hold no number (verify's `unreadable`)
 };
 
+// A cell whose answer was not read as a number: to read again on the paper.
+struct UnreadableCell {
+  std::string cell;    // "head0.weights[1,1]", as first_wrong names cells
+  std::string shown;   // as feedback.md names it: "`head0.weights` [1, 1] (the, cat)"
+  std::string typed;   // the cell as written
+  std::string reason;  // why it is no number, in the documents' language
+};
+
 struct StudentMark {
   std::string folder;  // the student's folder, relative to the class folder
   std::string id;      // roster.csv's student ID; "" when it has none
@@ -61,8 +69,10 @@ struct StudentMark {
   // answers.toml is the untouched template (every cell blank): no points, not
   // counted in the class means, listed apart (problem stays "").
   bool not_handed_in = false;
-  std::size_t imprecise = 0;  // cells right but written with too few decimals
-  int write_decimals = 0;     // imprecise > 0: the decimals the sheet asks for
+  bool from_sheet = false;  // answers from the class spreadsheet's row, not answers.toml
+  std::vector<UnreadableCell> unreadable;  // in the order of the steps and cells
+  std::size_t imprecise = 0;               // cells right but written with too few decimals
+  int write_decimals = 0;                  // imprecise > 0: the decimals the sheet asks for
   bool linked = false;  // problem: the folder or one of its files is a symbolic link (no feedback)
   bool tampered = false;       // problem: lesson.toml is not what exercise wrote for this student
   std::string fingerprint;     // lesson_fingerprint of the folder's lesson.toml
@@ -146,9 +156,11 @@ PrintedPoints printed_points(const StudentMark& m);
 // The rows of CSV text (RFC 4180: quoted fields, "" for a quote inside, CRLF
 // or LF line ends); a UTF-8 byte-order mark at the start is skipped. Any text
 // is some rows (an unclosed quote runs to the end): it throws nothing. With
-// `lines`, the line each row starts on (1 for the first) is put there.
+// `lines`, the line each row starts on (1 for the first) is put there; with
+// `quoted`, whether each field was written in quotes.
 std::vector<std::vector<std::string>> csv_rows(std::string_view text,
-                                               std::vector<int>* lines = nullptr);
+                                               std::vector<int>* lines = nullptr,
+                                               std::vector<std::vector<bool>>* quoted = nullptr);
 
 // marks.csv: UTF-8 with a byte-order mark (so that spreadsheet programs read
 // the names right), RFC 4180 quoting, one row per student; the student ID is
@@ -162,6 +174,7 @@ std::string marks_json(const std::vector<StudentMark>& marks);
 // summary.md: the class at a glance and what to re-teach: how many students
 // made each mistake, and each step's mean score; then the tampered folders,
 // those not marked, and those whose lesson.toml could not be checked.
-std::string class_summary(const std::vector<StudentMark>& marks);
+std::string class_summary(const std::vector<StudentMark>& marks,
+                          const std::string& sheet_warning = "");
 
 }  // namespace attn

@@ -274,14 +274,14 @@ WrittenNumber read_typed_cell(std::string_view token, std::size_t r, std::size_t
     case TypedNumber::Kind::plain:
       return t.number;
     case TypedNumber::Kind::normalised:
-      readings.push_back({r, c, false, t.note});
+      readings.push_back({r, c, false, t.note, {}});
       return t.number;
     case TypedNumber::Kind::special:
       return {t.text == "-inf" ? -HUGE_VAL : t.text == "inf" ? HUGE_VAL : std::nan(""), 0};
     case TypedNumber::Kind::unreadable:
       break;
   }
-  readings.push_back({r, c, true, t.note});
+  readings.push_back({r, c, true, t.note, std::string(token)});
   WrittenNumber out{std::nan(""), 0};
   out.unreadable = true;
   return out;
@@ -327,7 +327,7 @@ std::vector<WrittenNumber> read_raw_row(const std::vector<std::string>& tokens,
                          "decimal point (0.042)"),
                       {std::to_string(tokens.size()), shown_cell(row_text), std::to_string(cols)});
     for (std::size_t c = 0; c < cols; ++c) {
-      readings.push_back({r, c, true, why});
+      readings.push_back({r, c, true, why, std::string(row_text)});
       out.push_back({std::nan(""), 0});
       out.back().unreadable = true;
     }

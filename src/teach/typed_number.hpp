@@ -41,6 +41,7 @@ struct CellReading {
   std::size_t r = 0, c = 0;
   bool unreadable = false;
   Message note;
+  std::string typed;  // unreadable: the cell as written (for the instructor to read again)
 };
 
 // One cell's number as read_typed_number reads `token` (its quotes, if

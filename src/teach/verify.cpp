@@ -359,7 +359,10 @@ AnswerCell mark_cell(const Marking& m, const EarlierValues& earlier, const Answe
   cell.tolerance = tolerance_of(answer, cell.given);
   cell.expected = step.value(cell.row, cell.col);
   for (const CellReading& reading : answer.readings)
-    if (reading.r == r && reading.c == c) cell.note = reading.note;
+    if (reading.r == r && reading.c == c) {
+      cell.note = reading.note;
+      cell.typed = reading.typed;
+    }
   if (cell.given.unreadable) {  // no number: the note says why
     cell.verdict = Verdict::unreadable;
     return cell;

@@ -46,6 +46,7 @@ struct AnswerCell {
   Message note;          // how a typed number was read, why a cell is unreadable, or why -1e9 is
                          // accepted as the mask; empty format: none
   bool as_mask = false;  // a mask-like fill accepted as the mask (the note says why)
+  std::string typed;     // unreadable: the cell as written
   // Not ok, with earlier values of the learner's in play: the cell worked out
   // from the learner's own numbers.
   std::optional<CellExpansion> own_working;

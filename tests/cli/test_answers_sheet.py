@@ -21,6 +21,7 @@ import io
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -151,6 +152,41 @@ def check_marks_values(text):
     check(rows[ROSTER[6]]["mistake"] == "unscaled", f"the unscaled student: {rows[ROSTER[6]]}")
 
 
+def check_unreadable(folder, filled, out):
+    """The student who typed 0.xxxl: the cell named to the student and the instructor."""
+    student = students(folder)[4]
+    column, typed = next((k, v) for k, v in filled[student["variant"]].items() if v.endswith("l"))
+    step, labels = column[:-1].split("[")
+    trace = json.loads(run("run", str(folder / student["folder"] / "lesson.toml"),
+                           "--format", "json").stdout)
+    rows, cols = next((s["rows"], s["cols"]) for s in trace["steps"] if s["id"] == step)
+    r, c = rows.index(labels.split(",")[0]), cols.index(labels.split(",")[1])
+    text = (folder / "marks.csv").read_text(encoding="utf-8-sig")
+    row = next(x for x in csv.DictReader(io.StringIO(text)) if x["name"] == ROSTER[4])
+    check(row["unreadable cells"] == f'{step}[{r},{c}] "{typed}"' and row["first wrong"] == "" and
+          row["status"] == "marked", f"marks.csv names the unreadable cell and what was typed: {row}")
+    others = [x["unreadable cells"] for x in csv.DictReader(io.StringIO(text)) if x["name"] != ROSTER[4]]
+    check(others == [""] * 7, f"no other student has an unreadable cell: {others}")
+    feedback = (folder / student["folder"] / "feedback.md").read_text(encoding="utf-8")
+    shown = f"`{step}` [{r}, {c}] ({rows[r]}, {cols[c]})"
+    check(f'- **Not read as a number:** {shown}: "{typed}" has "l" after the number; write the '
+          f"number alone, such as {typed[:-1]}\n" in feedback, f"feedback names the cell: {feedback}")
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    check(f'| {ROSTER[4]} |  | {shown} | "{typed}" |' in summary and
+          "## Cells to read again" in summary, f"summary.md lists it to read again: {summary}")
+    check(f"1 cell could not be read as a number (no points); {folder / 'summary.md'} lists it "
+          'under "Cells to read again"' in out.stdout, f"mark's line says so: {out.stdout}")
+    out = run("mark", str(folder), "--force", "--format", "json", "--answers",
+              str(folder / "answers.csv"))
+    got = {x["name"]: x["unreadable"] for x in
+           json.loads((folder / "marks.json").read_text(encoding="utf-8"))["students"]}
+    check(got[ROSTER[4]] == [{"cell": f"{step}[{r},{c}]", "typed": typed, "reason":
+                              f'"{typed}" has "l" after the number; write the number alone, '
+                              f"such as {typed[:-1]}"}] and got[ROSTER[0]] == [],
+          f"marks.json's unreadable: {got}")
+    (folder / "marks.json").unlink()
+
+
 def libreoffice(root, folder, folder_marks):
     soffice = shutil.which("soffice")
     if not soffice:
@@ -159,6 +195,10 @@ def libreoffice(root, folder, folder_marks):
     sheet = folder / "answers.csv"
     work = root / "lo"
     work.mkdir()
+    # A LibreOffice profile of this test's own (HOME), so that a soffice run
+    # by another test at the same time is not handed the conversion.
+    (work / "home").mkdir()
+    os.environ["HOME"] = str(work / "home")
     columns = (sheet.read_text(encoding="utf-8-sig").splitlines()[0].count('"[') +
                len(next(csv.reader([sheet.read_text(encoding="utf-8-sig").splitlines()[0]]))))
     # docs/marking.md's command line, run as it is written (every column Text),
@@ -169,8 +209,8 @@ def libreoffice(root, folder, folder_marks):
     check(" ".join(command.split()).endswith("--convert-to xlsx DIR/answers.csv"),
           f"the docs' command line: {command}")
     source = (pathlib.Path(__file__).parents[2] / "src" / "teach" / "answers_csv.cpp").read_text()
-    check("--convert-to 'csv:Text - txt - csv (StarCalc):44,34,76,1'" in docs and
-          '"csv:Text - txt - csv (StarCalc):44,34,76,1"' in source,
+    check("--convert-to 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,true,true,true'" in docs and
+          '"csv:Text - txt - csv (StarCalc):44,34,76,1,,0,true,true,true"' in source,
           "the conversion mark runs is the one docs/marking.md names")
     for target in ("xlsx", "ods"):
         line = command.replace("DIR/answers.csv", str(sheet)).replace("xlsx", target)
@@ -178,7 +218,8 @@ def libreoffice(root, folder, folder_marks):
         made = work / f"answers.{target}"
         check(out.returncode == 0 and made.exists(), f"soffice made {made}: {out.stderr}")
         out, text = marks(folder, "--answers", str(made))
-        check(out.returncode == 0, f"mark --answers {made.name}: {out.stderr}")
+        check(out.returncode == 0 and "warning" not in out.stderr,
+              f"mark --answers {made.name}, every column Text: no warning: {out.stderr}")
         check(text == folder_marks, f"marks from {made.name} equal the folders':\n{text}\n{folder_marks}")
     check(columns > 3, "answers.csv has cell columns")
     # What a General (number) import does, as docs/marking.md says.
@@ -194,7 +235,100 @@ def libreoffice(root, folder, folder_marks):
     cells = list(csv.reader(io.StringIO(back)))
     check(cells[1][2:] == ["12345678901234", "0.25"] and cells[2][3] == "42" and cells[1][1] == "王",
           f"a General import drops 0.250's zero and reads \"0,042\" as 42 (docs/marking.md): {back}")
+    general_import(soffice, work, folder, sheet)
     return True
+
+
+def general_import(soffice, work, folder, sheet):
+    """The filled sheet opened with its columns left Standard: marked, with a warning."""
+    subprocess.run([soffice, "--headless", "--infilter=CSV:44,34,76,1", "--convert-to", "ods",
+                    "--outdir", str(work / "general"), str(sheet)], capture_output=True)
+    made = work / "general" / "answers.ods"
+    rows = list(csv.reader(io.StringIO(sheet.read_text(encoding="utf-8-sig"))))
+    # What LibreOffice (en-US) reads as a number: digits with a point, or a
+    # comma it takes for a thousands separator; not −, full-width or 0.19l.
+    numbers = sum(bool(re.fullmatch(r"-?\d+[.,]\d+", cell)) for row in rows[1:] for cell in row[3:])
+    out, _ = marks(folder, "--answers", str(made))
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    warning = (f"attn-trace: warning: {made}: {numbers} answer cell(s) are numbers in the "
+               "spreadsheet, not text")
+    check(numbers > 100 and warning in out.stderr and "docs/marking.md" in out.stderr,
+          f"a Standard import is warned of, with its {numbers} number cells: {out.stderr}")
+    check(out.returncode == 0, f"a warning, not an error: exit {out.returncode}")
+    check(summary.split("## Spreadsheet\n\n")[1].split("\n")[0].endswith(
+        f"answers.ods: {numbers} answer cell(s) are numbers in the spreadsheet, not text, so it "
+        "may have changed what was typed (\"-0,289\" read as -289, 0.250 kept as 0.25) and the "
+        "marks with it; open answers.csv again with every column's type set to Text "
+        "(docs/marking.md), check those cells against the papers, save and mark again"),
+          f"summary.md repeats the warning: {summary[:600]}")
+
+
+def row_of(lines, name):
+    return next(i for i, line in enumerate(lines) if f",{name}," in line or f',"{name}",' in line)
+
+
+def sheet_habits(root, folder, lines):
+    """Rows typed the ways a sheet goes wrong: decimal commas without quotes, a
+    row or the whole sheet left empty, many unreadable cells."""
+    def mark_with(new, name):
+        path = root / name
+        path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(new).encode("utf-8"))
+        return run("mark", str(folder), "--force", "--answers", str(path))
+
+    def row(name):
+        text = (folder / "marks.csv").read_text(encoding="utf-8-sig")
+        return next(r for r in csv.DictReader(io.StringIO(text)) if r["name"] == name)
+
+    right = row_of(lines, ROSTER[0])
+    cells = next(csv.reader([lines[right]]))
+    # Typed in a text editor: -0,178 unquoted, two cells for one.
+    commas = list(lines)
+    commas[right] = ",".join(cells[:3] + [c.replace(".", ",") for c in cells[3:]])
+    check(commas[right].count(",") > 2 * (len(cells) - 3), f"the row has split cells: {commas[right]}")
+    out = mark_with(commas, "commas.csv")
+    check(out.returncode == 0 and row(ROSTER[0])["total"] == row(ROSTER[0])["out of"],
+          f"decimal commas without quotes, joined, cost nothing: {out.stderr} {row(ROSTER[0])}")
+    commas[right] += ",x"
+    out = mark_with(commas, "commas-extra.csv")
+    check(out.returncode == 2 and "probably holds decimal commas typed without quotes" in out.stderr
+          and '("-0,178")' in out.stderr and "delete" not in out.stderr,
+          f"too many cells that joining does not explain: the likely cause, no 'delete': {out.stderr}")
+    # The first student's row left empty: not handed in, said as a row.
+    blank = list(lines)
+    blank[right] = ",".join(cells[:3] + [""] * (len(cells) - 3))
+    out = mark_with(blank, "blank-row.csv")
+    feedback = (folder / students(folder)[0]["folder"] / "feedback.md").read_text(encoding="utf-8")
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    check(out.returncode == 0 and row(ROSTER[0])["status"] == "not handed in" and
+          "Not handed in: your row of the class spreadsheet is empty (no value typed)" in feedback and
+          "blank template" not in feedback and
+          "Their row of the class spreadsheet is empty: no points" in summary,
+          f"an empty row: not handed in, said as a row: {feedback} {summary}")
+    out = run("mark", str(folder), "--force", "--lang", "zh", "--answers", str(root / "blank-row.csv"))
+    feedback = (folder / students(folder)[0]["folder"] / "feedback.md").read_text(encoding="utf-8")
+    check("全班电子表格中你的那一行是空的" in feedback and "空白模板" not in feedback,
+          f"the same in Chinese: {feedback}")
+    # Nothing typed at all (the sheet not saved): exit 2, nothing written.
+    for f in [folder / "marks.csv", folder / "summary.md"]:
+        f.unlink()
+    nothing = [lines[0]] + [",".join(next(csv.reader([line]))[:3]) for line in lines[1:] if line]
+    out = mark_with(nothing, "nothing.csv")
+    check(out.returncode == 2 and out.stderr.strip().endswith(
+        f"{root / 'nothing.csv'}: no cell holds a value; type the students' numbers and save the "
+        "sheet first") and not (folder / "marks.csv").exists(),
+          f"a sheet with no value: exit 2, nothing written: {out.stderr}")
+    # Five cells with a stray letter: feedback names three, then how many more.
+    many = list(lines)
+    many[right] = ",".join(cells[:3] + [c + "x" if 3 <= k < 8 else c for k, c in
+                                        enumerate(cells) if k >= 3])
+    out = mark_with(many, "many.csv")
+    feedback = (folder / students(folder)[0]["folder"] / "feedback.md").read_text(encoding="utf-8")
+    check(feedback.count("- **Not read as a number:**") == 3 and
+          "- … and 2 more not read as a number." in feedback and
+          # The class's count: these 5 and the unreadable habit's one.
+          "6 cells could not be read as a number" in out.stdout and
+          row(ROSTER[0])["unreadable cells"].count('x"') == 5,
+          f"five unreadable cells: three named, 2 more: {out.stdout} {feedback}")
 
 
 def error_cases(root, folder, filled):
@@ -223,6 +357,7 @@ def error_cases(root, folder, filled):
     row = next(r for r in csv.DictReader(io.StringIO(text)) if r["name"] == ROSTER[0])
     check(out.returncode == 1 and "has no row for variant" in row["problem"],
           f"a student with no row is not marked, and says why: {row}")
+    sheet_habits(root, folder, lines)
     empty = root / "bin"
     empty.mkdir()
     (root / "x.xlsx").write_bytes(b"PK")
@@ -256,6 +391,7 @@ def main():
               "the same summary.md")
         feedback = (folder / students(folder)[4]["folder"] / "feedback.md").read_text(encoding="utf-8")
         check("unreadable" in feedback, f"the unreadable cell is in the feedback: {feedback}")
+        check_unreadable(folder, filled, out)
         typed = (folder / "answers.csv").read_bytes()
         out = run("exercise", "--seed", "24", "--roster", str(root / "roster.txt"), "--out",
                   str(folder), "--force")

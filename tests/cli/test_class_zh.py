@@ -122,8 +122,8 @@ def check_marks(c, result):
     check(result.stdout.startswith("4 名学生中批改了 3 名"), f"mark's summary line: {result.stdout}")
     check("未批改：student-04：" in result.stdout, f"mark's not-marked line: {result.stdout}")
     header = next(csv.reader(io.StringIO((c / "marks.csv").read_text("utf-8-sig"))))
-    check(header[:5] == ["学号", "姓名", "文件夹", "版本", "状态"] and header[-5:] == ["总分", "满分", "第一个错误",
-                                                                  "错误类型", "问题"],
+    check(header[:5] == ["学号", "姓名", "文件夹", "版本", "状态"] and header[-6:] == ["总分", "满分", "第一个错误",
+                                                                  "错误类型", "问题", "无法读取的单元格"],
           f"marks.csv's header in Chinese: {header}")
     no_latin("marks.csv header", " ".join(header))
     summary = (c / "summary.md").read_text("utf-8")

@@ -183,11 +183,11 @@ TEST_CASE("marks.csv: a byte-order mark, RFC 4180 quoting, a column per asked st
   const std::string csv = attn::marks_csv({a, absent});
   CHECK(csv.starts_with(
       "\xEF\xBB\xBFid,name,folder,variant,status,head0.scores (2),head0.weights (1),"
-      "total,out of,first wrong,mistake,problem\r\n"));
+      "total,out of,first wrong,mistake,problem,unreadable cells\r\n"));
   CHECK(csv.find("\r\n2024001,\"O'Brien, \"\"Pat\"\"\",o-brien-pat,00000000000000ff,marked,1,0.67,"
-                 "1.67,3,\"head0.weights[1,2]\",softmax_wrong_axis,\r\n") != std::string::npos);
+                 "1.67,3,\"head0.weights[1,2]\",softmax_wrong_axis,,\r\n") != std::string::npos);
   // Not handed in: a status, no points (not 0), the points possible.
-  CHECK(csv.ends_with("\r\n2024002,张伟,张伟,0000000000000001,not handed in,,,,3,,,\r\n"));
+  CHECK(csv.ends_with("\r\n2024002,张伟,张伟,0000000000000001,not handed in,,,,3,,,,\r\n"));
   const std::string json = attn::marks_json({a, absent});
   CHECK(json.find("{\"id\": \"2024001\", \"name\": \"O'Brien, \\\"Pat\\\"\", \"folder\": "
                   "\"o-brien-pat\", \"variant\": \"00000000000000ff\", \"status\": \"marked\", "
@@ -313,10 +313,10 @@ TEST_CASE("a class with IDs and absentees: marks.csv, summary.md and feedback.md
   CHECK(attn::mark_status(marks[2]) == "not handed in");
 
   const std::string csv = attn::marks_csv(marks);
-  CHECK(csv.find("\r\n2024001,张伟,张伟," + right.model.variant + ",marked,1,1,1,1,4,4,,,\r\n") !=
+  CHECK(csv.find("\r\n2024001,张伟,张伟," + right.model.variant + ",marked,1,1,1,1,4,4,,,,\r\n") !=
         std::string::npos);
   CHECK(csv.ends_with("\r\n2024003,Ada,Ada," + absent.model.variant +
-                      ",not handed in,,,,,,4,,,\r\n"));
+                      ",not handed in,,,,,,4,,,,\r\n"));
   const std::string summary = attn::class_summary(marks);
   const double mean = (4 + marks[1].total) / 2;  // Ada left out
   CHECK(summary.find("3 students · 2 marked · 1 not handed in (below) · mean ") !=
