@@ -31,6 +31,7 @@ import csv
 import io
 import json
 import math
+import os
 import pathlib
 import re
 import shutil
@@ -309,6 +310,11 @@ def judge_class(out, folders, rows, expect, ids):
             false_labels += got_label not in ("", "rounding")
             check(got_label in ("", "rounding"), f"{name} ({habit}): no mistake named, got "
                                                  f"{got_label!r}")
+        if habit == "unreadable_cell":
+            check("head0.weights[1,1]" in row.get("unreadable cells", ""),
+                  f"{name}: marks.csv names the unreadable cell: {row}")
+            check("Cells to read again" in summary and key in summary.split(
+                "Cells to read again", 1)[1], f"summary.md lists {name}'s cell to read again")
         if habit == "wrong_way":
             check(got_label != "unscaled", f"{name}: a weight rounded the wrong way is not "
                                            f"'unscaled'")
@@ -390,7 +396,8 @@ def spreadsheet_route(tmp, out, pristine, typed_cells):
     text_columns = "/".join(f"{n}/2" for n in range(1, 201))  # docs/marking.md: every column Text
     convert = subprocess.run(["soffice", "--headless", f"--infilter=CSV:44,34,76,1,{text_columns}",
                               "--convert-to", "xlsx", "--outdir", str(tmp), str(typed_sheet)],
-                             capture_output=True, text=True, timeout=300)
+                             capture_output=True, text=True, timeout=300,
+                             env=dict(os.environ, HOME=str(tmp)))  # a profile of its own
     xlsx = tmp / "typed.xlsx"
     check(xlsx.exists(), f"LibreOffice saves the sheet as .xlsx: {convert.stderr}")
     again = tmp / "again"
