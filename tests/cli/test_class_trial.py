@@ -41,7 +41,7 @@ import tempfile
 import tomllib
 import unicodedata
 
-from clitest import check, failures, runner
+from clitest import check, failures, fill_template, runner
 
 try:
     import numpy as np
@@ -174,17 +174,7 @@ def cells_of(lesson, habit):
 
 
 def fill_toml(folder, cells):
-    lines = (folder / "answers.toml").read_text(encoding="utf-8").split("\n")
-    step, row, out = None, 0, []
-    for line in lines:
-        if line.startswith("step = "):
-            step, row = line.split('"')[1], 0
-        elif line.startswith('  ["') and step:
-            quoted = ['"' + cell + '"' for cell in cells[step][row]]
-            line = "  [" + ", ".join(quoted) + "]," + line.split("],", 1)[1]
-            row += 1
-        out.append(line)
-    (folder / "answers.toml").write_text("\n".join(out), encoding="utf-8")
+    fill_template(folder, lambda step, row: cells[step][row])
 
 
 def read_csv(path):

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import tomllib
 
-from clitest import check, failures, runner
+from clitest import check, failures, fill_template, runner
 
 try:
     import numpy as np
@@ -90,18 +90,8 @@ def solve(lesson, wrong=False):
 
 
 def fill(folder, values):
-    """Writes `values` (step -> matrix, or a function of the step) into the template's cells."""
-    lines = (folder / "answers.toml").read_text(encoding="utf-8").split("\n")
-    step, row, out = None, 0, []
-    for line in lines:
-        if line.startswith("step = "):
-            step, row = line.split('"')[1], 0
-        elif line.startswith('  ["') and step:
-            cells = [f'"{v:.3f}"' for v in values[step][row]]
-            line = "  [" + ", ".join(cells) + "]," + line.split("],", 1)[1]
-            row += 1
-        out.append(line)
-    (folder / "answers.toml").write_text("\n".join(out), encoding="utf-8")
+    """Writes `values` (step -> matrix) into the template's cells, to 3 decimals."""
+    fill_template(folder, lambda step, row: [f"{v:.3f}" for v in values[step][row]])
 
 
 def lesson_of(folder):

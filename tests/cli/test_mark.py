@@ -24,7 +24,7 @@ import tempfile
 import tomllib
 from decimal import Decimal
 
-from clitest import check, failures, runner
+from clitest import check, failures, fill_template, runner
 
 try:
     import numpy as np
@@ -80,19 +80,11 @@ def work(lesson, habit):
 
 def write_answers(folder, values, habit):
     """Fills the template's blank cells in place, as a student would."""
-    lines = (folder / "answers.toml").read_text(encoding="utf-8").split("\n")
-    step, row, out = None, 0, []
-    for line in lines:
-        if line.startswith("step = "):
-            step, row = line.split('"')[1], 0
-        elif line.startswith('  ["') and step:
-            decimals = 2 if habit == "few_decimals" and step == "head0.weights" else WRITE
-            blank = habit == "blank" and step == "head0.context"
-            cells = ['""' if blank else f'"{v:.{decimals}f}"' for v in values[step][row]]
-            line = "  [" + ", ".join(cells) + "]," + line.split("],", 1)[1]
-            row += 1
-        out.append(line)
-    (folder / "answers.toml").write_text("\n".join(out), encoding="utf-8")
+    def cells(step, row):
+        decimals = 2 if habit == "few_decimals" and step == "head0.weights" else WRITE
+        blank = habit == "blank" and step == "head0.context"
+        return ["" if blank else f"{v:.{decimals}f}" for v in values[step][row]]
+    fill_template(folder, cells)
 
 
 def expected_marks(lesson, habit, values):
