@@ -349,16 +349,6 @@ AnswerSheet read_answer_sheet(const std::string& path) {
 
 namespace {
 
-// The note of a cell joined from two (a decimal comma outside quotes), as the
-// answers.toml route words it.
-Message decimal_comma_note(const std::string& cell) {
-  std::string pointed = cell;
-  pointed[pointed.find(',')] = '.';
-  return Message(N_("read {} as {}: a decimal comma outside quotes; quote it (\"{}\") or write a "
-                    "decimal point ({})"),
-                 {cell, pointed, cell, pointed});
-}
-
 struct CellAt {
   std::size_t answer = 0, r = 0, c = 0;
 };

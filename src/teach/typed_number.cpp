@@ -175,6 +175,14 @@ std::string shown_cell(std::string_view cell) {
   return show_controls(out);
 }
 
+Message decimal_comma_note(const std::string& cell) {
+  std::string pointed = cell;
+  pointed[pointed.find(',')] = '.';
+  return Message(N_("read {} as {}: a decimal comma outside quotes; quote it (\"{}\") or write a "
+                    "decimal point ({})"),
+                 {cell, pointed, cell, pointed});
+}
+
 TypedNumber read_typed_number(std::string_view cell) {
   TypedNumber out;
   Mended mended;
@@ -339,12 +347,7 @@ std::vector<WrittenNumber> read_raw_row(const std::vector<std::string>& tokens,
                         cells[c].front() != '"' && cells[c].front() != '\'';
     if (joined && !readings.empty() && readings.back().r == r && readings.back().c == c &&
         !readings.back().unreadable) {
-      std::string pointed = cells[c];
-      pointed[pointed.find(',')] = '.';
-      readings.back().note =
-          Message(N_("read {} as {}: a decimal comma outside quotes; quote it (\"{}\") or write a "
-                     "decimal point ({})"),
-                  {cells[c], pointed, cells[c], pointed});
+      readings.back().note = decimal_comma_note(cells[c]);
     }
   }
   return out;

@@ -35,6 +35,11 @@ TypedNumber read_typed_number(std::string_view cell);
 // `cell` shown in a message: control characters made visible, at most 40 characters.
 std::string shown_cell(std::string_view cell);
 
+// The note of a number joined from two cells a decimal comma outside quotes
+// split ("0,042" in a TOML row or a typed CSV row): read with a point, and how
+// to write it so.
+Message decimal_comma_note(const std::string& cell);
+
 // A cell of an answer that was not read as plain ASCII: how it was read
 // (note), or why it could not be (unreadable). r, c index Answer::values.
 struct CellReading {
