@@ -15,7 +15,9 @@
 namespace attn {
 
 enum class ScaleKind { sqrt_dk, none, number };
-enum class PositionalEncoding { none, sinusoidal };
+// none; sinusoidal: PE added to X; rope: q and k rotated per head; alibi: a
+// per-head linear bias added to the scaled scores.
+enum class PositionalEncoding { none, sinusoidal, rope, alibi };
 enum class NormPlacement {
   post,
   pre
@@ -109,6 +111,7 @@ struct QuantityClaim {
     bytes,    // bytes of a step or the whole pass
     flops,    // FLOPs of a step or the whole pass
     sampled,  // a statistic of q·k by sampling: qk_mean, qk_variance, qk_std, qk_beyond_3
+    kv_cache_bytes,  // the bytes a KV cache holds: g·(d_k + d_v) per token, × keys per sequence
   };
   Kind kind = Kind::shape;
   std::string quantity;             // "shape", "bytes", "flops", "qk_variance", ...
@@ -128,6 +131,10 @@ struct QuantityClaim {
   std::uint64_t seed = 1;
   bool unit_length = false;
   bool scaled = false;
+  // kv_cache_bytes: per token (else per sequence: × seq or the lesson's keys,
+  // × batch), at `kv_heads` K/V heads (default: the lesson's).
+  bool per_token = false;
+  std::optional<std::size_t> kv_heads;
   std::string says;
   std::string says_zh;  // optional: the label in Simplified Chinese (--lang zh)
   const std::string& says_for(Language lang) const {
@@ -159,6 +166,12 @@ struct Lesson {
   std::size_t heads = 1;
   std::size_t d_k = 0;  // columns of W_Q / heads unless the file sets it
   std::size_t d_v = 0;  // columns of W_V / heads
+  // K/V heads (grouped-query attention): query head h reads K/V head
+  // h ÷ (heads / kv_heads); set to heads on load when the file does not say.
+  std::size_t kv_heads = 0;
+  // positional_encoding = "rope": also trace the scores with every position
+  // moved by this many (head{h}.shift_check); none: no such steps.
+  std::optional<std::size_t> rope_shift;
   ScaleKind scale_kind = ScaleKind::sqrt_dk;
   double scale_number = 1.0;  // used when scale_kind == number
   bool causal = false;

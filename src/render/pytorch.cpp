@@ -122,6 +122,17 @@ bool is_identity(const arma::mat& M) {
 std::string why_not_multihead(const Lesson& lesson, const Trace& trace) {
   const arma::mat& W_Q = trace.at("W_Q").value;
   const std::size_t embed = W_Q.n_cols;
+  if (lesson.kv_heads != lesson.heads)
+    return fmt::format(
+        "it gives every query head its own key and value head, but this lesson shares {} K/V "
+        "head(s) among {} query heads (kv_heads = {}); torch 1.13 has no such flag, so the "
+        "steps above repeat K and V per group instead (repeat_interleave)",
+        lesson.kv_heads, lesson.heads, lesson.kv_heads);
+  if (lesson.positional_encoding == PositionalEncoding::rope)
+    return "it has no rotary positions: the steps above rotate q and k themselves";
+  if (lesson.positional_encoding == PositionalEncoding::alibi)
+    return "it replaces a masked score instead of adding a per-head bias to every score: the "
+           "steps above add ALiBi's bias themselves";
   if (lesson.d_v != lesson.d_k)
     return fmt::format(
         "its values are as wide as its queries and keys (head_dim for all three), but this "
@@ -704,11 +715,51 @@ class ScriptWriter {
         return emit_gelu(step);
       case Op::identity:
         return emit_identity(step);
+      case Op::rotate:
+        return emit_rotate(step);
+      case Op::alibi:
+        return emit_alibi(step);
+      case Op::row_max_abs_diff:
+        return emit_row_max_abs_diff(step);
       case Op::rows:
       case Op::max_abs_diff:
         break;  // decoding steps: decode_loop()
     }
     throw std::logic_error("export: no PyTorch code for step " + step.id);
+  }
+
+  // RoPE: pairs (2i, 2i+1) of row p turned by (p + shift)·10000^(−2i/d_k).
+  void emit_rotate(const Step& step) {
+    const std::string x = var(step.made.inputs[0]);
+    line(fmt::format("angle = (torch.arange({}, dtype=torch.float64) + {}).unsqueeze(1) * "
+                     "torch.pow(10000.0, -torch.arange(0, {}, 2, dtype=torch.float64) / {})",
+                     step.value.n_rows, step.made.offset, step.value.n_cols, step.value.n_cols));
+    line(fmt::format("{} = torch.empty_like({})  # RoPE: each pair (2i, 2i+1) rotated", var(step),
+                     x));
+    line(fmt::format("{0}[:, 0::2] = {1}[:, 0::2] * angle.cos() - {1}[:, 1::2] * angle.sin()",
+                     var(step), x));
+    line(fmt::format("{0}[:, 1::2] = {1}[:, 0::2] * angle.sin() + {1}[:, 1::2] * angle.cos()",
+                     var(step), x));
+    // two products and a sum of numbers each within a few ulps (the angle, sin, cos)
+    return check(step, fmt::format("2 * (2 * LIBRARY_ULPS + 24) * U * ({0}.abs() @ "
+                                   "torch.ones({1}, {1}, dtype=torch.float64)) * (1 + angle.abs().amax())",
+                                   x, step.value.n_cols));
+  }
+
+  // ALiBi: −m_h·|i − j|, m_h = 2^(−8(h+1)/H).
+  void emit_alibi(const Step& step) {
+    line(fmt::format("{} = -{} * (torch.arange({}).unsqueeze(1) - torch.arange({})).abs()"
+                     ".to(torch.float64)  # ALiBi, slope 2^(-8·{}/{})",
+                     var(step), py_number(step.made.slope), step.value.n_rows, step.value.n_cols,
+                     step.head + 1, lesson_.heads));
+    return check(step, fmt::format("rounded({})", var(step)));
+  }
+
+  // max_j |shifted − scores|, row by row.
+  void emit_row_max_abs_diff(const Step& step) {
+    line(fmt::format("{} = ({} - {}).abs().amax(dim=-1, keepdim=True)  # (n, 1)", var(step),
+                     var(step.made.inputs[1]), var(step.made.inputs[0])));
+    return check(step);
   }
 
   void emit_positional(const Step& step) {
@@ -762,6 +813,11 @@ class ScriptWriter {
   }
 
   void emit_add(const Step& step) {
+    if (step.kind == StepKind::alibi_biased) {
+      line(fmt::format("{} = {} + {}  # ALiBi's bias added to the scaled scores", var(step),
+                       var(step.made.inputs[0]), var(step.made.inputs[1])));
+      return check(step, fmt::format("rounded({})", var(step)));
+    }
     line(fmt::format("{} = {} + {}  # residual sum; dropout is the identity in eval mode",
                      var(step), var(step.made.inputs[0]), var(step.made.inputs[1])));
     return check(step);  // one addition of the same numbers: exactly the tool's

@@ -131,6 +131,9 @@ std::optional<std::pair<arma::mat, Bound>> reference_operation(const BackendOp& 
     case attn::Op::gelu:
     case attn::Op::identity:
     case attn::Op::max_abs_diff:
+    case attn::Op::rotate:
+    case attn::Op::alibi:
+    case attn::Op::row_max_abs_diff:
       return std::nullopt;
   }
   return std::nullopt;
