@@ -389,13 +389,19 @@ const CellExpansion* expansion_for(const RenderOptions& options, const std::stri
 
 namespace {
 
+// RoPE's and ALiBi's fields, each after ", ".
+std::string position_fields(const CellExpansion& e) {
+  if (e.kind == ExpansionKind::alibi) return fmt::format(", \"slope\": {}", json_number(e.slope));
+  return fmt::format(", \"position\": {}, \"pair\": {}, \"angle\": {}", e.position, e.pair_index,
+                     json_number(e.angle));
+}
+
 // The fields of e's kind, each after ", ".
 std::string json_kind_fields(const CellExpansion& e) {
   std::string out;
   switch (e.kind) {
     case ExpansionKind::divide:
-      out += fmt::format(", \"divisor\": {}", json_number(e.divisor));
-      break;
+      return fmt::format(", \"divisor\": {}", json_number(e.divisor));
     case ExpansionKind::mask: {
       std::vector<std::string> reasons;
       if (e.mask_reasons & mask_causal) reasons.push_back("causal");
@@ -419,22 +425,16 @@ std::string json_kind_fields(const CellExpansion& e) {
                          json_number(e.mean));
       break;
     case ExpansionKind::normalise:
-      out += fmt::format(", \"eps\": {}", json_number(e.eps));
-      break;
+      return fmt::format(", \"eps\": {}", json_number(e.eps));
     case ExpansionKind::activation:
-      out += fmt::format(", \"function\": \"{}\"", e.gelu ? "gelu" : "relu");
-      break;
+      return fmt::format(", \"function\": \"{}\"", e.gelu ? "gelu" : "relu");
     case ExpansionKind::max_abs_diff:
       out += fmt::format(", \"row\": {}, \"full_row\": {}", json_row(arma::rowvec(e.row_values)),
                          json_row(arma::rowvec(e.compare_values)));
       break;
     case ExpansionKind::rotate:
-      out += fmt::format(", \"position\": {}, \"pair\": {}, \"angle\": {}", e.position,
-                         e.pair_index, json_number(e.angle));
-      break;
     case ExpansionKind::alibi:
-      out += fmt::format(", \"slope\": {}", json_number(e.slope));
-      break;
+      return position_fields(e);
     case ExpansionKind::softmax:
       out += fmt::format(
           ", \"row\": {}, \"row_max\": {}, \"exps\": {}, \"shifted\": {}, "

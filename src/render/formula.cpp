@@ -366,6 +366,13 @@ StepFormula shift_check(const Context& c) {
           fmt::format("({}), ({}) → {}", c.in(1), c.in(0), c.out())};
 }
 
+// RoPE's rotations, ALiBi's bias, the shift check.
+StepFormula position_formula(const Context& c) {
+  if (c.step.made.op == Op::rotate) return rotate(c);
+  if (c.step.made.op == Op::alibi) return alibi(c);
+  return shift_check(c);
+}
+
 // --- positions, and the attention of each head
 
 StepFormula positions(const Context& c) {
@@ -540,11 +547,9 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
     case Op::max_abs_diff:
       return decode_check(c);
     case Op::rotate:
-      return rotate(c);
     case Op::alibi:
-      return alibi(c);
     case Op::row_max_abs_diff:
-      return shift_check(c);
+      return position_formula(c);
   }
   return {};
 }

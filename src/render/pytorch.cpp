@@ -675,6 +675,9 @@ class ScriptWriter {
       case Op::given:
         return given(step);
       case Op::positional:
+      case Op::rotate:  // RoPE, ALiBi and the shift check: emit_position()
+      case Op::alibi:
+      case Op::row_max_abs_diff:
         return emit_positional(step);
       case Op::add_positions:
         return emit_add_positions(step);
@@ -715,17 +718,18 @@ class ScriptWriter {
         return emit_gelu(step);
       case Op::identity:
         return emit_identity(step);
-      case Op::rotate:
-        return emit_rotate(step);
-      case Op::alibi:
-        return emit_alibi(step);
-      case Op::row_max_abs_diff:
-        return emit_row_max_abs_diff(step);
       case Op::rows:
       case Op::max_abs_diff:
         break;  // decoding steps: decode_loop()
     }
     throw std::logic_error("export: no PyTorch code for step " + step.id);
+  }
+
+  // RoPE's and ALiBi's steps.
+  void emit_position(const Step& step) {
+    if (step.made.op == Op::rotate) return emit_rotate(step);
+    if (step.made.op == Op::alibi) return emit_alibi(step);
+    return emit_row_max_abs_diff(step);
   }
 
   // RoPE: pairs (2i, 2i+1) of row p turned by (p + shift)·10000^(−2i/d_k).
@@ -763,6 +767,7 @@ class ScriptWriter {
   }
 
   void emit_positional(const Step& step) {
+    if (step.made.op != Op::positional) return emit_position(step);
     comment(
         "Sinusoidal positions (see sinusoidal() above); PyTorch has no built-in table, "
         "tutorials write it this way.");
