@@ -211,6 +211,8 @@ struct Lesson {
   std::vector<QuantityClaim> quantity_claims;
 
   std::size_t queries() const { return X.n_rows; }
+  // The K/V heads: kv_heads, or heads where nothing set it (a lesson built in code).
+  std::size_t kv_head_count() const { return kv_heads ? kv_heads : heads; }
   std::size_t keys() const { return memory ? memory->n_rows : X.n_rows; }
   bool is_cross() const { return memory.has_value(); }
   const std::vector<std::string>& key_tokens() const { return memory ? memory_tokens : tokens; }

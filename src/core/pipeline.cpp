@@ -279,7 +279,7 @@ class Forward {
   void record_slices(std::size_t h, HeadAttention& a, const Rotated* rotated) {
     const StepId Q = StepId::projection(Projection::Q), K = StepId::projection(Projection::K),
                  V = StepId::projection(Projection::V);
-    const std::size_t kv = h / (lesson_.heads / lesson_.kv_heads);  // the K/V head it reads
+    const std::size_t kv = h / (lesson_.heads / lesson_.kv_head_count());  // the K/V head it reads
     const std::string head = std::to_string(h);
     const std::vector<std::string>& queries = lesson_.tokens;
     const std::vector<std::string>& keys = lesson_.key_tokens();

@@ -389,7 +389,7 @@ StepFormula add_positions(const Context& c) {
 
 // With grouped K/V heads: which K/V head a query head's K or V is, and who shares it.
 std::string shared_kv_head(const Context& c) {
-  const std::size_t heads = c.lesson.heads, g = c.lesson.kv_heads;
+  const std::size_t heads = c.lesson.heads, g = c.lesson.kv_head_count();
   if (g == heads || c.input_id(0) == "Q") return "";
   const std::size_t group = heads / g, kv = c.h / group;
   return c.say(N_(" (K/V head {} of {}: query heads {}–{} share it, head {} ÷ {} = {})"), kv, g,

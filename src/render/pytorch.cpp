@@ -122,12 +122,12 @@ bool is_identity(const arma::mat& M) {
 std::string why_not_multihead(const Lesson& lesson, const Trace& trace) {
   const arma::mat& W_Q = trace.at("W_Q").value;
   const std::size_t embed = W_Q.n_cols;
-  if (lesson.kv_heads != lesson.heads)
+  if (lesson.kv_head_count() != lesson.heads)
     return fmt::format(
         "it gives every query head its own key and value head, but this lesson shares {} K/V "
         "head(s) among {} query heads (kv_heads = {}); torch 1.13 has no such flag, so the "
         "steps above repeat K and V per group instead (repeat_interleave)",
-        lesson.kv_heads, lesson.heads, lesson.kv_heads);
+        lesson.kv_head_count(), lesson.heads, lesson.kv_head_count());
   if (lesson.positional_encoding == PositionalEncoding::rope)
     return "it has no rotary positions: the steps above rotate q and k themselves";
   if (lesson.positional_encoding == PositionalEncoding::alibi)

@@ -188,7 +188,7 @@ QuantityVerdict check_cost(const Trace& trace, const QuantityClaim& c,
 // a sequence (or seq) × batch. g is the claim's kv_heads, else the lesson's,
 // and must divide heads.
 QuantityVerdict check_kv_cache(const Lesson& lesson, const QuantityClaim& c) {
-  const std::size_t g = c.kv_heads.value_or(lesson.kv_heads);
+  const std::size_t g = c.kv_heads.value_or(lesson.kv_head_count());
   if (lesson.heads % g != 0)
     fail(lesson, c, 0, "kv_heads",
          tr_format("kv_heads = {} does not divide heads = {}; choose kv_heads dividing {}", g,
