@@ -1155,14 +1155,21 @@ class ScriptWriter {
   // Inside the loop over t: each head's step t, every value checked.
   void decode_heads() {
     line("for h in range(heads):", 2);
-    line("qk, v = slice(h * d_k, (h + 1) * d_k), slice(h * d_v, (h + 1) * d_v)", 3);
+    // With grouped K/V heads, query head h caches the columns of K/V head h ÷ (heads / kv_heads).
+    const std::size_t group = lesson_.heads / lesson_.kv_head_count();
+    line(group == 1 ? "qk = kk = slice(h * d_k, (h + 1) * d_k)"
+                    : fmt::format("qk, g = slice(h * d_k, (h + 1) * d_k), h // {}  # its K/V head",
+                                  group),
+         3);
+    if (group != 1) line("kk = slice(g * d_k, (g + 1) * d_k)", 3);
+    line(group == 1 ? "v = slice(h * d_v, (h + 1) * d_v)" : "v = slice(g * d_v, (g + 1) * d_v)", 3);
     line("step = f\"decode.t{t}.head{h}\"", 3);
     line("q = check(step + \".q\", q_t[:, qk], q_bound[:, qk])  # (1, d_k)", 3);
     line("# row t appended; the rows before it are the tool's, handed back by earlier checks", 3);
-    line("K_cache[h] = torch.cat([K_cache[h], k_t[:, qk]])", 3);
+    line("K_cache[h] = torch.cat([K_cache[h], k_t[:, kk]])", 3);
     line(
         "K_cache[h] = check(step + \".K_cache\", K_cache[h], "
-        "torch.cat([torch.zeros(t, d_k), k_bound[:, qk]]))",
+        "torch.cat([torch.zeros(t, d_k), k_bound[:, kk]]))",
         3);
     line("V_cache[h] = torch.cat([V_cache[h], v_t[:, v]])", 3);
     line(
