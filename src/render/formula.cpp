@@ -332,10 +332,10 @@ StepFormula rotate(const Context& c) {
   const std::size_t shift = c.step.made.offset;
   const std::string pos = shift ? fmt::format("(p + {})", shift) : "p";
   const std::string tex_pos = shift ? fmt::format("(p + {})", shift) : "p";
-  return {c.say(N_("{0} row p: each pair (2i, 2i+1) rotated by the angle {1}·θ_i, "
-                   "θ_i = 10000^(−2i/{2}): x·cos − y·sin, x·sin + y·cos"),
+  return {c.say(N_("{0} row p: each pair (2i, 2i+1) = (a, b) rotated by the angle {1}·θ_i, "
+                   "θ_i = 10000^(−2i/{2}): (a·cos − b·sin, a·sin + b·cos)"),
                 of, pos, c.step.value.n_cols),
-          fmt::format("R_{{{}\\theta}}\\,\\mathrm{{{}}},\\ \\theta_i = 10000^{{-2i/{}}}", tex_pos,
+          fmt::format("\\mathrm{{RoPE}}_{{{}\\theta}}(\\mathrm{{{}}}),\\ \\theta_i = 10000^{{-2i/{}}}", tex_pos,
                       tex_text(of), c.step.value.n_cols),
           fmt::format("({}) → {}", c.in(0), c.out())};
 }
@@ -344,7 +344,7 @@ StepFormula alibi(const Context& c) {
   const std::size_t heads = c.lesson.heads;
   return {c.say(N_("bias[i, j] = −m{0}·|i − j|, slope m{0} = 2^(−8·{1}/{2}) = {3}"), c.sub,
                 c.h + 1, heads, short_number(c.step.made.slope)),
-          fmt::format("B_{{{0}}}[i,j] = -m_{{{0}}}\\,|i-j|,\\ m_{{{0}}} = 2^{{-8\\cdot {1}/{2}}}",
+          fmt::format("\\mathrm{{ALiBi}}_{{{0}}}[i,j] = -m_{{{0}}}\\,|i-j|,\\ m_{{{0}}} = 2^{{-8\\cdot {1}/{2}}}",
                       c.h, c.h + 1, heads),
           c.out()};
 }
@@ -353,7 +353,7 @@ StepFormula biased(const Context& c) {
   return {c.say(N_("S{0} / s + bias{0}: ALiBi's bias added to the scaled scores, before the "
                    "mask"),
                 c.sub),
-          fmt::format("S_{{{0}}}/s + B_{{{0}}}", c.h),
+          fmt::format("S_{{{0}}}/s + \\mathrm{{ALiBi}}_{{{0}}}", c.h),
           fmt::format("{} + {} → {}", c.in(0), c.in(1), c.out())};
 }
 

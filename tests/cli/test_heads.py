@@ -167,7 +167,7 @@ for lesson, step in (("rope-relative", "head0.q_rot"), ("alibi-bias", "head1.ali
     r = run("export", lesson, "--to", "pytorch")
     check(r.returncode == 0 and step.split(".")[0] in r.stdout, f"{lesson}: export --to pytorch")
 r = run("--lang", "zh", "run", "rope-relative", "--step", "head0.q_rot", "--step", "head0.shift_check")
-check("第 0 个头旋转后的 q（RoPE）" in r.stdout and "每个列对 (2i, 2i+1) 旋转角度" in r.stdout
+check("第 0 个头旋转后的 q（RoPE）" in r.stdout and "每个列对 (2i, 2i+1) = (a, b) 旋转角度" in r.stdout
       and "RoPE 平移检查" in r.stdout, f"the RoPE steps in Chinese: {r.stdout[:900]}")
 r = run("--lang", "zh", "run", "alibi-bias", "--step", "head0.alibi_bias", "--step", "head0.biased")
 check("第 0 个头的 ALiBi 偏置" in r.stdout and "斜率 m₀ = 2^(−8·1/2) = 0.0625" in r.stdout,
