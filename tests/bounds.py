@@ -376,3 +376,25 @@ def carried_layer_norm(x, gamma_row, beta_row, eps):
     error = (np.abs(gamma_row) * (carried_in + own) * (1 + 1e-3)
              + gamma(2, U64) * (np.abs(gamma_row * n) + np.abs(beta_row)))
     return Carried(y, error)
+
+
+def rope(x, shift):
+    """RoPE's rotation of x (n, d) at positions p + shift, computed in double by
+    each side: the angle (p + shift)·10000^(−2i/d) within 16u·angle (as
+    positional_error's), sin and cos within LIBRARY_ULPS ulps plus the angle's
+    error, then two products and a sum (3 roundings), each cell a combination
+    of the pair (x, y) of its row: per side (|x| + |y|)·(16·angle + 2·LIBRARY_ULPS
+    + 4)·u. (n, d) -> Bound."""
+    u = 2.0**-53
+    n, d = x.shape
+    two_i = (np.arange(d) - np.arange(d) % 2).astype(float)
+    angle = (np.arange(n, dtype=float)[:, None] + shift) / 10000.0 ** (two_i / d)[None, :]
+    pair = np.abs(x[:, 0::2]) + np.abs(x[:, 1::2])
+    magnitude = np.repeat(pair, 2, axis=1)
+    return Bound(2 * magnitude * (16 * angle + 2 * LIBRARY_ULPS + 4) * u)
+
+
+def alibi():
+    """ALiBi's bias −m·|i − j|, m = 2^(−8(h+1)/H): exp2 within LIBRARY_ULPS ulps
+    (exact where the exponent is a whole number), then one product."""
+    return elementwise("f64", 2 * LIBRARY_ULPS + 1)

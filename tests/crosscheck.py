@@ -270,13 +270,25 @@ def recompute(lesson, golden_values):
     policy = model.get("masked_row", "nan")
 
     contexts, all_weights = [], []
+    kv_heads = model.get("kv_heads", heads)  # query head h reads K/V head h // (heads / kv_heads)
+    d_v = V.shape[1] // kv_heads
+    encoding = model.get("positional_encoding", "none")
     for h in range(heads):
         p = f"head{h}."
+        kv = h // (heads // kv_heads)
         Qh = take(p + "Q", Q[:, h * d_k:(h + 1) * d_k], bounds.exact())
-        Kh = take(p + "K", K[:, h * d_k:(h + 1) * d_k], bounds.exact())
-        Vh = take(p + "V", V[:, h * d_v:(h + 1) * d_v], bounds.exact())
+        Kh = take(p + "K", K[:, kv * d_k:(kv + 1) * d_k], bounds.exact())
+        Vh = take(p + "V", V[:, kv * d_v:(kv + 1) * d_v], bounds.exact())
+        if encoding == "rope":
+            Qh = take(p + "q_rot", rope_rotate(Qh, 0), bounds.rope(Qh, 0))
+            Kh = take(p + "k_rot", rope_rotate(Kh, 0), bounds.rope(Kh, 0))
         scores = take(p + "scores", num.matmul(Qh, Kh.T), num.product_bound(Qh, Kh.T))
         scaled = take(p + "scaled", num.store(scores / num.scalar(s)), num.divide_bound())
+        if encoding == "alibi":
+            slope = 2.0 ** (-8.0 * (h + 1) / heads)
+            distance = np.abs(np.arange(n)[:, None] - np.arange(m)[None, :]).astype(float)
+            bias = take(p + "alibi_bias", -slope * distance, bounds.alibi())
+            scaled = take(p + "biased", scaled + bias, bounds.elementwise("f64"))
         masked = take(p + "masked", np.where(masked_cells, fill, scaled), bounds.exact())
         exps = take(p + "exp", num.store(np.exp(masked)), num.exp_bound())
         take(p + "row_sum", num.row_sum(exps), num.row_sum_bound(exps))
@@ -289,6 +301,8 @@ def recompute(lesson, golden_values):
         contexts.append(take(p + "context", num.matmul(weights, Vh),
                              num.product_bound(weights, Vh)))
         all_weights.append(weights)
+        if "rope_shift" in model:
+            rope_shift_check(take, out.value, h, model["rope_shift"])
     if heads > 1:
         stacked = np.stack(all_weights)
         take("heads.mean", num.store(stacked.mean(axis=0)), bounds.mean(stacked, num.dtype))
@@ -312,6 +326,35 @@ def recompute(lesson, golden_values):
     if lesson.get("decode", {}).get("kv_cache", False):
         decode_with_cache(take, out.value, heads, s, n)
     return out.steps
+
+
+def rope_rotate(x, shift):
+    """RoPE (docs/steps.md): row p's pairs (2i, 2i+1) turned by the angle
+    (p + shift)·10000^(−2i/d): x·cos − y·sin, x·sin + y·cos."""
+    n, d = x.shape
+    theta = 10000.0 ** (-np.arange(0, d, 2, dtype=float) / d)
+    angle = (np.arange(n, dtype=float)[:, None] + shift) * theta[None, :]
+    out = np.empty_like(x)
+    out[:, 0::2] = x[:, 0::2] * np.cos(angle) - x[:, 1::2] * np.sin(angle)
+    out[:, 1::2] = x[:, 0::2] * np.sin(angle) + x[:, 1::2] * np.cos(angle)
+    return out
+
+
+def rope_shift_check(take, value, h, shift):
+    """[model] rope_shift: q and k rotated with every position moved by
+    `shift`, their scores, and row by row the largest |difference| from the
+    head's scores, which RoPE makes 0 up to rounding: asserted within what two
+    correct rotations and products of the same numbers may differ by."""
+    p = f"head{h}."
+    Qh, Kh = value(p + "Q"), value(p + "K")
+    q = take(p + "q_rot_shifted", rope_rotate(Qh, shift), bounds.rope(Qh, shift))
+    k = take(p + "k_rot_shifted", rope_rotate(Kh, shift), bounds.rope(Kh, shift))
+    shifted = take(p + "scores_shifted", q @ k.T, bounds.product(q, k.T, "f64"))
+    scores = value(p + "scores")
+    difference = np.abs(shifted - scores).max(axis=1, keepdims=True)
+    allowed = 1e-12 * max(1.0, float(np.abs(scores).max()))
+    assert np.all(difference <= allowed), f"head {h}: RoPE scores move by {difference.max()}"
+    take(p + "shift_check", difference, bounds.elementwise("f64"))
 
 
 def decode_with_cache(take, value, heads, s, n):

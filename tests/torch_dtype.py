@@ -131,14 +131,28 @@ def torch_steps(lesson, fmt, mine):
                         dtype=torch.float64).to(dt)
     policy = model.get("masked_row", "nan")
     contexts = []
+    encoding = model.get("positional_encoding", "none")
     for h in range(heads):
         p = f"head{h}."
-        steps[p + "scores"] = (matmul(t(p + "Q"), t(p + "K").T),
-                               bounds.product(np_(p + "Q"), np_(p + "K").T, fmt))
+        q, k = p + "Q", p + "K"
+        if encoding == "rope":  # RoPE: q and k rotated in double, then stored in the format
+            for x, rot in ((q, p + "q_rot"), (k, p + "k_rot")):
+                steps[rot] = (rope(t(x).double()).to(dt), bounds.computed_in_double(
+                    fmt, bounds.rope(np_(x), 0).absolute / 2))
+            q, k = p + "q_rot", p + "k_rot"
+        steps[p + "scores"] = (matmul(t(q), t(k).T), bounds.product(np_(q), np_(k).T, fmt))
         # s rounded to f32, the division (or a product by a rounded 1/s): three roundings
         steps[p + "scaled"] = (t(p + "scores") / s, bounds.elementwise(fmt, 3))
+        scaled = p + "scaled"
+        if encoding == "alibi":  # ALiBi: −m_h·|i − j| and its sum with scaled, each stored once
+            distance = (torch.arange(n).unsqueeze(1) - torch.arange(m)).abs().double()
+            steps[p + "alibi_bias"] = ((-(2.0 ** (-8.0 * (h + 1) / heads)) * distance).to(dt),
+                                       bounds.elementwise(fmt))
+            steps[p + "biased"] = ((t(scaled).double() + t(p + "alibi_bias").double()).to(dt),
+                                   bounds.elementwise(fmt))
+            scaled = p + "biased"
         # unmasked cells are the tool's own scaled values; masked ones the fill, rounded
-        steps[p + "masked"] = (t(p + "scaled").masked_fill(masked_cells, fill),
+        steps[p + "masked"] = (t(scaled).masked_fill(masked_cells, fill),
                                bounds.given(fmt).where(masked_cells.numpy(), bounds.exact()))
         masked = t(p + "masked")
         steps[p + "exp"] = (torch.exp(masked.float() if narrow else masked).to(dt),
@@ -183,6 +197,17 @@ class Tally:
     def __init__(self):
         self.cells = self.identical = 0
         self.worst = (0.0, "", "")  # (|a − b| / bound, lesson, step[cell])
+
+
+def rope(x):
+    """RoPE (docs/steps.md): row p's pairs (2i, 2i+1) turned by p·10000^(−2i/d), in float64."""
+    n, d = x.shape
+    angle = torch.arange(n, dtype=torch.float64).unsqueeze(1) * torch.pow(
+        10000.0, -torch.arange(0, d, 2, dtype=torch.float64) / d)
+    out = torch.empty_like(x)
+    out[:, 0::2] = x[:, 0::2] * angle.cos() - x[:, 1::2] * angle.sin()
+    out[:, 1::2] = x[:, 0::2] * angle.sin() + x[:, 1::2] * angle.cos()
+    return out
 
 
 def compare_lesson(lesson, lesson_id, fmt, mine, tally):

@@ -65,19 +65,35 @@ HeadAttention attend_head(const AttentionInput& in, const Arithmetic& arithmetic
   const arma::mat& scores = set(HeadStep::scores, arithmetic.matmul_transposed(Q, K));
   const arma::mat& scaled = set(HeadStep::scaled, scale_scores(scores, in.divisor));
   const arma::mat& masked = set(HeadStep::masked, apply_mask(scaled, in.mask, in.fill));
+  finish_head(masked, V, in.policy, arithmetic, set, replaced);
+  return out;
+}
+
+}  // namespace
+
+void finish_head(const arma::mat& masked, const arma::mat& V, MaskedRowPolicy policy,
+                 const Arithmetic& arithmetic, const SetHeadStep& set,
+                 const std::function<bool(HeadStep)>& replaced) {
   const arma::mat& exp = set(HeadStep::exp, arma::exp(masked));
   const arma::mat& row_sum = set(HeadStep::row_sum, arithmetic.row_sum(exp));
-  arma::mat weights = attention_weights(arithmetic, masked, in.policy);
+  arma::mat weights = attention_weights(arithmetic, masked, policy);
   if (replaced(HeadStep::exp) || replaced(HeadStep::row_sum)) {
     weights = exp;
     weights.each_col() /= row_sum.col(0);
   }
   const arma::mat& A = set(HeadStep::weights, std::move(weights));
   set(HeadStep::context, arithmetic.matmul(A, V));  // (n,d_v)
-  return out;
 }
 
-}  // namespace
+// (m, g·w) -> (m, h·w)
+arma::mat repeat_heads(const arma::mat& M, std::size_t width, std::size_t heads) {
+  const std::size_t g = M.n_cols / width, group = heads / g;
+  if (group == 1) return M;
+  arma::mat out(M.n_rows, heads * width);
+  for (std::size_t h = 0; h < heads; ++h)
+    out.cols(h * width, (h + 1) * width - 1) = split_head(M, h / group, width);
+  return out;
+}
 
 std::vector<HeadAttention> attend_steps(const AttentionInput& in, const Arithmetic& arithmetic,
                                         const StepHook* hook) {

@@ -60,6 +60,21 @@ struct StepHook {
 std::vector<HeadAttention> attend_steps(const AttentionInput& in, const Arithmetic& arithmetic,
                                         const StepHook* hook = nullptr);
 
+// The steps after the masked scores, each handed to `set` (which stores it
+// in `out` and returns it) before the next reads it: exp, row_sum, weights
+// (exp / row_sum when `replaced` says either was given) and context =
+// weights·V. attend_steps ends every head with it, and the pipeline after
+// ALiBi's bias.
+using SetHeadStep = std::function<const arma::mat&(HeadStep step, arma::mat value)>;
+void finish_head(const arma::mat& masked, const arma::mat& V, MaskedRowPolicy policy,
+                 const Arithmetic& arithmetic, const SetHeadStep& set,
+                 const std::function<bool(HeadStep)>& replaced);
+
+// M:(m, g·w) -> (m, h·w): each of the g blocks of w columns repeated h/g
+// times in place (PyTorch's repeat_interleave(h/g) of the heads), so that
+// query head k reads block k ÷ (h/g).
+arma::mat repeat_heads(const arma::mat& M, std::size_t width, std::size_t heads);
+
 // -> (n,m): `scores` divided by `divisor`
 arma::mat scale_scores(const arma::mat& scores, double divisor);
 

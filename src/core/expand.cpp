@@ -57,6 +57,10 @@ std::string_view expansion_kind_name(ExpansionKind kind) {
       return "copy";
     case ExpansionKind::max_abs_diff:
       return "max_abs_diff";
+    case ExpansionKind::rotate:
+      return "rotate";
+    case ExpansionKind::alibi:
+      return "alibi";
   }
   return "";
 }

@@ -34,6 +34,11 @@
 //               step's query or cache: the row of head{h}.Q, .K or .V it is)
 //   max_abs_diff row_values = decoding step r's context, compare_values = row r of
 //               head{h}.context, sources = their first cells; value = max_j |difference|
+//               (head{h}.shift_check: row r of scores_shifted against row r of scores)
+//   rotate      sources = {x[r,2i], x[r,2i+1]}, source_values, position (p + shift),
+//               pair_index (i), width (d_k), cosine (true: the second of the pair),
+//               angle = position·10000^(−2i/d_k)
+//   alibi       slope (m_h), position (the query i); col is the key j
 #pragma once
 
 #include <optional>
@@ -68,6 +73,8 @@ enum class ExpansionKind {
   activation,    // layer.ffn.activation: ReLU or GELU of one cell
   copy,          // layer.output: the cell of the step it names
   max_abs_diff,  // decode.head{h}.check: max_j |decoded[j] − full[j]| of one row
+  rotate,        // head{h}.q_rot / .k_rot: one cell of a rotated pair
+  alibi,         // head{h}.alibi_bias: −m_h·|i − j|
 };
 
 // "input", "positional", ... : the JSON name of a kind.
@@ -98,7 +105,8 @@ struct CellExpansion {
   std::size_t pair_index = 0;  // positional: i of 2i / 2i+1
   std::size_t width = 0;       // positional: d
   bool cosine = false;         // positional: odd column -> cos
-  double angle = 0.0;          // positional: pos / 10000^(2i/d)
+  double angle = 0.0;          // positional: pos / 10000^(2i/d); rotate: p·θ_i
+  double slope = 0.0;          // alibi: m_h
 
   std::vector<double> row_values;      // row_sum, softmax, max_abs_diff (the decoded row)
   std::vector<double> compare_values;  // max_abs_diff: the full computation's row

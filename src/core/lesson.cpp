@@ -168,7 +168,7 @@ class LessonParser {
     if (!t) return;
     toml_.require_known_keys(*t, "model",
                              {"heads", "d_k", "scale", "causal", "mask_fill", "masked_row",
-                              "positional_encoding", "dtype"});
+                              "positional_encoding", "dtype", "kv_heads", "rope_shift"});
     if (const toml::node* n = get(t, "heads")) lesson_.heads = at_least_one(*n, "model.heads");
     if (const toml::node* n = get(t, "d_k")) {
       lesson_.d_k = at_least_one(*n, "model.d_k");
@@ -189,7 +189,26 @@ class LessonParser {
     if (const toml::node* n = get(t, "positional_encoding"))
       lesson_.positional_encoding = choice<PositionalEncoding>(
           *n, "model.positional_encoding", "positional encoding",
-          {{"none", PositionalEncoding::none}, {"sinusoidal", PositionalEncoding::sinusoidal}});
+          {{"none", PositionalEncoding::none},
+           {"sinusoidal", PositionalEncoding::sinusoidal},
+           {"rope", PositionalEncoding::rope},
+           {"alibi", PositionalEncoding::alibi}});
+    read_heads_and_positions(*t);
+  }
+
+  // kv_heads and rope_shift (their shapes are checked with the heads').
+  void read_heads_and_positions(const toml::table& t) {
+    if (const toml::node* n = get(&t, "kv_heads")) {
+      lesson_.kv_heads = at_least_one(*n, "model.kv_heads");
+      kv_heads_node_ = n;
+    }
+    if (const toml::node* n = get(&t, "rope_shift")) {
+      if (lesson_.positional_encoding != PositionalEncoding::rope)
+        toml_.fail(n, "model.rope_shift",
+                   tr("rope_shift checks rotary positions; set positional_encoding = \"rope\" "
+                      "or remove rope_shift"));
+      lesson_.rope_shift = at_least_one(*n, "model.rope_shift");
+    }
   }
 
   // A count such as model.heads: an integer, at least 1.
@@ -519,6 +538,13 @@ class LessonParser {
                  tr("decoding token by token needs causal attention (a token may not see later "
                     "tokens, which are not generated yet); add causal = true under [model] or set "
                     "kv_cache = false"));
+    if (l.positional_encoding == PositionalEncoding::rope ||
+        l.positional_encoding == PositionalEncoding::alibi)
+      toml_.fail(n, "decode.kv_cache",
+                 tr_format("the KV cache steps read head{{h}}.Q and .K as they are, without the "
+                           "rotation or the bias of positional_encoding = \"{}\"; set kv_cache = "
+                           "false or positional_encoding = \"none\"",
+                           l.positional_encoding == PositionalEncoding::rope ? "rope" : "alibi"));
     if (!l.key_padding.empty() || l.keep)
       toml_.fail(n, "decode.kv_cache",
                  tr_format("the KV cache steps apply the causal mask only, but the lesson also "
@@ -634,7 +660,7 @@ class LessonParser {
     check_product(l.X, "X", l.W_Q, "W_Q");
     check_product(source, key_source, l.W_K, "W_K");
     check_product(source, key_source, l.W_V, "W_V");
-    if (l.W_Q.n_cols != l.W_K.n_cols)
+    if (l.W_Q.n_cols != l.W_K.n_cols && !kv_heads_node_)  // kv_heads: check_kv_heads()
       toml_.fail(weight_node("W_K"), "weights.W_K",
                  tr_format("Q and K must have the same number of columns to form Q·Kᵀ: W_Q is "
                            "{} (Q has {} columns) but W_K is {}{} (K has {}); give W_K {} {}",
@@ -665,6 +691,7 @@ class LessonParser {
                  tr_format("heads = {} does not divide the projection width {} (W_Q is {}); "
                            "each head takes an equal block of columns: choose heads dividing {}",
                            l.heads, l.W_Q.n_cols, written_shape(l.W_Q), l.W_Q.n_cols));
+    if (kv_heads_node_) return check_kv_heads();
     if (l.W_V.n_cols % l.heads != 0)
       toml_.fail(heads_node ? heads_node : weight_node("W_V"), "model.heads",
                  tr_format("heads = {} does not divide the value width {} (W_V is {}); choose "
@@ -679,6 +706,53 @@ class LessonParser {
                     l.d_k, written_shape(l.W_Q), l.heads, l.W_Q.n_cols, l.heads, d_k, out_side()));
     l.d_k = d_k;
     l.d_v = l.W_V.n_cols / l.heads;
+    l.kv_heads = l.heads;
+    check_rope_width();
+  }
+
+  // kv_heads = g: g divides heads; W_K has g·d_k columns and W_V g·d_v.
+  // Sets d_k, d_v (d_k from W_Q as without kv_heads).
+  void check_kv_heads() {
+    Lesson& l = lesson_;
+    const std::size_t g = l.kv_heads;
+    if (l.heads % g != 0)
+      toml_.fail(kv_heads_node_, "model.kv_heads",
+                 tr_format("kv_heads = {} does not divide heads = {}: each K/V head serves an "
+                           "equal group of query heads; choose kv_heads dividing {} (1 = one K/V "
+                           "head for all, {} = one per query head)",
+                           g, l.heads, l.heads, l.heads));
+    const std::size_t d_k = l.W_Q.n_cols / l.heads;
+    if (l.d_k != 0 && l.d_k != d_k)
+      toml_.fail(d_k_node_, "model.d_k",
+                 tr_format("d_k = {} but W_Q is {} with {} head(s), so d_k = {} / {} = {}; fix "
+                           "d_k or the {} of W_Q",
+                           l.d_k, written_shape(l.W_Q), l.heads, l.W_Q.n_cols, l.heads, d_k,
+                           out_side()));
+    l.d_k = d_k;
+    if (l.W_K.n_cols != g * d_k)
+      toml_.fail(weight_node("W_K"), "weights.W_K",
+                 tr_format("with kv_heads = {} and d_k = {}, W_K needs kv_heads·d_k = {} {}, "
+                           "one block of d_k per K/V head, but it is {}{}; give W_K {} {}",
+                           g, d_k, g * d_k, out_side(), written_shape(l.W_K), layout_note(),
+                           g * d_k, out_side()));
+    if (l.W_V.n_cols % g != 0)
+      toml_.fail(weight_node("W_V"), "weights.W_V",
+                 tr_format("kv_heads = {} does not divide the value width {} (W_V is {}); give "
+                           "W_V kv_heads·d_v {}",
+                           g, l.W_V.n_cols, written_shape(l.W_V), out_side()));
+    l.d_v = l.W_V.n_cols / g;
+    check_rope_width();
+  }
+
+  // RoPE turns pairs of columns: d_k must be even.
+  void check_rope_width() const {
+    const Lesson& l = lesson_;
+    if (l.positional_encoding == PositionalEncoding::rope && l.d_k % 2 != 0)
+      toml_.fail(get(model_, "positional_encoding"), "model.positional_encoding",
+                 tr_format("RoPE rotates pairs of columns (2i, 2i+1) of each head's q and k, but "
+                           "d_k = {} is odd; give each head an even d_k, or choose another "
+                           "positional_encoding",
+                           l.d_k));
   }
 
   // A bias, when given, has one entry per output of its weight `of`.
@@ -803,6 +877,7 @@ class LessonParser {
   const toml::node* d_k_node_ = nullptr;
   bool w_o_identity_ = false;
   bool out_in_ = false;  // [weights] layout = "out_in": every W_* written out × in
+  const toml::node* kv_heads_node_ = nullptr;  // model.kv_heads, when the file gives it
   const toml::node* in_proj_weight_ = nullptr;  // W_Q, W_K and W_V came from in_proj_weight
   std::optional<arma::rowvec> in_proj_bias_;    // b_Q, b_K and b_V, one after another
 };

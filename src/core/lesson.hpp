@@ -15,7 +15,9 @@
 namespace attn {
 
 enum class ScaleKind { sqrt_dk, none, number };
-enum class PositionalEncoding { none, sinusoidal };
+// none; sinusoidal: PE added to X; rope: q and k rotated per head; alibi: a
+// per-head linear bias added to the scaled scores.
+enum class PositionalEncoding { none, sinusoidal, rope, alibi };
 enum class NormPlacement {
   post,
   pre
@@ -112,6 +114,7 @@ struct QuantityClaim {
     bytes,    // bytes of a step or the whole pass
     flops,    // FLOPs of a step or the whole pass
     sampled,  // a statistic of q·k by sampling: qk_mean, qk_variance, qk_std, qk_beyond_3
+    kv_cache_bytes,  // the bytes a KV cache holds: g·(d_k + d_v) per token, × keys per sequence
   };
   Kind kind = Kind::shape;
   std::string quantity;             // "shape", "bytes", "flops", "qk_variance", ...
@@ -131,6 +134,10 @@ struct QuantityClaim {
   std::uint64_t seed = 1;
   bool unit_length = false;
   bool scaled = false;
+  // kv_cache_bytes: per token (else per sequence: × seq or the lesson's keys,
+  // × batch), at `kv_heads` K/V heads (default: the lesson's).
+  bool per_token = false;
+  std::optional<std::size_t> kv_heads;
   std::string says;
   std::string says_zh;  // optional: the label in Simplified Chinese (--lang zh)
   bool derived = false;  // the lesson's own number, not a document's (Claim::derived)
@@ -163,6 +170,12 @@ struct Lesson {
   std::size_t heads = 1;
   std::size_t d_k = 0;  // columns of W_Q / heads unless the file sets it
   std::size_t d_v = 0;  // columns of W_V / heads
+  // K/V heads (grouped-query attention): query head h reads K/V head
+  // h ÷ (heads / kv_heads); set to heads on load when the file does not say.
+  std::size_t kv_heads = 0;
+  // positional_encoding = "rope": also trace the scores with every position
+  // moved by this many (head{h}.shift_check); none: no such steps.
+  std::optional<std::size_t> rope_shift;
   ScaleKind scale_kind = ScaleKind::sqrt_dk;
   double scale_number = 1.0;  // used when scale_kind == number
   bool causal = false;
@@ -202,6 +215,8 @@ struct Lesson {
   std::vector<QuantityClaim> quantity_claims;
 
   std::size_t queries() const { return X.n_rows; }
+  // The K/V heads: kv_heads, or heads where nothing set it (a lesson built in code).
+  std::size_t kv_head_count() const { return kv_heads ? kv_heads : heads; }
   std::size_t keys() const { return memory ? memory->n_rows : X.n_rows; }
   bool is_cross() const { return memory.has_value(); }
   const std::vector<std::string>& key_tokens() const { return memory ? memory_tokens : tokens; }

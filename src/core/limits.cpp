@@ -100,6 +100,11 @@ TraceSize trace_size(const Lesson& lesson) {
   step(n * d_k + m * d_k + m * d_v, h);                   // the heads' slices
   step(n * m, 5 * h + (h > 1 ? 2 : 0));  // scores, scaled, masked, exp, weights; heads.mean/max
   step(n * (1 + d_v), h);                // row sums, contexts
+  if (lesson.positional_encoding == PositionalEncoding::alibi) step(n * m, 2 * h);  // bias, biased
+  if (lesson.positional_encoding == PositionalEncoding::rope) {
+    step((n + m) * d_k, lesson.rope_shift ? 2 * h : h);  // q_rot, k_rot (and shifted)
+    if (lesson.rope_shift) step(n * (m + 1), h);          // scores_shifted, shift_check
+  }
   step(n * h * d_v);                     // concat
   if (lesson.W_O) step(lesson.W_O->n_elem + n * lesson.W_O->n_cols);  // W_O, output
   if (lesson.layer) {

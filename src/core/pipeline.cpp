@@ -85,7 +85,7 @@ class Forward {
     }
     // Every step's place at once: a growing vector would copy every matrix
     // already recorded (Armadillo's move is not noexcept).
-    trace_.steps.reserve(24 + 10 * lesson.heads + (lesson.layer ? 24 : 0) +
+    trace_.steps.reserve(24 + 16 * lesson.heads + (lesson.layer ? 24 : 0) +
                          (lesson.kv_cache ? lesson.heads * (7 * lesson.queries() + 1) : 0));
   }
 
@@ -149,49 +149,221 @@ class Forward {
   // backend in one call, or composed here step by step when the caller
   // replaces cells of a head's step or a narrower format is emulated (each
   // step then feeds the next as recorded). Recorded in head order.
+  // With kv_heads = g, query head h reads K/V head h ÷ (heads/g): the backend
+  // gets K and V with each K/V head repeated per group. With RoPE it gets q
+  // and k rotated here (head{h}.q_rot, .k_rot); with ALiBi the steps from the
+  // masked scores on are recomputed here from scaled + alibi_bias.
   void attention() {
     const StepId Q = StepId::projection(Projection::Q), K = StepId::projection(Projection::K),
                  V = StepId::projection(Projection::V);
-    const AttentionInput in =
-        attention_input(value(Q), value(K), value(V), trace_.mask, lesson_.heads);
-    std::vector<HeadAttention> heads =
-        attend(in, [](std::size_t h, HeadStep part) { return StepId::head_step(h, part); });
-    for (std::size_t h = 0; h < heads.size(); ++h) {
-      const auto step = [&](HeadStep part, Message name, StepKind kind, Operation made,
-                            const std::vector<std::string>& rows,
-                            const std::vector<std::string>& cols = {}) {
-        record(StepId::head_step(h, part), std::move(name), kind, std::move(made),
-               std::move(heads[h][part]), rows, cols);
-      };
-      const auto id = [h](HeadStep part) { return head_step_id(h, part); };
-      const std::vector<std::string>& queries = lesson_.tokens;
-      const std::vector<std::string>& keys = lesson_.key_tokens();
-      const std::string head = std::to_string(h);
-      step(HeadStep::Q, Message(N_("Head {} Q"), {head}), StepKind::head_slice,
-           {Op::slice, ids_of({Q}), h * lesson_.d_k}, queries);
-      step(HeadStep::K, Message(N_("Head {} K"), {head}), StepKind::head_slice,
-           {Op::slice, ids_of({K}), h * lesson_.d_k}, keys);
-      step(HeadStep::V, Message(N_("Head {} V"), {head}), StepKind::head_slice,
-           {Op::slice, ids_of({V}), h * lesson_.d_v}, keys);
-      step(HeadStep::scores, N_("Scores"), StepKind::scores,
-           {Op::matmul_t, {id(HeadStep::Q), id(HeadStep::K)}}, queries, keys);
-      Operation divide{Op::divide, {id(HeadStep::scores)}};
-      divide.divisor = trace_.scale;
-      step(HeadStep::scaled, N_("Scaled scores"), StepKind::scaled, divide, queries, keys);
-      Operation mask{Op::mask, {id(HeadStep::scaled)}};
-      mask.fill = fill();
-      step(HeadStep::masked, N_("Masked scores"), StepKind::masked, mask, queries, keys);
-      step(HeadStep::exp, N_("Exponentials"), StepKind::exp, {Op::exp, {id(HeadStep::masked)}},
-           queries, keys);
-      step(HeadStep::row_sum, N_("Row sums"), StepKind::row_sum, {Op::row_sum, {id(HeadStep::exp)}},
-           queries, {"sum"});
-      step(HeadStep::weights, N_("Attention weights"), StepKind::weights,
-           {Op::softmax, {id(HeadStep::masked), id(HeadStep::exp), id(HeadStep::row_sum)}}, queries,
-           keys);
-      step(HeadStep::context, N_("Context"), StepKind::context,
-           {Op::matmul, {id(HeadStep::weights), id(HeadStep::V)}}, queries);
-      warn_about_rows(h, value(StepId::head_step(h, HeadStep::masked)),
-                      value(StepId::head_step(h, HeadStep::weights)));
+    const std::size_t heads = lesson_.heads;
+    arma::mat Q_in = value(Q), K_in = repeat_heads(value(K), lesson_.d_k, heads);
+    const arma::mat V_in = repeat_heads(value(V), lesson_.d_v, heads);
+    std::vector<Rotated> rotated;
+    if (rope()) rotated = rotate_heads(Q_in, K_in);
+    const AttentionInput in = attention_input(Q_in, K_in, V_in, trace_.mask, heads);
+    std::vector<HeadAttention> out =
+        attend(in, [this](std::size_t h, HeadStep part) { return attended_id(h, part); });
+    for (std::size_t h = 0; h < heads; ++h) {
+      std::optional<Biased> biased;
+      if (alibi()) biased = alibi_head(h, out[h]);
+      record_head(h, out[h], rope() ? &rotated[h] : nullptr, biased ? &*biased : nullptr);
+      if (lesson_.rope_shift) shift_check(h, *lesson_.rope_shift);
+    }
+    if (backend_.name() != "cpu") note_host_steps();
+  }
+
+  // The step a head step of the attention computed is recorded as: with RoPE,
+  // its Q and K are the rotated ones.
+  StepId attended_id(std::size_t h, HeadStep part) const {
+    if (rope() && part == HeadStep::Q) return StepId::position(h, PositionStep::q_rot);
+    if (rope() && part == HeadStep::K) return StepId::position(h, PositionStep::k_rot);
+    return StepId::head_step(h, part);
+  }
+
+  // One head's slices before and after RoPE's rotation.
+  struct Rotated {
+    arma::mat Q, K, q_rot, k_rot;
+  };
+
+  // Q:(n,h·d_k) K:(m,h·d_k) (K/V heads repeated) -> every head's slices and
+  // their rotations, each finished as recorded; Q and K become the rotated
+  // heads side by side, what attention reads.
+  std::vector<Rotated> rotate_heads(arma::mat& Q, arma::mat& K) const {
+    const std::size_t d_k = lesson_.d_k;
+    std::vector<Rotated> out(lesson_.heads);
+    for (std::size_t h = 0; h < lesson_.heads; ++h) {
+      Rotated& r = out[h];
+      r.Q = finished(head_step_id(h, HeadStep::Q), Op::slice, split_head(Q, h, d_k));
+      r.K = finished(head_step_id(h, HeadStep::K), Op::slice, split_head(K, h, d_k));
+      r.q_rot = finished(position_step_id(h, PositionStep::q_rot), Op::rotate, rope_rotate(r.Q, 0));
+      r.k_rot = finished(position_step_id(h, PositionStep::k_rot), Op::rotate, rope_rotate(r.K, 0));
+    }
+    for (std::size_t h = 0; h < lesson_.heads; ++h) {
+      Q.cols(h * d_k, (h + 1) * d_k - 1) = out[h].q_rot;
+      K.cols(h * d_k, (h + 1) * d_k - 1) = out[h].k_rot;
+    }
+    return out;
+  }
+
+  // ALiBi's two steps of head h.
+  struct Biased {
+    arma::mat bias, biased;
+  };
+
+  // Head h with ALiBi, on the host: alibi_bias:(n,m) = −m_h·|i − j|, biased =
+  // scaled + alibi_bias, then masked = the mask of biased and every step after
+  // it (core/attention.hpp finish_head) replace what `a` holds.
+  Biased alibi_head(std::size_t h, HeadAttention& a) const {
+    const double slope = alibi_slope(h, lesson_.heads);
+    Biased out;
+    out.bias = finished(position_step_id(h, PositionStep::alibi_bias), Op::alibi,
+                        alibi_bias(slope, lesson_.queries(), lesson_.keys()));
+    out.biased = finished(position_step_id(h, PositionStep::biased), Op::add,
+                          a[HeadStep::scaled] + out.bias);
+    const auto set = [&](HeadStep part, arma::mat v) -> const arma::mat& {
+      a[part] = finished(head_step_id(h, part), Op::slice, std::move(v));
+      return a[part];
+    };
+    const auto replaced = [&](HeadStep part) { return overrides_.contains(head_step_id(h, part)); };
+    const arma::mat& masked = set(HeadStep::masked, apply_mask(out.biased, trace_.mask, fill()));
+    finish_head(masked, a[HeadStep::V], lesson_.masked_row, arithmetic(), set, replaced);
+    return out;
+  }
+
+  // Records head h's steps from `a` (and RoPE's rotations, ALiBi's bias).
+  void record_head(std::size_t h, HeadAttention& a, const Rotated* rotated, const Biased* biased) {
+    const auto step = [&](HeadStep part, Message name, StepKind kind, Operation made,
+                          const std::vector<std::string>& rows,
+                          const std::vector<std::string>& cols = {}) {
+      record(StepId::head_step(h, part), std::move(name), kind, std::move(made),
+             std::move(a[part]), rows, cols);
+    };
+    const auto id = [h](HeadStep part) { return head_step_id(h, part); };
+    const std::vector<std::string>& queries = lesson_.tokens;
+    const std::vector<std::string>& keys = lesson_.key_tokens();
+    if (rotated) {
+      a[HeadStep::Q] = rotated->Q;
+      a[HeadStep::K] = rotated->K;
+    }
+    record_slices(h, a, rotated);
+    const bool rope = rotated != nullptr;
+    step(HeadStep::scores, N_("Scores"), StepKind::scores,
+         {Op::matmul_t, rope ? std::vector<std::string>{position_step_id(h, PositionStep::q_rot),
+                                                        position_step_id(h, PositionStep::k_rot)}
+                             : std::vector<std::string>{id(HeadStep::Q), id(HeadStep::K)}},
+         queries, keys);
+    Operation divide{Op::divide, {id(HeadStep::scores)}};
+    divide.divisor = trace_.scale;
+    step(HeadStep::scaled, N_("Scaled scores"), StepKind::scaled, divide, queries, keys);
+    if (biased) record_bias(h, *biased);
+    Operation mask{Op::mask, {biased ? position_step_id(h, PositionStep::biased)
+                                     : id(HeadStep::scaled)}};
+    mask.fill = fill();
+    step(HeadStep::masked, N_("Masked scores"), StepKind::masked, mask, queries, keys);
+    step(HeadStep::exp, N_("Exponentials"), StepKind::exp, {Op::exp, {id(HeadStep::masked)}},
+         queries, keys);
+    step(HeadStep::row_sum, N_("Row sums"), StepKind::row_sum, {Op::row_sum, {id(HeadStep::exp)}},
+         queries, {"sum"});
+    step(HeadStep::weights, N_("Attention weights"), StepKind::weights,
+         {Op::softmax, {id(HeadStep::masked), id(HeadStep::exp), id(HeadStep::row_sum)}}, queries,
+         keys);
+    step(HeadStep::context, N_("Context"), StepKind::context,
+         {Op::matmul, {id(HeadStep::weights), id(HeadStep::V)}}, queries);
+    warn_about_rows(h, value(StepId::head_step(h, HeadStep::masked)),
+                    value(StepId::head_step(h, HeadStep::weights)));
+  }
+
+  // head{h}.Q, .K, .V: the head's columns of Q and of its K/V head's columns
+  // of K and V; with RoPE then head{h}.q_rot and .k_rot.
+  void record_slices(std::size_t h, HeadAttention& a, const Rotated* rotated) {
+    const StepId Q = StepId::projection(Projection::Q), K = StepId::projection(Projection::K),
+                 V = StepId::projection(Projection::V);
+    const std::size_t kv = h / (lesson_.heads / lesson_.kv_head_count());  // the K/V head it reads
+    const std::string head = std::to_string(h);
+    const std::vector<std::string>& queries = lesson_.tokens;
+    const std::vector<std::string>& keys = lesson_.key_tokens();
+    record(StepId::head_step(h, HeadStep::Q), Message(N_("Head {} Q"), {head}),
+           StepKind::head_slice, {Op::slice, ids_of({Q}), h * lesson_.d_k},
+           std::move(a[HeadStep::Q]), queries);
+    record(StepId::head_step(h, HeadStep::K), Message(N_("Head {} K"), {head}),
+           StepKind::head_slice, {Op::slice, ids_of({K}), kv * lesson_.d_k},
+           std::move(a[HeadStep::K]), keys);
+    record(StepId::head_step(h, HeadStep::V), Message(N_("Head {} V"), {head}),
+           StepKind::head_slice, {Op::slice, ids_of({V}), kv * lesson_.d_v},
+           std::move(a[HeadStep::V]), keys);
+    if (!rotated) return;
+    record(StepId::position(h, PositionStep::q_rot), Message(N_("Head {} q rotated (RoPE)"), {head}),
+           StepKind::rope_rotated, {Op::rotate, {head_step_id(h, HeadStep::Q)}, 0},
+           rotated->q_rot, queries);
+    record(StepId::position(h, PositionStep::k_rot), Message(N_("Head {} k rotated (RoPE)"), {head}),
+           StepKind::rope_rotated, {Op::rotate, {head_step_id(h, HeadStep::K)}, 0},
+           rotated->k_rot, keys);
+  }
+
+  // head{h}.alibi_bias and head{h}.biased (ALiBi).
+  void record_bias(std::size_t h, const Biased& b) {
+    Operation bias{Op::alibi, {}};
+    bias.slope = alibi_slope(h, lesson_.heads);
+    record(StepId::position(h, PositionStep::alibi_bias),
+           Message(N_("Head {} ALiBi bias"), {std::to_string(h)}), StepKind::alibi_bias, bias,
+           b.bias, lesson_.tokens, lesson_.key_tokens());
+    record(StepId::position(h, PositionStep::biased), N_("Scaled scores plus the ALiBi bias"),
+           StepKind::alibi_biased,
+           {Op::add, {head_step_id(h, HeadStep::scaled), position_step_id(h, PositionStep::alibi_bias)}},
+           b.biased, lesson_.tokens, lesson_.key_tokens());
+  }
+
+  // RoPE's relative property, head h: q and k rotated with every position
+  // moved by `shift`, their scores, and row i = max_j |scores_shifted −
+  // scores|; above kShiftTolerance is a warning.
+  void shift_check(std::size_t h, std::size_t shift) {
+    const auto pid = [h](PositionStep part) { return StepId::position(h, part); };
+    const StepId Qh = StepId::head_step(h, HeadStep::Q), Kh = StepId::head_step(h, HeadStep::K);
+    const StepId scores = StepId::head_step(h, HeadStep::scores);
+    record(pid(PositionStep::q_rot_shifted),
+           Message(N_("Head {} q rotated at positions + {}"), {std::to_string(h), std::to_string(shift)}),
+           StepKind::rope_rotated, {Op::rotate, ids_of({Qh}), shift}, rope_rotate(value(Qh), shift),
+           lesson_.tokens);
+    record(pid(PositionStep::k_rot_shifted),
+           Message(N_("Head {} k rotated at positions + {}"), {std::to_string(h), std::to_string(shift)}),
+           StepKind::rope_rotated, {Op::rotate, ids_of({Kh}), shift}, rope_rotate(value(Kh), shift),
+           lesson_.key_tokens());
+    const StepId shifted = pid(PositionStep::scores_shifted);
+    record(shifted, N_("Scores with every position shifted"), StepKind::rope_shift_scores,
+           {Op::matmul_t, ids_of({pid(PositionStep::q_rot_shifted), pid(PositionStep::k_rot_shifted)})},
+           arithmetic().matmul_transposed(value(pid(PositionStep::q_rot_shifted)),
+                                          value(pid(PositionStep::k_rot_shifted))),
+           lesson_.tokens, lesson_.key_tokens());
+    const StepId id = pid(PositionStep::shift_check);
+    const arma::mat& check =
+        record(id, N_("RoPE shift check: shifted scores vs the scores"), StepKind::rope_shift_check,
+               {Op::row_max_abs_diff, ids_of({scores, shifted})},
+               row_max_abs_difference(value(scores), value(shifted)), lesson_.tokens,
+               {"max |diff|"});
+    for (std::size_t i = 0; i < check.n_rows; ++i)
+      if (!(check(i, 0) <= kShiftTolerance))
+        warn(id, {N_("{0} row {1} ({2}): with every position shifted by {3} the scores move by "
+                     "{4}, more than {5}"),
+                  {id.str(), std::to_string(i), lesson_.tokens.at(i), std::to_string(shift),
+                   fmt::format("{:g}", check(i, 0)), fmt::format("{:g}", kShiftTolerance)}});
+  }
+
+  // The steps this pass computed on the host although the backend is another.
+  void note_host_steps() {
+    for (std::size_t h = 0; h < lesson_.heads; ++h) {
+      std::vector<StepId> host;
+      if (rope()) host = {StepId::position(h, PositionStep::q_rot), StepId::position(h, PositionStep::k_rot)};
+      if (alibi())
+        host = {StepId::position(h, PositionStep::alibi_bias), StepId::position(h, PositionStep::biased),
+                StepId::head_step(h, HeadStep::masked), StepId::head_step(h, HeadStep::exp),
+                StepId::head_step(h, HeadStep::row_sum), StepId::head_step(h, HeadStep::weights),
+                StepId::head_step(h, HeadStep::context)};
+      if (lesson_.rope_shift)
+        for (PositionStep p : {PositionStep::q_rot_shifted, PositionStep::k_rot_shifted,
+                               PositionStep::scores_shifted, PositionStep::shift_check})
+          host.push_back(StepId::position(h, p));
+      for (const StepId& id : host) trace_.host_steps.push_back(id.str());
     }
   }
 
@@ -401,6 +573,8 @@ class Forward {
 
  private:
   bool positions() const { return lesson_.positional_encoding == PositionalEncoding::sinusoidal; }
+  bool rope() const { return lesson_.positional_encoding == PositionalEncoding::rope; }
+  bool alibi() const { return lesson_.positional_encoding == PositionalEncoding::alibi; }
 
   // What attention reads: Q:(n,h·d_k) K:(m,h·d_k) V:(m,h·d_v) mask:(n,m).
   AttentionInput attention_input(const arma::mat& Q, const arma::mat& K, const arma::mat& V,

@@ -76,6 +76,36 @@ inline constexpr double kDecodeTolerance = 1e-12;
 // full:(n,d_v) rows: n × (1,d_v) -> (n,1): row t = max_j |rows[t][0,j] − full[t,j]|
 arma::mat max_abs_row_difference(const arma::mat& full, const std::vector<arma::mat>& rows);
 
+// Rotary positions and linear biases (core/ops/positions_rope_alibi.cpp).
+
+// RoPE's base: θ_i = base^(−2i/d_k).
+inline constexpr double kRopeBase = 10000.0;
+
+// The angle pair `pair` (i) of a row at `position` turns by: position·10000^(−2i/width).
+double rope_angle(std::size_t position, std::size_t pair, std::size_t width);
+
+// One cell of a rotated pair (x, y): x·cos − y·sin (the first), x·sin + y·cos (the second).
+double rotated_pair_cell(double x, double y, double angle, bool second);
+
+// x:(n,d) -> (n,d): row p's pairs (2i, 2i+1) rotated by (p + shift)·θ_i; d even.
+arma::mat rope_rotate(const arma::mat& x, std::size_t shift);
+
+// ALiBi's slope of head `head` of `heads`: 2^(−8(head+1)/heads).
+double alibi_slope(std::size_t head, std::size_t heads);
+
+// −slope·|query − key|.
+double alibi_bias_cell(double slope, std::size_t query, std::size_t key);
+
+// -> (n,m): cell (i, j) = −slope·|i − j|.
+arma::mat alibi_bias(double slope, std::size_t n, std::size_t m);
+
+// How far the scores with shifted positions may be from the scores
+// (head{h}.shift_check); further is a warning in the trace.
+inline constexpr double kShiftTolerance = 1e-12;
+
+// A:(n,m) B:(n,m) -> (n,1): row i = max_j |B[i, j] − A[i, j]|.
+arma::mat row_max_abs_difference(const arma::mat& A, const arma::mat& B);
+
 // "d0", "d1", ... : labels for feature columns.
 std::vector<std::string> feature_labels(std::size_t count);
 

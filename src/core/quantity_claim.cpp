@@ -32,7 +32,8 @@ class QuantityClaimReader {
     toml_.require_known_keys(
         t_, where_,
         {"step", "shape", "quantity", "value", "unit", "tolerance", "batch", "seq", "dtype", "d_k",
-         "samples", "seed", "vectors", "scaled", "says", "says_zh", "derived"});
+         "samples", "seed", "vectors", "scaled", "says", "says_zh", "derived", "per",
+         "kv_heads"});
     c_.key = where_;
     c_.line = toml_.line_of(&item_);
     if (const toml::node* n = t_.get("says")) c_.says = toml_.string(*n, key("says"));
@@ -112,7 +113,11 @@ class QuantityClaimReader {
       toml_.fail(
           &item_, key("value"),
           tr_format("a {} claim needs value = <the number the document states>", c_.quantity));
-    if (c_.quantity == "bytes" || c_.quantity == "flops") {
+    if (c_.quantity != "kv_cache_bytes")
+      refuse({"per", "kv_heads"}, tr("only a KV-cache claim (quantity = \"kv_cache_bytes\") has it"));
+    if (c_.quantity == "kv_cache_bytes") {
+      read_kv_cache_keys();
+    } else if (c_.quantity == "bytes" || c_.quantity == "flops") {
       c_.kind = c_.quantity == "bytes" ? QuantityClaim::Kind::bytes : QuantityClaim::Kind::flops;
       refuse({"d_k", "samples", "seed", "vectors", "scaled"},
              tr("only a sampled statistic (quantity = \"qk_...\") draws samples"));
@@ -130,8 +135,8 @@ class QuantityClaimReader {
     } else {
       toml_.fail(&node, key("quantity"),
                  tr_format("\"{}\" is not a quantity; write \"bytes\", \"flops\", "
-                           "\"qk_mean\", \"qk_variance\", \"qk_std\" or \"qk_beyond_3\" (or "
-                           "shape = [rows, cols] instead)",
+                           "\"kv_cache_bytes\", \"qk_mean\", \"qk_variance\", \"qk_std\" or "
+                           "\"qk_beyond_3\" (or shape = [rows, cols] instead)",
                            c_.quantity));
     }
     c_.value = toml_.number(*value, key("value"));
@@ -139,6 +144,29 @@ class QuantityClaimReader {
       c_.tolerance = toml_.number(*n, key("tolerance")).value;
       if (*c_.tolerance < 0) toml_.fail(n, key("tolerance"), tr("must not be negative"));
     }
+  }
+
+  // quantity = "kv_cache_bytes": per = "token" | "sequence", kv_heads = g,
+  // and the bytes keys (dtype, unit, batch, seq).
+  void read_kv_cache_keys() {
+    c_.kind = QuantityClaim::Kind::kv_cache_bytes;
+    refuse({"step", "d_k", "samples", "seed", "vectors", "scaled"},
+           tr("a KV-cache claim is about K and V of the whole lesson, not one step"));
+    if (const toml::node* n = t_.get("per")) {
+      const std::string per = toml_.string(*n, key("per"));
+      if (per != "token" && per != "sequence")
+        toml_.fail(n, key("per"),
+                   tr_format("\"{}\" is not what a KV cache is counted per; write \"token\" or "
+                             "\"sequence\"",
+                             per));
+      c_.per_token = per == "token";
+    }
+    if (t_.get("kv_heads")) c_.kv_heads = positive("kv_heads", 1LL << 20);
+    read_batch_and_seq();
+    if (c_.per_token && (c_.batch || c_.seq))
+      toml_.fail(t_.get(c_.batch ? "batch" : "seq"), key(c_.batch ? "batch" : "seq"),
+                 tr("a per-token count has no batch or seq; remove it or write per = \"sequence\""));
+    read_bytes_keys();
   }
 
   void read_bytes_keys() {

@@ -73,6 +73,12 @@ constexpr const char* kDecodeStepNames[] = {"q",      "K_cache", "V_cache", "sco
                                             "scaled", "weights", "context"};
 static_assert(std::size(kDecodeStepNames) == static_cast<std::size_t>(DecodeStep::context) + 1);
 
+constexpr const char* kPositionStepNames[] = {
+    "q_rot",         "k_rot",         "alibi_bias",     "biased",
+    "q_rot_shifted", "k_rot_shifted", "scores_shifted", "shift_check"};
+static_assert(std::size(kPositionStepNames) ==
+              static_cast<std::size_t>(PositionStep::shift_check) + 1);
+
 constexpr const char* kConcatId = "concat";
 
 int number(std::size_t n) {
@@ -146,6 +152,8 @@ std::optional<StepId> read_step_id(std::string_view text) {
   if (!head || !consume(rest, ".")) return std::nullopt;
   if (const std::optional<HeadStep> part = parse_head_step(rest))
     return StepId::head_step(*head, *part);
+  if (const std::optional<int> k = index_in(kPositionStepNames, rest))
+    return StepId::position(*head, static_cast<PositionStep>(*k));
   return std::nullopt;
 }
 
@@ -187,6 +195,10 @@ StepId StepId::decode_check(std::size_t head) {
   return {StepFamily::decode_check, number(head), -1, 0};
 }
 
+StepId StepId::position(std::size_t head, PositionStep part) {
+  return {StepFamily::head_position, number(head), -1, static_cast<int>(part)};
+}
+
 int StepId::part_in(StepFamily family) const {
   if (family_ != family)
     throw std::logic_error(fmt::format("step {}: its part is read as another family's", str()));
@@ -221,6 +233,10 @@ DecodeStep StepId::decode_part() const {
   return static_cast<DecodeStep>(part_in(StepFamily::decode));
 }
 
+PositionStep StepId::position_part() const {
+  return static_cast<PositionStep>(part_in(StepFamily::head_position));
+}
+
 std::string StepId::str() const {
   switch (family_) {
     case StepFamily::given:
@@ -241,6 +257,8 @@ std::string StepId::str() const {
       return fmt::format("decode.t{}.head{}.{}", decoding_, head_, kDecodeStepNames[part_]);
     case StepFamily::decode_check:
       return fmt::format("decode.head{}.check", head_);
+    case StepFamily::head_position:
+      return fmt::format("head{}.{}", head_, kPositionStepNames[part_]);
   }
   return "";
 }
@@ -296,6 +314,14 @@ std::string decode_step_id(std::size_t t, std::size_t head, DecodeStep step) {
 
 std::string decode_check_id(std::size_t head) {
   return StepId::decode_check(head).str();
+}
+
+}  // namespace attn
+
+namespace attn {
+
+std::string position_step_id(std::size_t head, PositionStep step) {
+  return StepId::position(head, step).str();
 }
 
 }  // namespace attn

@@ -21,6 +21,7 @@ enum class StepFamily {
   layer,         // [LayerStep] layer.residual1 ... layer.output: the encoder layer
   decode,        // [DecodeStep] decode.t{t}.head{h}.q ... .context: one KV-cache decoding step
   decode_check,  // decode.head{h}.check: decoding against the full computation (no part)
+  head_position,  // [PositionStep] head{h}.q_rot ... head{h}.shift_check: RoPE and ALiBi
 };
 
 // The matrices a lesson gives, in the order a trace records them.
@@ -77,6 +78,22 @@ enum class LayerStep {
 // in the order each decoding step records them.
 enum class DecodeStep { q, K_cache, V_cache, scores, scaled, weights, context };
 
+// The per-head steps of rotary (RoPE) and linear-bias (ALiBi) positions, in
+// the order a head records them (docs/steps.md): q_rot and k_rot feed
+// head{h}.scores; alibi_bias and biased (= scaled + alibi_bias) feed
+// head{h}.masked; the shifted steps recompute the scores with every position
+// moved by [model] rope_shift, and shift_check is their distance to the scores.
+enum class PositionStep {
+  q_rot,
+  k_rot,
+  alibi_bias,
+  biased,
+  q_rot_shifted,
+  k_rot_shifted,
+  scores_shifted,
+  shift_check,
+};
+
 // One step id. Made by the named constructors only, so that every field agrees
 // with the family; read the part with the accessor of the family's enum.
 class StepId {
@@ -91,9 +108,10 @@ class StepId {
   static StepId layer(LayerStep part);
   static StepId decode(std::size_t t, std::size_t head, DecodeStep part);
   static StepId decode_check(std::size_t head);
+  static StepId position(std::size_t head, PositionStep part);
 
   StepFamily family() const { return family_; }
-  // The head of a head, decode or decode_check step; -1 for the others.
+  // The head of a head, decode, decode_check or head_position step; -1 for the others.
   int head() const { return head_; }
   // The token t of a decode step; -1 for the others.
   int decoding() const { return decoding_; }
@@ -106,6 +124,7 @@ class StepId {
   HeadSummary heads_part() const;
   LayerStep layer_part() const;
   DecodeStep decode_part() const;
+  PositionStep position_part() const;
 
   // The id as the trace, JSON and golden files spell it: "head0.scores".
   std::string str() const;
@@ -150,5 +169,7 @@ std::string head_step_id(std::size_t head, HeadStep step);
 std::string layer_step_id(LayerStep step);
 std::string decode_step_id(std::size_t t, std::size_t head, DecodeStep step);
 std::string decode_check_id(std::size_t head);
+// position_step_id(0, PositionStep::q_rot) == "head0.q_rot".
+std::string position_step_id(std::size_t head, PositionStep step);
 
 }  // namespace attn

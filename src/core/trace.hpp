@@ -41,13 +41,19 @@ enum class StepKind {
   decode_weights,  // decode.t{t}.head{h}.weights: softmax(scaled), nothing to mask
   decode_context,  // decode.t{t}.head{h}.context: weights·V_cache
   decode_check,    // decode.head{h}.check: per step, max |decode context − head{h}.context row t|
+  // Rotary and linear-bias positions (RoPE, ALiBi), head h:
+  rope_rotated,      // head{h}.q_rot / .k_rot (and their _shifted copies): pairs of columns rotated
+  alibi_bias,        // head{h}.alibi_bias: −m_h·|i − j|
+  alibi_biased,      // head{h}.biased: scaled + alibi_bias
+  rope_shift_scores, // head{h}.scores_shifted: the scores with every position shifted
+  rope_shift_check,  // head{h}.shift_check: per row, max |scores_shifted − scores|
 };
 
 // What made a step, so that whatever explains a cell (--expand, errata,
 // diagnoses) reads the dataflow instead of knowing it by heart. `inputs` are
 // ids of earlier steps of the same trace, in operand order. What each one
 // means is its row of the op table (core/ops/op.hpp, which says how to add
-// one); max_abs_diff stays last (kOpCount counts up to it).
+// one); row_max_abs_diff stays last (kOpCount counts up to it).
 enum class Op {
   given,          // read from the lesson: X, memory, W_Q, b_Q, ...; no inputs
   positional,     // PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(same)
@@ -74,6 +80,10 @@ enum class Op {
   gelu,           // inputs[0]·Φ(inputs[0]) = x·(1 + erf(x/√2))/2, cell by cell (exact GELU)
   identity,       // inputs[0] as it is (layer.output names the layer's result)
   max_abs_diff,   // row t: max_j |inputs[1 + t][0, j] − inputs[0][t, j]|: one column
+  // RoPE and ALiBi (docs/steps.md); kOpCount counts up to the last of these.
+  rotate,         // pairs (2i, 2i+1) of inputs[0]'s row p rotated by (p + offset)·10000^(−2i/d)
+  alibi,          // −slope·|i − j|: no inputs
+  row_max_abs_diff,  // row i: max_j |inputs[1][i, j] − inputs[0][i, j]|: one column
 };
 
 struct Operation {
@@ -83,6 +93,7 @@ struct Operation {
   double divisor = 1.0;    // divide
   double fill = 0.0;       // mask: the value a masked cell gets
   double eps = 0.0;        // normalise: added to the variance under the root
+  double slope = 0.0;      // alibi: the head's slope m_h
 };
 
 struct Step {
@@ -126,6 +137,7 @@ bool operator==(const Warning& a, const Warning& b);
 struct Trace {
   std::string lesson_id;
   std::string backend;
+  std::vector<std::string> host_steps;  // steps computed on the host although the backend is another
   std::vector<Step> steps;
   std::vector<Warning> warnings;
   arma::umat mask;           // (n, m) MaskReason bits; 0 = may attend

@@ -138,6 +138,12 @@ std::string remark(const CellExpansion& e, int precision, const Notation& n) {
                  : "";
     case ExpansionKind::row_var:
       return n.say(N_("biased: divided by d, as PyTorch"));
+    case ExpansionKind::rotate:
+      return n.say(N_("pair ({}, {}) turned by {} × 10000^(−{}/{})"), 2 * e.pair_index,
+                   2 * e.pair_index + 1, e.position, 2 * e.pair_index, e.width);
+    case ExpansionKind::alibi:
+      return n.say(N_("slope m = {}, distance |{} − {}| = {}"), hand_number(e.slope, 6, n), e.row,
+                   e.col, e.row > e.col ? e.row - e.col : e.col - e.row);
     case ExpansionKind::positional:
     case ExpansionKind::product:
     case ExpansionKind::divide:
@@ -248,6 +254,24 @@ std::string max_abs_diff_arithmetic(const CellExpansion& e, int precision, const
                  : fmt::format("max {} = max({})", operands, terms);
 }
 
+// x·cos(a) − y·sin(a), or x·sin(a) + y·cos(a) for the second of a pair.
+std::string rotate_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  auto num = [&](double v) { return hand_number(v, precision, n); };
+  const std::string x = num(e.source_values[0]), y = operand(num(e.source_values[1]));
+  const std::string a = num(e.angle);
+  const std::string cos = n.latex ? fmt::format("\\cos({})", a) : fmt::format("cos({})", a);
+  const std::string sin = n.latex ? fmt::format("\\sin({})", a) : fmt::format("sin({})", a);
+  const std::string operands = e.cosine
+      ? fmt::format("{}{}{} + {}{}{}", ref_label(e.sources[0], n), n.times, sin,
+                    ref_label(e.sources[1], n), n.times, cos)
+      : fmt::format("{}{}{}{}{}{}{}", ref_label(e.sources[0], n), n.times, cos, n.minus,
+                    ref_label(e.sources[1], n), n.times, sin);
+  const std::string values = e.cosine
+      ? fmt::format("{}{}{} + {}{}{}", x, n.times, sin, y, n.times, cos)
+      : fmt::format("{}{}{}{}{}{}{}", x, n.times, cos, n.minus, y, n.times, sin);
+  return operands + " = " + values;
+}
+
 std::string softmax_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
   auto num = [&](double v) { return hand_number(v, precision, n); };
   if (e.exps.empty()) return words(n.say(e.note), n);
@@ -311,6 +335,11 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
       return ref_label(e.sources[0], n);
     case ExpansionKind::max_abs_diff:
       return max_abs_diff_arithmetic(e, precision, n);
+    case ExpansionKind::rotate:
+      return rotate_arithmetic(e, precision, n);
+    case ExpansionKind::alibi:
+      return fmt::format("-{}{}{}", num(e.slope), n.times,
+                         e.row > e.col ? e.row - e.col : e.col - e.row);
     case ExpansionKind::softmax:
       return softmax_arithmetic(e, precision, n);
   }
@@ -360,13 +389,19 @@ const CellExpansion* expansion_for(const RenderOptions& options, const std::stri
 
 namespace {
 
+// RoPE's and ALiBi's fields, each after ", ".
+std::string position_fields(const CellExpansion& e) {
+  if (e.kind == ExpansionKind::alibi) return fmt::format(", \"slope\": {}", json_number(e.slope));
+  return fmt::format(", \"position\": {}, \"pair\": {}, \"angle\": {}", e.position, e.pair_index,
+                     json_number(e.angle));
+}
+
 // The fields of e's kind, each after ", ".
 std::string json_kind_fields(const CellExpansion& e) {
   std::string out;
   switch (e.kind) {
     case ExpansionKind::divide:
-      out += fmt::format(", \"divisor\": {}", json_number(e.divisor));
-      break;
+      return fmt::format(", \"divisor\": {}", json_number(e.divisor));
     case ExpansionKind::mask: {
       std::vector<std::string> reasons;
       if (e.mask_reasons & mask_causal) reasons.push_back("causal");
@@ -390,15 +425,16 @@ std::string json_kind_fields(const CellExpansion& e) {
                          json_number(e.mean));
       break;
     case ExpansionKind::normalise:
-      out += fmt::format(", \"eps\": {}", json_number(e.eps));
-      break;
+      return fmt::format(", \"eps\": {}", json_number(e.eps));
     case ExpansionKind::activation:
-      out += fmt::format(", \"function\": \"{}\"", e.gelu ? "gelu" : "relu");
-      break;
+      return fmt::format(", \"function\": \"{}\"", e.gelu ? "gelu" : "relu");
     case ExpansionKind::max_abs_diff:
       out += fmt::format(", \"row\": {}, \"full_row\": {}", json_row(arma::rowvec(e.row_values)),
                          json_row(arma::rowvec(e.compare_values)));
       break;
+    case ExpansionKind::rotate:
+    case ExpansionKind::alibi:
+      return position_fields(e);
     case ExpansionKind::softmax:
       out += fmt::format(
           ", \"row\": {}, \"row_max\": {}, \"exps\": {}, \"shifted\": {}, "

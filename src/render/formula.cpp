@@ -325,6 +325,54 @@ StepFormula decode_check(const Context& c) {
                       c.trace.input(c.step, 0).value.n_cols, c.in(0), c.out())};
 }
 
+// --- rotary positions (RoPE) and linear biases (ALiBi), head by head
+
+StepFormula rotate(const Context& c) {
+  const std::string& of = c.input_id(0);
+  const std::size_t shift = c.step.made.offset;
+  const std::string pos = shift ? fmt::format("(p + {})", shift) : "p";
+  const std::string tex_pos = shift ? fmt::format("(p + {})", shift) : "p";
+  return {c.say(N_("{0} row p: each pair (2i, 2i+1) = (a, b) rotated by the angle {1}·θ_i, "
+                   "θ_i = 10000^(−2i/{2}): (a·cos − b·sin, a·sin + b·cos)"),
+                of, pos, c.step.value.n_cols),
+          fmt::format("\\mathrm{{RoPE}}_{{{}\\theta}}(\\mathrm{{{}}}),\\ \\theta_i = 10000^{{-2i/{}}}", tex_pos,
+                      tex_text(of), c.step.value.n_cols),
+          fmt::format("({}) → {}", c.in(0), c.out())};
+}
+
+StepFormula alibi(const Context& c) {
+  const std::size_t heads = c.lesson.heads;
+  return {c.say(N_("bias[i, j] = −m{0}·|i − j|, slope m{0} = 2^(−8·{1}/{2}) = {3}"), c.sub,
+                c.h + 1, heads, short_number(c.step.made.slope)),
+          fmt::format("\\mathrm{{ALiBi}}_{{{0}}}[i,j] = -m_{{{0}}}\\,|i-j|,\\ m_{{{0}}} = 2^{{-8\\cdot {1}/{2}}}",
+                      c.h, c.h + 1, heads),
+          c.out()};
+}
+
+StepFormula biased(const Context& c) {
+  return {c.say(N_("S{0} / s + bias{0}: ALiBi's bias added to the scaled scores, before the "
+                   "mask"),
+                c.sub),
+          fmt::format("S_{{{0}}}/s + \\mathrm{{ALiBi}}_{{{0}}}", c.h),
+          fmt::format("{} + {} → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula shift_check(const Context& c) {
+  return {c.say(N_("row i: max_j |{}[i, j] − {}[i, j]|: RoPE depends only on j − i, so "
+                   "shifting every position changes no score (at most {:g})"),
+                c.input_id(1), c.input_id(0), kShiftTolerance),
+          fmt::format("\\max_j |{}_{{ij}} - {}_{{ij}}|", tex_id(c.input_id(1)),
+                      tex_id(c.input_id(0))),
+          fmt::format("({}), ({}) → {}", c.in(1), c.in(0), c.out())};
+}
+
+// RoPE's rotations, ALiBi's bias, the shift check.
+StepFormula position_formula(const Context& c) {
+  if (c.step.made.op == Op::rotate) return rotate(c);
+  if (c.step.made.op == Op::alibi) return alibi(c);
+  return shift_check(c);
+}
+
 // --- positions, and the attention of each head
 
 StepFormula positions(const Context& c) {
@@ -339,15 +387,29 @@ StepFormula add_positions(const Context& c) {
   return {"M + PE", "M + PE", c.out()};
 }
 
+// With grouped K/V heads: which K/V head a query head's K or V is, and who shares it.
+std::string shared_kv_head(const Context& c) {
+  const std::size_t heads = c.lesson.heads, g = c.lesson.kv_head_count();
+  if (g == heads || c.input_id(0) == "Q") return "";
+  const std::size_t group = heads / g, kv = c.h / group;
+  return c.say(N_(" (K/V head {} of {}: query heads {}–{} share it, head {} ÷ {} = {})"), kv, g,
+               kv * group, kv * group + group - 1, c.h, group, kv);
+}
+
 StepFormula head_slice(const Context& c) {
   const std::string& of = c.input_id(0);
   const std::size_t lo = c.step.made.offset, hi = lo + c.step.value.n_cols;
-  return {fmt::format("{}{} = {}[:, {}:{}]", of, c.sub, of, lo, hi),
+  return {fmt::format("{}{} = {}[:, {}:{}]{}", of, c.sub, of, lo, hi, shared_kv_head(c)),
           fmt::format("{}_{{{}}} = {}_{{:,\\,{}:{}}}", of, c.h, of, lo, hi),
           fmt::format("({}) → {}", c.in(0), c.out())};
 }
 
 StepFormula scores(const Context& c) {
+  if (c.step.kind == StepKind::rope_shift_scores || c.trace.input(c.step, 0).kind == StepKind::rope_rotated)
+    return {fmt::format("{} = {}·{}ᵀ", c.step.id, c.input_id(0), c.input_id(1)),
+            fmt::format("{} = {}\\,{}^\\top", tex_id(c.step.id), tex_id(c.input_id(0)),
+                        tex_id(c.input_id(1))),
+            fmt::format("({})·({})ᵀ → {}", c.in(0), c.in(1), c.out())};
   return {fmt::format("S{0} = Q{0}·K{0}ᵀ", c.sub),
           fmt::format("S_{{{0}}} = Q_{{{0}}} K_{{{0}}}^\\top", c.h),
           fmt::format("({})·({})ᵀ → {}", c.in(0), c.in(1), c.out())};
@@ -468,7 +530,7 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
     case Op::concat:
       return concat(c);
     case Op::add:
-      return residual(c);
+      return step.kind == StepKind::alibi_biased ? biased(c) : residual(c);
     case Op::row_mean:
       return row_mean(c);
     case Op::row_var:
@@ -484,6 +546,10 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
       return layer_output(c);
     case Op::max_abs_diff:
       return decode_check(c);
+    case Op::rotate:
+    case Op::alibi:
+    case Op::row_max_abs_diff:
+      return position_formula(c);
   }
   return {};
 }

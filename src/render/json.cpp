@@ -19,6 +19,9 @@ std::string render_json(const Lesson& lesson, const Trace& trace, const RenderOp
   // f64 traces say nothing, as before there was a choice: "dtype" only when narrower.
   if (trace.dtype != Dtype::f64)
     out += fmt::format(" \"dtype\": {},", json_string(std::string(dtype_name(trace.dtype))));
+  // Steps computed on the host although the backend is another: only when there are some.
+  if (!trace.host_steps.empty())
+    out += fmt::format(" \"host_steps\": {},", json_strings(trace.host_steps));
   out += "\n \"steps\": [";
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const Step& s = *steps[k];

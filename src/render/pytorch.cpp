@@ -122,6 +122,17 @@ bool is_identity(const arma::mat& M) {
 std::string why_not_multihead(const Lesson& lesson, const Trace& trace) {
   const arma::mat& W_Q = trace.at("W_Q").value;
   const std::size_t embed = W_Q.n_cols;
+  if (lesson.kv_head_count() != lesson.heads)
+    return fmt::format(
+        "it gives every query head its own key and value head, but this lesson shares {} K/V "
+        "head(s) among {} query heads (kv_heads = {}); torch 1.13 has no such flag, so the "
+        "steps above repeat K and V per group instead (repeat_interleave)",
+        lesson.kv_head_count(), lesson.heads, lesson.kv_head_count());
+  if (lesson.positional_encoding == PositionalEncoding::rope)
+    return "it has no rotary positions: the steps above rotate q and k themselves";
+  if (lesson.positional_encoding == PositionalEncoding::alibi)
+    return "it replaces a masked score instead of adding a per-head bias to every score: the "
+           "steps above add ALiBi's bias themselves";
   if (lesson.d_v != lesson.d_k)
     return fmt::format(
         "its values are as wide as its queries and keys (head_dim for all three), but this "
@@ -664,6 +675,9 @@ class ScriptWriter {
       case Op::given:
         return given(step);
       case Op::positional:
+      case Op::rotate:  // RoPE, ALiBi and the shift check: emit_position()
+      case Op::alibi:
+      case Op::row_max_abs_diff:
         return emit_positional(step);
       case Op::add_positions:
         return emit_add_positions(step);
@@ -711,7 +725,49 @@ class ScriptWriter {
     throw std::logic_error("export: no PyTorch code for step " + step.id);
   }
 
+  // RoPE's and ALiBi's steps.
+  void emit_position(const Step& step) {
+    if (step.made.op == Op::rotate) return emit_rotate(step);
+    if (step.made.op == Op::alibi) return emit_alibi(step);
+    return emit_row_max_abs_diff(step);
+  }
+
+  // RoPE: pairs (2i, 2i+1) of row p turned by (p + shift)·10000^(−2i/d_k).
+  void emit_rotate(const Step& step) {
+    const std::string x = var(step.made.inputs[0]);
+    line(fmt::format("angle = (torch.arange({}, dtype=torch.float64) + {}).unsqueeze(1) * "
+                     "torch.pow(10000.0, -torch.arange(0, {}, 2, dtype=torch.float64) / {})",
+                     step.value.n_rows, step.made.offset, step.value.n_cols, step.value.n_cols));
+    line(fmt::format("{} = torch.empty_like({})  # RoPE: each pair (2i, 2i+1) rotated", var(step),
+                     x));
+    line(fmt::format("{0}[:, 0::2] = {1}[:, 0::2] * angle.cos() - {1}[:, 1::2] * angle.sin()",
+                     var(step), x));
+    line(fmt::format("{0}[:, 1::2] = {1}[:, 0::2] * angle.sin() + {1}[:, 1::2] * angle.cos()",
+                     var(step), x));
+    // two products and a sum of numbers each within a few ulps (the angle, sin, cos)
+    return check(step, fmt::format("2 * (2 * LIBRARY_ULPS + 24) * U * ({0}.abs() @ "
+                                   "torch.ones({1}, {1}, dtype=torch.float64)) * (1 + angle.abs().amax())",
+                                   x, step.value.n_cols));
+  }
+
+  // ALiBi: −m_h·|i − j|, m_h = 2^(−8(h+1)/H).
+  void emit_alibi(const Step& step) {
+    line(fmt::format("{} = -{} * (torch.arange({}).unsqueeze(1) - torch.arange({})).abs()"
+                     ".to(torch.float64)  # ALiBi, slope 2^(-8·{}/{})",
+                     var(step), py_number(step.made.slope), step.value.n_rows, step.value.n_cols,
+                     step.head + 1, lesson_.heads));
+    return check(step, fmt::format("rounded({})", var(step)));
+  }
+
+  // max_j |shifted − scores|, row by row.
+  void emit_row_max_abs_diff(const Step& step) {
+    line(fmt::format("{} = ({} - {}).abs().amax(dim=-1, keepdim=True)  # (n, 1)", var(step),
+                     var(step.made.inputs[1]), var(step.made.inputs[0])));
+    return check(step);
+  }
+
   void emit_positional(const Step& step) {
+    if (step.made.op != Op::positional) return emit_position(step);
     comment(
         "Sinusoidal positions (see sinusoidal() above); PyTorch has no built-in table, "
         "tutorials write it this way.");
@@ -762,6 +818,11 @@ class ScriptWriter {
   }
 
   void emit_add(const Step& step) {
+    if (step.kind == StepKind::alibi_biased) {
+      line(fmt::format("{} = {} + {}  # ALiBi's bias added to the scaled scores", var(step),
+                       var(step.made.inputs[0]), var(step.made.inputs[1])));
+      return check(step, fmt::format("rounded({})", var(step)));
+    }
     line(fmt::format("{} = {} + {}  # residual sum; dropout is the identity in eval mode",
                      var(step), var(step.made.inputs[0]), var(step.made.inputs[1])));
     return check(step);  // one addition of the same numbers: exactly the tool's
@@ -1094,14 +1155,21 @@ class ScriptWriter {
   // Inside the loop over t: each head's step t, every value checked.
   void decode_heads() {
     line("for h in range(heads):", 2);
-    line("qk, v = slice(h * d_k, (h + 1) * d_k), slice(h * d_v, (h + 1) * d_v)", 3);
+    // With grouped K/V heads, query head h caches the columns of K/V head h ÷ (heads / kv_heads).
+    const std::size_t group = lesson_.heads / lesson_.kv_head_count();
+    line(group == 1 ? "qk = kk = slice(h * d_k, (h + 1) * d_k)"
+                    : fmt::format("qk, g = slice(h * d_k, (h + 1) * d_k), h // {}  # its K/V head",
+                                  group),
+         3);
+    if (group != 1) line("kk = slice(g * d_k, (g + 1) * d_k)", 3);
+    line(group == 1 ? "v = slice(h * d_v, (h + 1) * d_v)" : "v = slice(g * d_v, (g + 1) * d_v)", 3);
     line("step = f\"decode.t{t}.head{h}\"", 3);
     line("q = check(step + \".q\", q_t[:, qk], q_bound[:, qk])  # (1, d_k)", 3);
     line("# row t appended; the rows before it are the tool's, handed back by earlier checks", 3);
-    line("K_cache[h] = torch.cat([K_cache[h], k_t[:, qk]])", 3);
+    line("K_cache[h] = torch.cat([K_cache[h], k_t[:, kk]])", 3);
     line(
         "K_cache[h] = check(step + \".K_cache\", K_cache[h], "
-        "torch.cat([torch.zeros(t, d_k), k_bound[:, qk]]))",
+        "torch.cat([torch.zeros(t, d_k), k_bound[:, kk]]))",
         3);
     line("V_cache[h] = torch.cat([V_cache[h], v_t[:, v]])", 3);
     line(

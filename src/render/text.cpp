@@ -66,6 +66,12 @@ std::string text_header(const Lesson& lesson, const Trace& trace, const RenderOp
       lesson.X.n_cols, lesson.heads, lesson.d_k, lesson.d_v, scale_text(lesson, trace),
       format_fixed(lesson.mask_fill, 0), fill_in_format(lesson, trace), trace.backend));
   if (trace.dtype != Dtype::f64) out += para(tr_format("numbers: {}", dtype_summary(trace.dtype)));
+  if (lesson.kv_head_count() != lesson.heads)
+    out += para(tr_format("K/V heads: {} (query head h reads K/V head h ÷ {})", lesson.kv_head_count(),
+                          lesson.heads / lesson.kv_head_count()));
+  if (!trace.host_steps.empty())
+    out += para(tr_format("computed on the host, not by backend {}: {}", trace.backend,
+                          fmt::join(trace.host_steps, ", ")));
   const std::string& story = lesson.story_for(language());
   if (!story.empty() && options.steps.empty() && !heatmap) {
     // Its lines as written (wrapped where wider than the width), any other

@@ -151,6 +151,9 @@ class OwnNumbers {
       case Op::relu:
       case Op::gelu:
       case Op::max_abs_diff:
+      case Op::rotate:
+      case Op::alibi:
+      case Op::row_max_abs_diff:
       case Op::given:
       case Op::positional:
         return Own::as_computed;

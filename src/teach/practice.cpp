@@ -57,6 +57,9 @@ bool worth_asking(const Step& step) {
     case Op::relu:
     case Op::gelu:
     case Op::max_abs_diff:
+    case Op::rotate:
+    case Op::alibi:
+    case Op::row_max_abs_diff:
       return true;
   }
   return false;
@@ -87,6 +90,9 @@ bool attention_shaped(const Step& step) {
     case StepKind::masked:
     case StepKind::exp:
     case StepKind::weights:
+    case StepKind::alibi_bias:
+    case StepKind::alibi_biased:
+    case StepKind::rope_shift_scores:
       return true;
     case StepKind::input:
     case StepKind::positional:
@@ -108,6 +114,8 @@ bool attention_shaped(const Step& step) {
     case StepKind::decode_weights:
     case StepKind::decode_context:
     case StepKind::decode_check:
+    case StepKind::rope_rotated:
+    case StepKind::rope_shift_check:
       return false;
   }
   return false;

@@ -184,6 +184,47 @@ QuantityVerdict check_cost(const Trace& trace, const QuantityClaim& c,
   return v;
 }
 
+// The KV cache: g K/V heads × (d_k + d_v) numbers per token, × the keys of
+// a sequence (or seq) × batch. g is the claim's kv_heads, else the lesson's,
+// and must divide heads.
+QuantityVerdict check_kv_cache(const Lesson& lesson, const QuantityClaim& c) {
+  const std::size_t g = c.kv_heads.value_or(lesson.kv_head_count());
+  if (lesson.heads % g != 0)
+    fail(lesson, c, 0, "kv_heads",
+         tr_format("kv_heads = {} does not divide heads = {}; choose kv_heads dividing {}", g,
+                   lesson.heads, lesson.heads));
+  QuantityVerdict v;
+  v.claim = c;
+  const std::uint64_t per_token =
+      static_cast<std::uint64_t>(g) * (lesson.d_k + lesson.d_v) * dtype_bytes(c.dtype);
+  const std::uint64_t tokens = c.per_token ? 1 : c.seq.value_or(lesson.keys());
+  const std::uint64_t batch = c.per_token ? 1 : c.batch.value_or(1);
+  const std::uint64_t total = per_token * tokens * batch;
+  const auto place = [&](Language lang) {
+    return fill(c.per_token ? translate(lang, "KV cache bytes per token at kv_heads {}")
+                            : translate(lang, "KV cache bytes per sequence at kv_heads {}"),
+                g);
+  };
+  v.place = place(Language::en);
+  v.place_zh = place(Language::zh);
+  const double value = static_cast<double>(total) / c.unit_size;
+  v.computed_value = value;
+  v.tolerance = c.tolerance.value_or(half_unit(c.value.decimals));
+  v.agrees = std::abs(c.value.value - value) <= v.tolerance;
+  v.stated = as_stated(c.value.value, c) + " " + c.unit;
+  v.computed_number = as_stated(value, c);
+  v.computed = v.computed_number + " " + c.unit;
+  const auto details = [&](Language lang) {
+    return fill(translate(lang, "K and V: {} K/V head(s) × (d_k {} + d_v {}) × {} B ({}) × {} "
+                                "token(s) × batch {} = {} B"),
+                g, lesson.d_k, lesson.d_v, dtype_bytes(c.dtype), dtype_name(c.dtype), tokens,
+                batch, total);
+  };
+  v.details = details(Language::en);
+  v.details_zh = details(Language::zh);
+  return v;
+}
+
 // "qk_std of q·k/√d_k (unit_length, d_k 64)", in `lang`.
 std::string sampled_place(const QuantityClaim& c, std::string_view vectors, Language lang) {
   return fill(c.scaled ? translate(lang, "{} of q·k/√d_k ({}, d_k {})")
@@ -232,6 +273,10 @@ std::vector<QuantityVerdict> check_quantity_claims(const Lesson& lesson, const T
   for (const QuantityClaim& c : lesson.quantity_claims) {
     if (c.kind == QuantityClaim::Kind::sampled) {
       out.push_back(check_sampled(lesson, c));
+      continue;
+    }
+    if (c.kind == QuantityClaim::Kind::kv_cache_bytes) {
+      out.push_back(check_kv_cache(lesson, c));
       continue;
     }
     const std::vector<const Step*> steps = claimed_steps(lesson, trace, c);
@@ -284,7 +329,9 @@ std::string quantity_claim_json(const QuantityVerdict& v) {
       "\"status\": \"{}\", \"details\": {}}}",
       json_string(c.quantity), c.step.empty() ? "null" : json_string(c.step), json_string(c.says),
       c.derived ? "true" : "false", c.line, optional_number(c.batch), optional_number(c.seq),
-      c.kind == QuantityClaim::Kind::bytes ? json_string(c.unit) : "null",
+      c.kind == QuantityClaim::Kind::bytes || c.kind == QuantityClaim::Kind::kv_cache_bytes
+          ? json_string(c.unit)
+          : "null",
       shape ? v.stated : format_fixed(c.value.value, c.value.decimals),
       shape ? v.computed : v.computed_number,
       v.computed_value ? json_number(*v.computed_value) : "null",

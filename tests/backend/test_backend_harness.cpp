@@ -131,6 +131,9 @@ std::optional<std::pair<arma::mat, Bound>> reference_operation(const BackendOp& 
     case attn::Op::gelu:
     case attn::Op::identity:
     case attn::Op::max_abs_diff:
+    case attn::Op::rotate:
+    case attn::Op::alibi:
+    case attn::Op::row_max_abs_diff:
       return std::nullopt;
   }
   return std::nullopt;
@@ -157,6 +160,19 @@ void check_operation(const std::string& what, const arma::mat& got, const Backen
 void check_trace(const attn::Lesson& lesson, const attn::Trace& got, const attn::Trace& want) {
   CHECK(got.backend == tested->name());
   CHECK(got.warnings == want.warnings);
+  // What the backend did not compute is named (RoPE's rotations, ALiBi's bias
+  // and the steps after it); on the CPU nothing is.
+  CHECK(want.host_steps.empty());
+  if (tested->name() != "cpu") {
+    for (const std::string& id : got.host_steps) CHECK_MESSAGE(got.find(id), id);
+    if (lesson.positional_encoding == attn::PositionalEncoding::alibi)
+      CHECK(std::find(got.host_steps.begin(), got.host_steps.end(), "head0.weights") !=
+            got.host_steps.end());
+    if (lesson.positional_encoding == attn::PositionalEncoding::rope)
+      CHECK(std::find(got.host_steps.begin(), got.host_steps.end(), "head0.q_rot") !=
+            got.host_steps.end());
+    if (lesson.positional_encoding == attn::PositionalEncoding::none) CHECK(got.host_steps.empty());
+  }
   REQUIRE(got.steps.size() == want.steps.size());
   attn::Overrides backend_values;
   for (std::size_t s = 0; s < want.steps.size(); ++s) {

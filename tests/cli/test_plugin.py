@@ -150,6 +150,29 @@ for path in LESSONS:
         check(not problems, f"{path.name}: numpy proves every step through the plugin: {problems[:3]}")
 text = run("run", "--backend", "cuda", plugin=HOST_PLUGIN)
 check(text.returncode == 0 and "· backend cuda" in text.stdout, "the trace says which backend ran it")
+# What the backend does not compute (ALiBi's bias and the steps after it, RoPE's
+# rotations) the run names, in its text (English and Chinese) and its JSON.
+ALIBI_HOST = [f"head{h}.{s}" for h in range(2) for s in
+              ("alibi_bias", "biased", "masked", "exp", "row_sum", "weights", "context")]
+ROPE_HOST = ["head0.q_rot", "head0.k_rot", "head0.q_rot_shifted", "head0.k_rot_shifted",
+             "head0.scores_shifted", "head0.shift_check"]
+for lesson, host in (("alibi-bias", ALIBI_HOST), ("rope-relative", ROPE_HOST)):
+    r = run("run", lesson, "--backend", "cuda", "--format", "json", plugin=HOST_PLUGIN)
+    check(r.returncode == 0 and json.loads(r.stdout).get("host_steps") == host,
+          f"{lesson}: JSON host_steps names the steps computed on the host: {r.stdout[:300]!r}")
+    r = run("run", lesson, "--backend", "cuda", "--summary", plugin=HOST_PLUGIN)
+    flat = " ".join(r.stdout.split())
+    check(r.returncode == 0 and "computed on the host, not by backend cuda: " + ", ".join(host)
+          in flat, f"{lesson}: the text says which steps the host computed: {r.stdout[:600]!r}")
+    r = run("--lang", "zh", "run", lesson, "--backend", "cuda", "--summary", plugin=HOST_PLUGIN)
+    check(r.returncode == 0 and "在主机上计算" in r.stdout,
+          f"{lesson}: the Chinese text says so too: {r.stdout[:600]!r}")
+    r = run("run", lesson, "--backend", "cpu", "--format", "json")
+    check(r.returncode == 0 and "host_steps" not in json.loads(r.stdout),
+          f"{lesson}: on the CPU nothing is 'on the host instead': no host_steps")
+r = run("run", "gqa-kv-heads", "--backend", "cuda", "--format", "json", plugin=HOST_PLUGIN)
+check(r.returncode == 0 and "host_steps" not in json.loads(r.stdout),
+      "grouped K/V heads run whole on the backend (K and V repeated per group): no host_steps")
 r = run("bench", "--backend", "cuda", "--seq", "8", "16", "--d-model", "16", "--heads", "2",
         "--runs", "2", "--format", "json", plugin=HOST_PLUGIN)
 check(r.returncode == 0 and json.loads(r.stdout)["backend"] == "cuda",

@@ -58,7 +58,17 @@ TEST_CASE("every step reads only earlier steps, and its operation fits its input
       switch (step.made.op) {
         case attn::Op::given:
         case attn::Op::positional:
+        case attn::Op::alibi:  // −m_h·|i − j|: from the positions alone
           CHECK(in.empty());
+          break;
+        case attn::Op::rotate:  // RoPE: head{h}.Q or .K, the same shape
+          REQUIRE(in.size() == 1);
+          CHECK(arma::size(step.value) == arma::size(trace.at(in[0]).value));
+          break;
+        case attn::Op::row_max_abs_diff:  // the scores, then the shifted scores: one column
+          REQUIRE(in.size() == 2);
+          CHECK(step.value.n_rows == trace.at(in[0]).value.n_rows);
+          CHECK(step.value.n_cols == 1);
           break;
         case attn::Op::matmul: {  // (n,k)·(k,p) (+ a bias row of p)
           REQUIRE(in.size() >= 2);

@@ -144,7 +144,7 @@ TEST_CASE("pytorch: the code of each operation, named like the step ids") {
                 "eps=1e-05)"));
   CHECK(layer.has("encoder = torch.nn.TransformerEncoderLayer(d_model, heads"));
   const Exported kv("kv-cache");
-  CHECK(kv.has("K_cache[h] = torch.cat([K_cache[h], k_t[:, qk]])"));
+  CHECK(kv.has("K_cache[h] = torch.cat([K_cache[h], k_t[:, kk]])"));
   CHECK(kv.has("check(f\"decode.head{h}.check\", diff.unsqueeze(1))"));
 }
 

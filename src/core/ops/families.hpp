@@ -26,6 +26,8 @@ extern const OpFacets row_mean, row_var, normalise, scale_shift;
 extern const OpFacets add, relu, gelu, identity;
 // decoding.cpp: the KV cache.
 extern const OpFacets rows, max_abs_diff;
+// positions_rope_alibi.cpp: rotary positions, linear biases, the shift check.
+extern const OpFacets rotate, alibi, row_max_abs_diff;
 
 // e's next source: cell (row, col) of the step `id`.
 void add_source(CellExpansion& e, const Trace& trace, const std::string& id, std::size_t row,

@@ -84,6 +84,12 @@ const OpFacets& op_facets(Op op) {
       return ops::identity;
     case Op::max_abs_diff:
       return ops::max_abs_diff;
+    case Op::rotate:
+      return ops::rotate;
+    case Op::alibi:
+      return ops::alibi;
+    case Op::row_max_abs_diff:
+      return ops::row_max_abs_diff;
   }
   throw std::logic_error("op_facets: not an Op");
 }
