@@ -98,11 +98,15 @@ void pattern_why(const CellExpansion& e, const Notation& n, std::vector<std::str
   if (e.mask_reasons & mask_window)
     why.push_back(n.say(N_("window: key {} is {} positions from query {}, beyond the window of {}"),
                         e.col_label, distance, e.row_label, e.pattern.local_width()));
-  if ((e.mask_reasons & mask_stride) && e.pattern.stride)
-    why.push_back(n.say(N_("stride: key {} is not a stride key ({} mod {} = {}, not {}) and lies "
-                           "{} positions from query {}, beyond {}"),
-                        e.col_label, e.col, *e.pattern.stride, e.col % *e.pattern.stride,
-                        *e.pattern.stride - 1, distance, e.row_label, e.pattern.local_width()));
+  if (!(e.mask_reasons & mask_stride) || !e.pattern.stride) return;
+  const std::uint64_t s = *e.pattern.stride;
+  if (e.pattern.window)  // the window's reason is said above
+    why.push_back(n.say(N_("stride: key {} is not a stride key ({} mod {} = {}, not {})"),
+                        e.col_label, e.col, s, e.col % s, s - 1));
+  else
+    why.push_back(n.say(N_("stride: key {} is neither a stride key ({} mod {} = {}, not {}) nor "
+                           "query {}'s own key"),
+                        e.col_label, e.col, s, e.col % s, s - 1, e.row_label));
 }
 
 // A kept cell that only a global token keeps: which token.
