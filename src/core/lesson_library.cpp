@@ -262,6 +262,11 @@ const std::vector<SourceSection>& source_sections() {
       {"004_da6ac7aced185275.txt", "5.3", "注意力权重的平均与聚合"},
       {"004_da6ac7aced185275.txt", "6.2", "稳定训练与初始化技巧"},
       {"004_da6ac7aced185275.txt", "7.1", "训练不稳定或损失为NaN"},
+      // Mask patterns (sliding-window-global, strided-sparse):
+      {"000_0ccc5db2bedb29fc.txt", "6.3", "自注意力的边界它不能做什么"},
+      {"001_ac27b42bbe3ea7c7.txt", "4.1", "长序列处理技巧"},
+      {"003_87eaca95f9b8aedb.txt", "4.1", "Positional Encoding的“长度诅咒”训练时128上线时2048怎么办"},
+      {"004_da6ac7aced185275.txt", "3.2", "关键变体与改进"},
   };
   return sections;
 }

@@ -116,8 +116,9 @@ std::string global_keeps(const CellExpansion& e, const Notation& n) {
   if (!p.sparse() || distance <= p.local_width() || (p.stride && e.col % *p.stride == *p.stride - 1))
     return "";
   const bool row_global = std::binary_search(p.global.begin(), p.global.end(), e.row);
-  return n.say(N_("kept: {} {} is a global token, exempt from the window and the stride"),
-               row_global ? n.say(N_("query")) : n.say(N_("key")),
+  return n.say(N_("kept: no mask covers key {} for query {} ({} {} is a global token, exempt "
+                  "from the window and the stride)"),
+               e.col_label, e.row_label, row_global ? n.say(N_("query")) : n.say(N_("key")),
                row_global ? e.row_label : e.col_label);
 }
 
@@ -394,6 +395,17 @@ const CellExpansion* expansion_for(const RenderOptions& options, const std::stri
 
 namespace {
 
+// The MaskReason bits of a mask cell as JSON names (docs/json.md).
+std::vector<std::string> mask_reason_names(const CellExpansion& e) {
+  static const std::pair<unsigned, const char*> kNames[] = {
+      {mask_causal, "causal"}, {mask_padding, "padding"}, {mask_keep, "keep"},
+      {mask_window, "window"}, {mask_stride, "stride"}};
+  std::vector<std::string> out;
+  for (const auto& [bit, name] : kNames)
+    if (e.mask_reasons & bit) out.emplace_back(name);
+  return out;
+}
+
 // The fields of e's kind, each after ", ".
 std::string json_kind_fields(const CellExpansion& e) {
   std::string out;
@@ -401,18 +413,11 @@ std::string json_kind_fields(const CellExpansion& e) {
     case ExpansionKind::divide:
       out += fmt::format(", \"divisor\": {}", json_number(e.divisor));
       break;
-    case ExpansionKind::mask: {
-      std::vector<std::string> reasons;
-      if (e.mask_reasons & mask_causal) reasons.push_back("causal");
-      if (e.mask_reasons & mask_padding) reasons.push_back("padding");
-      if (e.mask_reasons & mask_keep) reasons.push_back("keep");
-      if (e.mask_reasons & mask_window) reasons.push_back("window");
-      if (e.mask_reasons & mask_stride) reasons.push_back("stride");
+    case ExpansionKind::mask:
       out += fmt::format(", \"masked\": {}, \"reasons\": {}, \"fill\": {}",
-                         e.mask_reasons ? "true" : "false", json_strings(reasons),
+                         e.mask_reasons ? "true" : "false", json_strings(mask_reason_names(e)),
                          json_number(e.fill));
       break;
-    }
     case ExpansionKind::positional:
       out += fmt::format(", \"function\": \"{}\", \"angle\": {}", e.cosine ? "cos" : "sin",
                          json_number(e.angle));
