@@ -99,6 +99,26 @@ TEST_CASE("mask patterns: attended-cells claims are checked on load too") {
   CHECK(has(m, "token 10 is out of range"));
 }
 
+TEST_CASE("mask patterns: an attended claim at seq counts the lesson's own pattern there") {
+  const Lesson lesson = parse_lesson(
+      lesson_text("window = 1", "[[claim]]\nquantity = \"attended\"\nseq = 10\nvalue = 28\n"
+                                "[[claim]]\nquantity = \"attended_fraction\"\nvalue = 0.778\n"),
+      "w.toml");
+  const std::unique_ptr<Backend> backend = make_backend("cpu");
+  const std::vector<QuantityVerdict> v = check_quantity_claims(lesson, run_pipeline(lesson, *backend));
+  REQUIRE(v.size() == 2);
+  CHECK(*v[0].computed_value == 28.0);  // 10 rows of 3, less the two ends' missing neighbour
+  CHECK(v[0].agrees);
+  CHECK(*v[1].computed_value == doctest::Approx(7.0 / 9.0).epsilon(1e-15));  // 7 of 9 at n = 3
+  CHECK(v[1].agrees);
+  const Lesson padded = parse_lesson(
+      lesson_text("window = 1", "[[claim]]\nquantity = \"attended\"\nseq = 10\nvalue = 28\n")
+          .replace(lesson_text("window = 1").find("[weights]"), 0, "key_padding = [0, 0, 1]\n"),
+      "p.toml");
+  CHECK_THROWS_WITH_AS(check_quantity_claims(padded, run_pipeline(padded, *backend)),
+                       doctest::Contains("cannot be carried to another length"), InputError);
+}
+
 TEST_CASE("mask patterns: each cell's reasons, as SPEC section 11 defines them") {
   MaskPattern p;
   p.causal = true;
