@@ -40,7 +40,7 @@ std::vector<std::uint64_t> read_global(const TomlReader& toml, const toml::node&
   const toml::array* list = n.as_array();
   if (!list)
     toml.fail(&n, key, tr("expected a list of token indices, e.g. global = [0] (counted from 0)"));
-  std::vector<std::uint64_t> out;
+  std::vector<std::pair<std::uint64_t, const toml::node*>> read;  // index, where it is written
   for (const toml::node& item : *list) {
     const long long g = toml.integer(item, key);
     if (g < 0 || static_cast<std::uint64_t>(g) >= tokens)
@@ -48,11 +48,16 @@ std::vector<std::uint64_t> read_global(const TomlReader& toml, const toml::node&
                 tr_format("token {} is out of range: the sequence has {} tokens, indices 0 to {}; "
                           "give indices counted from 0",
                           g, tokens, tokens - 1));
-    if (std::find(out.begin(), out.end(), static_cast<std::uint64_t>(g)) != out.end())
-      toml.fail(&item, key, tr_format("token {} is listed twice; list each global token once", g));
-    out.push_back(static_cast<std::uint64_t>(g));
+    read.emplace_back(static_cast<std::uint64_t>(g), &item);
   }
-  std::sort(out.begin(), out.end());
+  std::stable_sort(read.begin(), read.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::uint64_t> out;
+  for (const auto& [g, item] : read) {
+    if (!out.empty() && out.back() == g)
+      toml.fail(item, key, tr_format("token {} is listed twice; list each global token once", g));
+    out.push_back(g);
+  }
   return out;
 }
 

@@ -299,7 +299,8 @@ QuantityVerdict check_attended(const Lesson& lesson, const Trace& trace, const Q
   v.tolerance = c.tolerance.value_or(half_unit(c.value.decimals));
   v.agrees = std::abs(c.value.value - value) <= v.tolerance;
   v.stated = as_stated(c.value.value, c);
-  v.computed_number = as_stated(value, c, c.fraction ? 4 : 0);
+  // A count is a whole number, written whole however large.
+  v.computed_number = c.fraction ? as_stated(value, c, 4) : fmt::format("{}", batch * k.cells);
   v.computed = v.computed_number;
   const auto details = [&](Language lang, const std::string& how) {
     return fill(translate(lang, "{}: {} of {} cells ({:.2f}%){}"), how, k.cells, k.total,
