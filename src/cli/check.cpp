@@ -43,6 +43,24 @@ std::string default_golden_dir() {
   return ATTN_GOLDEN_DIR;
 }
 
+// The last line of the report: golden files and claims; the claims a
+// document states apart from those a lesson derives (`derived = true`).
+std::string totals_text(std::size_t lessons, std::size_t pass, const ClaimCounts& n) {
+  if (n.derived == 0)
+    return tr_format(
+        "{} lesson(s): golden {} pass, {} fail or missing; claims {} checked, {} agree, "
+        "{} carried, {} with a real slip (the errata; they do not fail the check)",
+        lessons, pass, lessons - pass, n.checked, n.agree, n.carried, n.disagree);
+  const std::size_t derived_slip = n.derived - n.derived_agree - n.derived_carried;
+  return tr_format(
+      "{} lesson(s): golden {} pass, {} fail or missing; claims {} checked: {} stated by a "
+      "document ({} agree, {} carried, {} with a real slip: the errata; they do not fail the "
+      "check) and {} derived by a lesson ({} agree, {} do not)",
+      lessons, pass, lessons - pass, n.checked, n.checked - n.derived, n.agree - n.derived_agree,
+      n.carried - n.derived_carried, n.disagree - derived_slip, n.derived, n.derived_agree,
+      n.derived - n.derived_agree);
+}
+
 void check_command(const CheckOptions& o, CommandContext& context) {
   if (o.all == !o.lesson.empty())
     throw InputError(std::string(
@@ -72,8 +90,8 @@ void check_command(const CheckOptions& o, CommandContext& context) {
     pass += c.status == GoldenStatus::pass;
     claims += count_claims(c.claims);
     // Shape and quantity claims agree or not: no carried ones.
-    claims.checked += c.quantities.size();
-    for (const QuantityVerdict& v : c.quantities) ++(v.agrees ? claims.agree : claims.disagree);
+    for (const QuantityVerdict& v : c.quantities)
+      claims.add(v.agrees ? ClaimStatus::agrees : ClaimStatus::disagrees, v.claim.derived);
   }
   if (o.format == "json") {
     const DocumentScope document;  // JSON: --lang's language, never LANG's
@@ -83,12 +101,7 @@ void check_command(const CheckOptions& o, CommandContext& context) {
   } else {
     const std::size_t width = output_width(o.width);
     for (const LessonCheck& c : checks) out += check_report_text(c, o.tolerance, width) + "\n";
-    out += wrap_text(
-        tr_format("{} lesson(s): golden {} pass, {} fail or missing; claims {} checked, {} agree, "
-                  "{} carried, {} with a real slip (the errata; they do not fail the check)",
-                  checks.size(), pass, checks.size() - pass, claims.checked, claims.agree,
-                  claims.carried, claims.disagree),
-        width, "", "  ");
+    out += wrap_text(totals_text(checks.size(), pass, claims), width, "", "  ");
   }
   (o.format == "json" ? write_stdout : write_report)(out);
   if (pass != checks.size()) context.exit_code = 1;

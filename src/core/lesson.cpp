@@ -560,12 +560,14 @@ class LessonParser {
         continue;
       }
       toml_.require_known_keys(
-          t, where, {"step", "cell", "row", "value", "values", "tolerance", "says", "says_zh"});
+          t, where, {"step", "cell", "row", "value", "values", "tolerance", "says", "says_zh", "derived"});
       Claim claim;
       static_cast<StepValues&>(claim) = toml_.step_values(item, where);
       if (const toml::node* n = t.get("says")) claim.says = toml_.string(*n, where + ".says");
       if (const toml::node* n = t.get("says_zh"))
         claim.says_zh = toml_.string(*n, where + ".says_zh");
+      if (const toml::node* n = t.get("derived"))
+        claim.derived = toml_.boolean(*n, where + ".derived");
       lesson_.claims.push_back(std::move(claim));
     }
   }

@@ -92,6 +92,9 @@ struct StepValues {
 struct Claim : StepValues {
   std::string says;
   std::string says_zh;  // optional: the label in Simplified Chinese (--lang zh)
+  // `derived = true`: a number the lesson computed itself, not one a document
+  // states (counted apart in the errata).
+  bool derived = false;
   // The label to show in `lang`: the Chinese one when the claim has it.
   const std::string& says_for(Language lang) const {
     return lang == Language::zh && !says_zh.empty() ? says_zh : says;
@@ -139,6 +142,7 @@ struct QuantityClaim {
   bool fraction = false;
   std::string says;
   std::string says_zh;  // optional: the label in Simplified Chinese (--lang zh)
+  bool derived = false;  // the lesson's own number, not a document's (Claim::derived)
   const std::string& says_for(Language lang) const {
     return lang == Language::zh && !says_zh.empty() ? says_zh : says;
   }

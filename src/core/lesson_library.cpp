@@ -262,6 +262,11 @@ const std::vector<SourceSection>& source_sections() {
       {"004_da6ac7aced185275.txt", "5.3", "注意力权重的平均与聚合"},
       {"004_da6ac7aced185275.txt", "6.2", "稳定训练与初始化技巧"},
       {"004_da6ac7aced185275.txt", "7.1", "训练不稳定或损失为NaN"},
+      // Cited by the lessons of issue 26 item 7 (stories and masks).
+      {"002_51c47c7950c6e523.txt", "2.3", "软注意力与硬注意力的取舍"},
+      {"002_51c47c7950c6e523.txt", "4.2", "PyTorch实现多头注意力"},
+      {"003_87eaca95f9b8aedb.txt", "3.4", "加权求和V矩阵如何被“重写”"},
+      {"004_da6ac7aced185275.txt", "6.3", "注意力机制中的Dropout"},
       // Mask patterns (sliding-window-global, strided-sparse):
       {"000_0ccc5db2bedb29fc.txt", "6.3", "自注意力的边界它不能做什么"},
       {"001_ac27b42bbe3ea7c7.txt", "4.1", "长序列处理技巧"},

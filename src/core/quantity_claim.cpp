@@ -33,12 +33,13 @@ class QuantityClaimReader {
     toml_.require_known_keys(
         t_, where_,
         {"step", "shape", "quantity", "value", "unit", "tolerance", "batch", "seq", "dtype", "d_k",
-         "samples", "seed", "vectors", "scaled", "says", "says_zh", "window", "global", "stride",
-         "causal", "chunk", "overlap"});
+         "samples", "seed", "vectors", "scaled", "says", "says_zh", "derived", "window", "global",
+         "stride", "causal", "chunk", "overlap"});
     c_.key = where_;
     c_.line = toml_.line_of(&item_);
     if (const toml::node* n = t_.get("says")) c_.says = toml_.string(*n, key("says"));
     if (const toml::node* n = t_.get("says_zh")) c_.says_zh = toml_.string(*n, key("says_zh"));
+    if (const toml::node* n = t_.get("derived")) c_.derived = toml_.boolean(*n, key("derived"));
     if (const toml::node* n = t_.get("step")) {
       c_.step = toml_.string(*n, key("step"));
       c_.step_line = toml_.line_of(n);

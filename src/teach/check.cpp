@@ -79,22 +79,27 @@ std::string quoted(std::string text) {
 
 }  // namespace
 
+void ClaimCounts::add(ClaimStatus status, bool is_derived) {
+  ++checked;
+  derived += is_derived;
+  switch (status) {
+    case ClaimStatus::agrees:
+      ++agree;
+      derived_agree += is_derived;
+      break;
+    case ClaimStatus::carried:
+      ++carried;
+      derived_carried += is_derived;
+      break;
+    case ClaimStatus::disagrees:
+      ++disagree;
+      break;
+  }
+}
+
 ClaimCounts count_claims(const std::vector<ClaimVerdict>& claims) {
   ClaimCounts n;
-  for (const ClaimVerdict& v : claims) {
-    ++n.checked;
-    switch (v.status()) {
-      case ClaimStatus::agrees:
-        ++n.agree;
-        break;
-      case ClaimStatus::carried:
-        ++n.carried;
-        break;
-      case ClaimStatus::disagrees:
-        ++n.disagree;
-        break;
-    }
-  }
+  for (const ClaimVerdict& v : claims) n.add(v.status(), v.claim.derived);
   return n;
 }
 
@@ -148,9 +153,12 @@ std::string claim_counts_text(const LessonCheck& c, std::size_t width) {
     return wrap_text(tr("claims: none (the source states no value these inputs determine)"), width,
                      "  ", "    ");
   if (c.claims.empty()) return "";
+  const std::string derived =
+      n.derived ? tr_format("; {} of them derived by the lesson itself", n.derived) : "";
   return wrap_text(tr_format("claims: {} checked, {} agree, {} carried (right on the document's "
                              "own numbers), {} with a real slip",
-                             n.checked, n.agree, n.carried, n.disagree),
+                             n.checked, n.agree, n.carried, n.disagree) +
+                       derived,
                    width, "  ", "    ");
 }
 
@@ -181,10 +189,16 @@ std::string claims_text(const LessonCheck& c, std::size_t width) {
   std::string out;
   for (const ClaimVerdict& v : c.claims) {
     const std::string status = pad_right(std::string(claim_status_text(v.status())), column);
+    const std::string stated = claim_values(v, stated_text, "[", "]");
+    const std::string computed = claim_values(v, computed_text, "[", "]");
+    const std::string place = claim_place(c.trace, v.claim);
+    const std::string& says = v.claim.says_for(language());
     out += wrap_text(
-        tr_format("{}  {}  \"{}\": stated {}, computed {}", status, claim_place(c.trace, v.claim),
-                  v.claim.says_for(language()), claim_values(v, stated_text, "[", "]"),
-                  claim_values(v, computed_text, "[", "]")),
+        v.claim.derived
+            ? tr_format("{}  {}  \"{}\" (the lesson's own number): stated {}, computed {}",
+                        status, place, says, stated, computed)
+            : tr_format("{}  {}  \"{}\": stated {}, computed {}", status, place, says, stated,
+                        computed),
         width, "    ", under);
     for (const ClaimCell& cell : v.cells)
       if (!cell.agrees())
@@ -240,11 +254,11 @@ std::string check_report_json(const LessonCheck& c) {
       return cell.own ? json_number(cell.own->value) : std::string("null");
     };
     claims += fmt::format(
-        "{}\n    {{\"step\": {}, {}\"says\": {}, \"line\": {}, \"stated\": {}, \"computed\": {}, "
+        "{}\n    {{\"step\": {}, {}\"says\": {}, \"derived\": {}, \"line\": {}, \"stated\": {}, \"computed\": {}, "
         "\"computed_exact\": {}, \"status\": \"{}\", \"cell_status\": {}, \"own\": {}, "
         "\"explanation\": {}}}",
         claims.empty() ? "" : ",", json_string(v.claim.step), where, json_string(v.claim.says),
-        v.claim.line, claim_values(v, stated, "[", "]"), claim_values(v, computed, "[", "]"),
+        v.claim.derived ? "true" : "false", v.claim.line, claim_values(v, stated, "[", "]"), claim_values(v, computed, "[", "]"),
         claim_values(v, exact, "[", "]"), status_name(v.status()),
         claim_values(v, cell_status, "[", "]"), claim_values(v, own, "[", "]"),
         v.agrees() ? "null" : json_string(v.explanation()));

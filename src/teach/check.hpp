@@ -28,15 +28,23 @@ struct LessonCheck {
 };
 
 // Claims by status: every cell agrees; carried (none a real slip); a real slip.
+// `derived*` count the claims marked `derived = true` (numbers a lesson computed
+// itself) among them, so that what the documents state can be told apart.
 struct ClaimCounts {
   std::size_t checked = 0, agree = 0, carried = 0, disagree = 0;
+  std::size_t derived = 0, derived_agree = 0, derived_carried = 0;
   ClaimCounts& operator+=(const ClaimCounts& o) {
     checked += o.checked;
     agree += o.agree;
     carried += o.carried;
     disagree += o.disagree;
+    derived += o.derived;
+    derived_agree += o.derived_agree;
+    derived_carried += o.derived_carried;
     return *this;
   }
+  // Counts one claim of `status`; `derived` when the lesson computed it.
+  void add(ClaimStatus status, bool is_derived);
 };
 ClaimCounts count_claims(const std::vector<ClaimVerdict>& claims);
 

@@ -334,6 +334,15 @@ std::string compare_written(const Trace& trace, const CellSum& sum,
                               short_number(truth[side]),
                               written_source(trace, sides[side].second, t, value, stated, lang)));
       }
+      // A product written apart from its factors: a slip in the multiplication.
+      const double of_factors = w.left->value * w.right->value;
+      if (w.product_written &&
+          !matches_written(of_factors, w.product.value, half_unit(w.product.decimals)))
+        differ.push_back(fill(translate(lang, "term {} written {}, but {} × {} = {}"), k + 1,
+                              format_fixed(w.product.value, w.product.decimals),
+                              format_fixed(w.left->value, w.left->decimals),
+                              format_fixed(w.right->value, w.right->decimals),
+                              short_number(of_factors)));
     } else {
       factors_right = false;
       if (!matches_written(t.product(), w.product.value, half_unit(w.product.decimals)))
@@ -456,6 +465,30 @@ std::string expand_sum(const CellSum& sum) {
                      short_number(sum.value));
 }
 
+namespace {
+
+// After written factors, "= 0.476 + 0.25 + …": the products as the document
+// wrote them, one per term, replace the products of the factors.
+void written_products(const std::string& after, std::vector<WrittenTerm>& terms) {
+  if (terms.empty() || !terms.front().left) return;
+  static const std::regex products(R"(^\s*=\s*(-?\d+(?:\.\d+)?(?:\s*\+\s*-?\d+(?:\.\d+)?)*))");
+  std::smatch match;
+  if (!std::regex_search(after, match, products)) return;
+  static const std::regex number(R"(-?\d+(?:\.\d+)?)");
+  const std::string list = match[1].str();
+  std::vector<WrittenNumber> written;
+  for (auto n = std::sregex_iterator(list.begin(), list.end(), number); n != std::sregex_iterator();
+       ++n)
+    written.push_back({std::strtod(n->str().c_str(), nullptr), decimals_written(n->str())});
+  if (written.size() != terms.size()) return;
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    terms[k].product = written[k];
+    terms[k].product_written = true;
+  }
+}
+
+}  // namespace
+
 std::vector<WrittenTerm> written_terms(std::string_view says) {
   std::vector<WrittenTerm> out;
   const std::size_t start = says.find("written as ");
@@ -467,8 +500,8 @@ std::vector<WrittenTerm> written_terms(std::string_view says) {
     return WrittenNumber{std::strtod(text.c_str(), nullptr), decimals_written(text)};
   };
   std::smatch match;
-  for (auto it = rest.cbegin(); std::regex_search(it, rest.cend(), match, term);
-       it = match[0].second) {
+  auto it = rest.cbegin();
+  for (; std::regex_search(it, rest.cend(), match, term); it = match[0].second) {
     WrittenTerm t;
     if (match[2].matched) {
       t.left = read(match[1].str());
@@ -480,6 +513,7 @@ std::vector<WrittenTerm> written_terms(std::string_view says) {
     out.push_back(t);
     if (match[0].length() == 0) break;
   }
+  written_products(std::string(it, rest.cend()), out);
   return out;
 }
 

@@ -93,10 +93,14 @@ std::vector<StatedValue> stated_values(const Lesson& lesson, const Claim* except
 struct WrittenTerm {
   std::optional<WrittenNumber> left, right;  // set when the factors were written
   WrittenNumber product;
+  // The factors were followed by the products as written ("0.69×0.69 + … =
+  // 0.476 + …"): `product` is the written one, perhaps rounded.
+  bool product_written = false;
 };
 
 // The terms after "written as" in a claim's `says`: "written as 0.15 + 0.06 +
-// 0.12 + 0.18" or "written as 0.69×0.69 + 0.50×0.50 + …". Empty when none.
+// 0.12 + 0.18" or "written as 0.69×0.69 + 0.50×0.50 + …", the factors perhaps
+// followed by "= " and their products as written (one per term). Empty when none.
 std::vector<WrittenTerm> written_terms(std::string_view says);
 
 // "0.5×0.3 + 0.3×0.2 + 0.6×0.1 + 0.2×0.9 = 0.15 + 0.06 + 0.06 + 0.18 = 0.45"

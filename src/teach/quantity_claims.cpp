@@ -333,20 +333,29 @@ std::vector<QuantityVerdict> check_quantity_claims(const Lesson& lesson, const T
 
 std::string quantity_claims_text(const std::vector<QuantityVerdict>& verdicts, std::size_t width) {
   if (verdicts.empty()) return "";
-  std::size_t agree = 0;
-  for (const QuantityVerdict& v : verdicts) agree += v.agrees;
-  std::string out = wrap_text(tr_format("shape and cost claims: {} checked, {} agree, {} disagree",
-                                        verdicts.size(), agree, verdicts.size() - agree),
-                              width, "  ", "    ");
+  std::size_t agree = 0, derived = 0;
+  for (const QuantityVerdict& v : verdicts) {
+    agree += v.agrees;
+    derived += v.claim.derived;
+  }
+  std::string out = wrap_text(
+      tr_format("shape and cost claims: {} checked, {} agree, {} disagree", verdicts.size(), agree,
+                verdicts.size() - agree) +
+          (derived ? tr_format("; {} of them derived by the lesson itself", derived) : ""),
+      width, "  ", "    ");
   const std::string_view agrees = tr("agrees"), disagrees = tr("DISAGREES");
   const std::size_t column =
       std::max(display_width(std::string(agrees)), display_width(std::string(disagrees)));
   const std::string under(4 + column + 2, ' ');
   for (const QuantityVerdict& v : verdicts) {
     const std::string status = pad_right(std::string(v.agrees ? agrees : disagrees), column);
+    const std::string& says = v.claim.says_for(language());
     out += wrap_text(
-        tr_format("{}  {}  \"{}\": stated {}, computed {}", status, v.place_in(language()),
-                  v.claim.says_for(language()), v.stated, v.computed),
+        v.claim.derived
+            ? tr_format("{}  {}  \"{}\" (the lesson's own number): stated {}, computed {}",
+                        status, v.place_in(language()), says, v.stated, v.computed)
+            : tr_format("{}  {}  \"{}\": stated {}, computed {}", status, v.place_in(language()),
+                        says, v.stated, v.computed),
         width, "    ", under);
     out += wrap_text(v.details_in(language()), width, under, under + "  ");
   }
@@ -360,11 +369,11 @@ std::string quantity_claim_json(const QuantityVerdict& v) {
     return o ? fmt::format("{}", *o) : std::string("null");
   };
   return fmt::format(
-      "{{\"kind\": {}, \"step\": {}, \"says\": {}, \"line\": {}, \"batch\": {}, \"seq\": {}, "
+      "{{\"kind\": {}, \"step\": {}, \"says\": {}, \"derived\": {}, \"line\": {}, \"batch\": {}, \"seq\": {}, "
       "\"unit\": {}, \"stated\": {}, \"computed\": {}, \"computed_exact\": {}, \"tolerance\": {}, "
       "\"status\": \"{}\", \"details\": {}}}",
       json_string(c.quantity), c.step.empty() ? "null" : json_string(c.step), json_string(c.says),
-      c.line, optional_number(c.batch), optional_number(c.seq),
+      c.derived ? "true" : "false", c.line, optional_number(c.batch), optional_number(c.seq),
       c.kind == QuantityClaim::Kind::bytes ? json_string(c.unit) : "null",
       shape ? v.stated : format_fixed(c.value.value, c.value.decimals),
       shape ? v.computed : v.computed_number,

@@ -79,6 +79,7 @@ step = "Q"
 row = 1
 values = [1, 2.5]
 tolerance = 0.1
+derived = true
 )",
                                             "all.toml");
   CHECK(L.id == "all-keys");
@@ -114,6 +115,21 @@ tolerance = 0.1
   CHECK(L.claims[1].where.kind == attn::CellSelector::Kind::row);
   CHECK(L.claims[1].values[0][1].value == 2.5);
   CHECK(*L.claims[1].tolerance == 0.1);
+  CHECK_FALSE(L.claims[0].derived);  // stated by a document unless marked
+  CHECK(L.claims[1].derived);
+}
+
+TEST_CASE("[[claim]] derived: a boolean, on value and quantity claims alike") {
+  const std::string base = std::string("[input]\nX = [[1, 2], [3, 4]]\n") + kWeights;
+  const attn::Lesson L = attn::parse_lesson(
+      base + "[[claim]]\nstep = \"Q\"\nshape = [2, 2]\nderived = true\n", "q.toml");
+  REQUIRE(L.quantity_claims.size() == 1);
+  CHECK(L.quantity_claims[0].derived);
+  CHECK_THROWS_WITH_AS(
+      attn::parse_lesson(base + "[[claim]]\nstep = \"Q\"\nrow = 0\nvalues = [1, 2]\n"
+                                "derived = \"yes\"\n",
+                         "bad.toml"),
+      doctest::Contains("claim[0].derived"), attn::InputError);
 }
 
 TEST_CASE("defaults: t0.. tokens, one head, sqrt_dk, -inf fill, nan policy") {

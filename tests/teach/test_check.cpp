@@ -182,3 +182,40 @@ TEST_CASE("check_report_json: the lesson, and every claim with its stated and co
   CHECK(e["cell_status"][1].text == "slip");
   CHECK(e["own"][1].number == doctest::Approx(std::exp(0.8635)).epsilon(1e-12));
 }
+
+TEST_CASE("derived claims: read from the lesson, counted apart, marked in text and JSON") {
+  attn::CpuBackend cpu;
+  // mask-after-softmax: its three claims are the lesson's own numbers.
+  const attn::LessonCheck c =
+      attn::check_lesson(attn::find_lesson("mask-after-softmax"),
+                         kSource + "/golden/mask-after-softmax.toml", attn::kGoldenTolerance, cpu);
+  const attn::ClaimCounts n = attn::count_claims(c.claims);
+  CHECK(n.checked == 3);
+  CHECK(n.derived == 3);
+  CHECK(n.derived_agree == 3);
+  const std::string text = attn::check_report_text(c, attn::kGoldenTolerance, kUnwrapped);
+  CHECK(text.find("; 3 of them derived by the lesson itself") != std::string::npos);
+  CHECK(text.find("(the lesson's own number): stated [0.3255, 0.3255, 0.3491]") !=
+        std::string::npos);
+  const testjson::Value json = testjson::parse(attn::check_report_json(c));
+  CHECK(json["claims"][0]["derived"].boolean);
+  // mask-broadcasting: a stated value claim, two derived ones, a derived shape.
+  const attn::LessonCheck b =
+      attn::check_lesson(attn::find_lesson("mask-broadcasting"),
+                         kSource + "/golden/mask-broadcasting.toml", attn::kGoldenTolerance, cpu);
+  const testjson::Value both = testjson::parse(attn::check_report_json(b));
+  CHECK(both["claims"][0]["derived"].boolean);
+  CHECK_FALSE(both["claims"][2]["derived"].boolean);
+  CHECK(both["quantity_claims"][0]["derived"].boolean);
+  // Counting one claim at a time keeps the stated and derived counts apart.
+  attn::ClaimCounts m;
+  m.add(attn::ClaimStatus::carried, false);
+  m.add(attn::ClaimStatus::disagrees, true);
+  m.add(attn::ClaimStatus::agrees, true);
+  CHECK(m.checked == 3);
+  CHECK(m.carried == 1);
+  CHECK(m.derived_carried == 0);
+  CHECK(m.derived == 2);
+  CHECK(m.derived_agree == 1);
+  CHECK(m.disagree == 1);
+}

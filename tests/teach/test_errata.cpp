@@ -97,7 +97,10 @@ TEST_CASE("river-bank: the written river·river sum used a key row that is not K
       contains(cell.explanation, "head0.K[river,d0] written 0.69 (true 0.73; = head0.Q[river,d0]"));
   CHECK(contains(cell.explanation,
                  "head0.K[river,d3] written 0.51 (true 0.38; = the document's own K[bank,d3])"));
-  CHECK(contains(cell.explanation, "add up to 1.7272, not 1.728"));
+  // Its written products, 0.476 + 0.25 + 0.568 + 0.434, add up to its 1.728: the
+  // slip is the key row alone, not the addition.
+  CHECK_FALSE(contains(cell.explanation, "add up to"));
+  CHECK_FALSE(contains(cell.explanation, "term 4 written"));
 }
 
 TEST_CASE("river-bank: 7 of the 8 scaled and exp values are carried, e^0.8635 is a real slip") {
@@ -200,7 +203,10 @@ TEST_CASE("animal: (QKᵀ)₀₁ is 0.35, not 0.45 — the other claims agree") 
   const attn::ClaimCell& cell = cell_of(claim_on(c, "head0.scores", 0, 1), 0, 1);
   CHECK(cell.computed == doctest::Approx(0.35).epsilon(1e-12));
   CHECK(contains(cell.explanation, "0.025 + 0.06 + 0.105 + 0.16 = 0.35"));
-  CHECK(contains(cell.explanation, "every written factor is right"));
+  // The document writes only the two vectors and 0.45, no terms: nothing is
+  // compared "as written", and one slipped factor is offered as the cause.
+  CHECK_FALSE(contains(cell.explanation, "written"));
+  CHECK(contains(cell.explanation, "one term explains the whole difference"));
 }
 
 TEST_CASE("mask-polarity: the document's causal test fails on its inverted mask") {
@@ -227,6 +233,19 @@ TEST_CASE("written_terms reads products and factor pairs after 'written as'") {
   CHECK(factors[1].right->value == 0.5);
   CHECK(factors[1].product.value == doctest::Approx(0.25));
   CHECK(attn::written_terms("Q(river)").empty());
+  // Factors followed by their products as written: the written (rounded) products count.
+  const auto both =
+      attn::written_terms("written as 0.69×0.69 + 0.50×0.50 = 0.476 + 0.25");
+  REQUIRE(both.size() == 2);
+  CHECK(both[0].product_written);
+  CHECK(both[0].product.value == 0.476);
+  CHECK(both[0].product.decimals == 3);
+  CHECK(both[0].left->value == 0.69);
+  // A different number of products than of factor pairs: the factors' products.
+  const auto short_list = attn::written_terms("written as 0.69×0.69 + 0.50×0.50 = 0.476");
+  REQUIRE(short_list.size() == 2);
+  CHECK_FALSE(short_list[0].product_written);
+  CHECK(short_list[0].product.value == doctest::Approx(0.4761));
 }
 
 TEST_CASE("a claim on a NaN cell disagrees and says why — a bad claim names its line") {
