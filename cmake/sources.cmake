@@ -22,7 +22,8 @@ set(ATTN_CORE_SOURCES
   src/core/golden.cpp src/core/install_paths.cpp src/core/lesson.cpp src/core/lesson_library.cpp
   src/core/number_text.cpp src/core/parallel.cpp src/core/pipeline.cpp src/core/quantity_claim.cpp
   src/core/toml_read.cpp src/core/trace.cpp
-  src/core/read_input.cpp src/core/reference_backend.cpp src/core/toml_prescan.cpp)
+  src/core/read_input.cpp src/core/reference_backend.cpp src/core/toml_prescan.cpp
+  src/core/mask_pattern.cpp src/core/mask_pattern_read.cpp)
 
 set(ATTN_RENDER_SOURCES
   src/render/escape.cpp src/render/expansion.cpp src/render/formula.cpp src/render/heatmap.cpp

@@ -205,6 +205,79 @@ class Recomputed:
         return next(v for sid, v, _ in reversed(self.steps) if sid == step_id)
 
 
+def pattern_blocked(spec, n):
+    """The cells a window / global / stride pattern (SPEC section 11) blocks in an
+    n x n self-attention score matrix, built here from the keys as written:
+    kept when |i - j| <= window, or j mod stride = stride - 1, or i or j is a
+    global token; a stride without a window keeps the diagonal. Causal,
+    padding and keep are ANDed in by the caller."""
+    if "window" not in spec and "stride" not in spec:
+        return np.zeros((n, n), dtype=bool)  # global alone is refused on load
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    kept = np.abs(i - j) <= spec.get("window", 0)
+    if "stride" in spec:
+        kept = kept | (j % spec["stride"] == spec["stride"] - 1)
+    is_global = np.zeros(n, dtype=bool)
+    is_global[list(spec.get("global", []))] = True
+    return ~(kept | is_global[:, None] | is_global[None, :])
+
+
+def attended_count(claim, lesson):
+    """An attended-cells claim recounted by brute force: (cells, total)."""
+    seq = claim.get("seq")
+    if "chunk" in claim:  # chunks of `chunk`, each starting chunk - overlap after the last
+        step, cells, start = claim["chunk"] - claim.get("overlap", 0), 0, 0
+        while True:
+            cells += min(claim["chunk"], seq - start) ** 2
+            if start + claim["chunk"] >= seq:
+                return cells, seq * seq
+            start += step
+    own = any(k in claim for k in ("window", "global", "stride", "causal"))
+    if not own and seq is None:
+        blocked = blocked_cells(lesson)
+        return int((~blocked).sum()), blocked.size
+    spec = claim if own else lesson.get("model", {})
+    blocked = pattern_blocked(spec, seq)
+    if spec.get("causal", False):
+        blocked |= np.triu(np.ones((seq, seq), dtype=bool), k=1)
+    return int((~blocked).sum()), seq * seq
+
+
+def blocked_cells(lesson):
+    """The lesson's (n, m) masked cells: causal, key padding, keep and the
+    window / global / stride pattern, combined by OR of what each blocks."""
+    model, inp = lesson.get("model", {}), lesson["input"]
+    n = len(inp["X"])
+    m = len(inp["memory"]) if "memory" in inp else n
+    blocked = np.zeros((n, m), dtype=bool)
+    if model.get("causal", False):
+        blocked |= np.triu(np.ones((n, m), dtype=bool), k=1)
+    if "key_padding" in inp:
+        blocked |= np.array([bool(p) for p in inp["key_padding"]])[None, :]
+    if "keep" in inp:
+        blocked |= np.array(inp["keep"]) == 0
+    if "window" in model or "stride" in model:  # refused with memory: then n = m
+        blocked |= pattern_blocked(model, n)
+    return blocked
+
+
+def check_attended_claims(lesson_id, lesson):
+    """Each quantity = "attended" / "attended_fraction" claim, recounted."""
+    problems = []
+    for k, claim in enumerate(lesson.get("claim", [])):
+        if claim.get("quantity") not in ("attended", "attended_fraction"):
+            continue
+        cells, total = attended_count(claim, lesson)
+        value = cells / total if claim["quantity"] == "attended_fraction" else cells
+        text = repr(claim["value"])
+        decimals = len(text.split(".")[1]) if "." in text and "e" not in text else 0
+        allowed = claim.get("tolerance", 0.5 * 10 ** -decimals)
+        if abs(value - claim["value"]) > allowed:
+            problems.append(f"{lesson_id} claim[{k}]: {claim['quantity']} stated "
+                            f"{claim['value']}, counted {value} ({cells} of {total})")
+    return problems
+
+
 def recompute(lesson, golden_values):
     """Every step of the lesson, in trace order: [(id, matrix, bound)], each
     from `golden_values` ({id: matrix}) of the steps it reads; with {}, from
@@ -258,13 +331,7 @@ def recompute(lesson, golden_values):
     scale = model.get("scale", "sqrt_dk")
     s = math.sqrt(d_k) if scale == "sqrt_dk" else 1.0 if scale == "none" else float(scale)
 
-    masked_cells = np.zeros((n, m), dtype=bool)
-    if model.get("causal", False):
-        masked_cells |= np.triu(np.ones((n, m), dtype=bool), k=1)
-    if "key_padding" in inp:
-        masked_cells |= np.array([bool(p) for p in inp["key_padding"]])[None, :]
-    if "keep" in inp:
-        masked_cells |= np.array(inp["keep"]) == 0
+    masked_cells = blocked_cells(lesson)
     fill_spec = model.get("mask_fill", "-inf")
     fill = num.given(-np.inf if fill_spec == "-inf" else float(fill_spec))
     policy = model.get("masked_row", "nan")
@@ -449,6 +516,7 @@ def crosscheck(lessons_dir, golden_dir):
         golden = tomllib.loads(golden_path.read_text(encoding="utf-8"))
         steps = recompute(lesson, golden_values(golden))
         found, fraction = compare(lesson_id, steps, golden)
+        found += check_attended_claims(lesson_id, lesson)
         worst = max(worst, (fraction, lesson_id))
         problems += found
         count += 1
@@ -475,6 +543,22 @@ def self_test(lessons_dir, golden_dir):
               f"{'detected' if caught else 'NOT detected'} (exit {run.returncode})")
         if not caught:
             print(run.stdout + run.stderr)
+        return caught and self_test_attended(lessons_dir, golden_dir)
+
+
+def self_test_attended(lessons_dir, golden_dir):
+    """A window lesson whose attended-cells claim is off by one must fail, naming it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = pathlib.Path(tmp) / "lessons"
+        shutil.copytree(lessons_dir, copy)
+        target = copy / "sliding-window-global.toml"
+        text = target.read_text(encoding="utf-8")
+        target.write_text(text.replace("value = 29\n", "value = 30\n", 1), encoding="utf-8")
+        run = subprocess.run([sys.executable, __file__, "--lessons", str(copy),
+                              "--golden", str(golden_dir)], capture_output=True, text=True)
+        caught = run.returncode == 1 and "stated 30, counted 29" in run.stdout
+        print(f"self-test: sliding-window-global attended claim 29 -> 30: "
+              f"{'detected' if caught else 'NOT detected'} (exit {run.returncode})")
         return caught
 
 

@@ -124,6 +124,14 @@ def torch_steps(lesson, fmt, mine):
         masked_cells |= torch.tensor([bool(p) for p in inp["key_padding"]])[None, :]
     if "keep" in inp:
         masked_cells |= torch.tensor(inp["keep"]) == 0
+    if "window" in model or "stride" in model:  # SPEC section 11 (self-attention: n = m)
+        i, j = torch.arange(n)[:, None], torch.arange(m)[None, :]
+        kept = (i - j).abs() <= model.get("window", 0)
+        if "stride" in model:
+            kept |= j % model["stride"] == model["stride"] - 1
+        is_global = torch.zeros(n, dtype=torch.bool)
+        is_global[model.get("global", [])] = True
+        masked_cells |= ~(kept | is_global[:, None] | is_global[None, :])
     fill_spec = model.get("mask_fill", "-inf")
     # A 0-dim tensor: masked_fill refuses the Python number -1e9 for a float16
     # tensor ("cannot be converted to type at::Half without overflow").

@@ -193,7 +193,10 @@ std::string given_text(const Lesson& lesson, const Trace& truth, const Screen& s
     out += "\n" + screen.paragraph(
                       tr_format("mask: {} cells are masked ({}); `attn-trace run {}` shows which",
                                 arma::accu(truth.mask != 0u),
-                                lesson.causal ? tr("causal") : tr("given"), lesson.id));
+                                lesson.mask_pattern().sparse() ? tr("window/stride pattern")
+                                : lesson.causal                ? tr("causal")
+                                                               : tr("given"),
+                                lesson.id));
   return out;
 }
 

@@ -99,6 +99,7 @@ struct CellExpansion {
   double divisor = 1.0;                       // divide
 
   unsigned mask_reasons = 0;  // mask: MaskReason bits; 0 = kept
+  MaskPattern pattern;        // mask: the window / stride the reasons mask_window, mask_stride name
   double fill = 0.0;          // mask: the value a masked cell gets
 
   std::size_t position = 0;    // positional: the token's position

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/mask_pattern_read.hpp"
 #include "core/number_text.hpp"
 #include "core/quantity_claim.hpp"
 #include "core/read_input.hpp"
@@ -74,6 +75,7 @@ class LessonParser {
     read_weights(root);
     read_layer(root);
     read_decode(root);
+    read_lesson_mask_pattern(toml_, model_, lesson_);  // needs [input] and [decode]
     read_exercise(root);
     read_claims(root);
     check_shapes();
@@ -168,7 +170,8 @@ class LessonParser {
     if (!t) return;
     toml_.require_known_keys(*t, "model",
                              {"heads", "d_k", "scale", "causal", "mask_fill", "masked_row",
-                              "positional_encoding", "dtype", "kv_heads", "rope_shift"});
+                              "positional_encoding", "dtype", "kv_heads", "rope_shift", "window",
+                              "global", "stride"});
     if (const toml::node* n = get(t, "heads")) lesson_.heads = at_least_one(*n, "model.heads");
     if (const toml::node* n = get(t, "d_k")) {
       lesson_.d_k = at_least_one(*n, "model.d_k");

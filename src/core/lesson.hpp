@@ -10,6 +10,7 @@
 
 #include "core/costs.hpp"
 #include "core/i18n.hpp"
+#include "core/mask_pattern.hpp"
 #include "core/masked_row.hpp"
 
 namespace attn {
@@ -115,6 +116,7 @@ struct QuantityClaim {
     flops,    // FLOPs of a step or the whole pass
     sampled,  // a statistic of q·k by sampling: qk_mean, qk_variance, qk_std, qk_beyond_3
     kv_cache_bytes,  // the bytes a KV cache holds: g·(d_k + d_v) per token, × keys per sequence
+    attended,  // cells a mask pattern lets attend: "attended" (a count) or "attended_fraction"
   };
   Kind kind = Kind::shape;
   std::string quantity;             // "shape", "bytes", "flops", "qk_variance", ...
@@ -138,6 +140,13 @@ struct QuantityClaim {
   // × batch), at `kv_heads` K/V heads (default: the lesson's).
   bool per_token = false;
   std::optional<std::size_t> kv_heads;
+  // attended: the claim's own pattern (window, global, stride, causal keys of
+  // the claim; needs seq), or 003's chunking (chunk, overlap); neither: the
+  // lesson's mask. `fraction`: the value is the count over seq² (n·m).
+  std::optional<MaskPattern> pattern;
+  std::uint64_t chunk = 0;
+  std::uint64_t overlap = 0;
+  bool fraction = false;
   std::string says;
   std::string says_zh;  // optional: the label in Simplified Chinese (--lang zh)
   bool derived = false;  // the lesson's own number, not a document's (Claim::derived)
@@ -183,6 +192,12 @@ struct Lesson {
   MaskedRowPolicy masked_row = MaskedRowPolicy::nan;
   PositionalEncoding positional_encoding = PositionalEncoding::none;
   Dtype dtype = Dtype::f64;  // the number format the pass runs in (run --dtype overrides it)
+  // Mask patterns (self-attention only; checked on load): keys within `window`
+  // positions, `global_tokens` (sorted) exempt from window and stride, keys j
+  // with j mod stride = stride − 1 kept. mask_pattern() gathers them.
+  std::optional<std::uint64_t> window;
+  std::vector<std::uint64_t> global_tokens;
+  std::optional<std::uint64_t> stride;
 
   // [input]
   std::vector<std::string> tokens;         // one per row of X
@@ -225,6 +240,8 @@ struct Lesson {
   // The title and story to show in `lang`: the Chinese ones when the lesson
   // has them, the English otherwise.
   const std::string& title_for(Language lang) const;
+  // causal, window, global and stride as one pattern (not padding, not keep).
+  MaskPattern mask_pattern() const { return {causal, window, global_tokens, stride}; }
   const std::string& story_for(Language lang) const;
 };
 

@@ -269,6 +269,11 @@ const std::vector<SourceSection>& source_sections() {
       {"002_51c47c7950c6e523.txt", "4.2", "PyTorch实现多头注意力"},
       {"003_87eaca95f9b8aedb.txt", "3.4", "加权求和V矩阵如何被“重写”"},
       {"004_da6ac7aced185275.txt", "6.3", "注意力机制中的Dropout"},
+      // Mask patterns (sliding-window-global, strided-sparse):
+      {"000_0ccc5db2bedb29fc.txt", "6.3", "自注意力的边界它不能做什么"},
+      {"001_ac27b42bbe3ea7c7.txt", "4.1", "长序列处理技巧"},
+      {"003_87eaca95f9b8aedb.txt", "4.1", "Positional Encoding的“长度诅咒”训练时128上线时2048怎么办"},
+      {"004_da6ac7aced185275.txt", "3.2", "关键变体与改进"},
   };
   return sections;
 }

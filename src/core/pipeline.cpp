@@ -75,6 +75,7 @@ class Forward {
     trace_.backend = std::string(backend.name());
     trace_.scale = lesson.scale_divisor();
     trace_.mask = mask_reasons(lesson);
+    trace_.mask_pattern = lesson.mask_pattern();
     trace_.dtype = lesson.dtype;
     if (lesson.dtype != Dtype::f64) {
       if (backend.name() != "cpu")

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/i18n.hpp"
+#include "core/mask_pattern_read.hpp"
 
 namespace attn {
 
@@ -33,7 +34,7 @@ class QuantityClaimReader {
         t_, where_,
         {"step", "shape", "quantity", "value", "unit", "tolerance", "batch", "seq", "dtype", "d_k",
          "samples", "seed", "vectors", "scaled", "says", "says_zh", "derived", "per",
-         "kv_heads"});
+         "kv_heads", "window", "global", "stride", "causal", "chunk", "overlap"});
     c_.key = where_;
     c_.line = toml_.line_of(&item_);
     if (const toml::node* n = t_.get("says")) c_.says = toml_.string(*n, key("says"));
@@ -49,6 +50,10 @@ class QuantityClaimReader {
       toml_.fail(
           quantity, key("quantity"),
           tr("a claim states a shape or a quantity, not both; split it into two [[claim]]s"));
+    if (!quantity || !is_attended(toml_.string(*quantity, key("quantity"))))
+      refuse({"window", "global", "stride", "causal", "chunk", "overlap"},
+             tr("only an attended-cells claim (quantity = \"attended\" or "
+                "\"attended_fraction\") describes a mask pattern"));
     if (shape)
       read_shape(*shape);
     else
@@ -126,6 +131,8 @@ class QuantityClaimReader {
         refuse({"unit", "dtype"}, tr("FLOPs are a count: they have no unit or dtype"));
       else
         read_bytes_keys();
+    } else if (is_attended(c_.quantity)) {
+      read_attended();
     } else if (std::find(std::begin(kSampled), std::end(kSampled), c_.quantity) !=
                std::end(kSampled)) {
       c_.kind = QuantityClaim::Kind::sampled;
@@ -135,8 +142,9 @@ class QuantityClaimReader {
     } else {
       toml_.fail(&node, key("quantity"),
                  tr_format("\"{}\" is not a quantity; write \"bytes\", \"flops\", "
-                           "\"kv_cache_bytes\", \"qk_mean\", \"qk_variance\", \"qk_std\" or "
-                           "\"qk_beyond_3\" (or shape = [rows, cols] instead)",
+                           "\"kv_cache_bytes\", \"qk_mean\", \"qk_variance\", \"qk_std\", "
+                           "\"qk_beyond_3\", \"attended\" or \"attended_fraction\" (or shape = "
+                           "[rows, cols] instead)",
                            c_.quantity));
     }
     c_.value = toml_.number(*value, key("value"));
@@ -167,6 +175,53 @@ class QuantityClaimReader {
       toml_.fail(t_.get(c_.batch ? "batch" : "seq"), key(c_.batch ? "batch" : "seq"),
                  tr("a per-token count has no batch or seq; remove it or write per = \"sequence\""));
     read_bytes_keys();
+  }
+
+  static bool is_attended(std::string_view quantity) {
+    return quantity == "attended" || quantity == "attended_fraction";
+  }
+
+  // attended / attended_fraction: the lesson's mask, the claim's own pattern
+  // (window, global, stride, causal; at seq), or 003's chunking (chunk, overlap).
+  void read_attended() {
+    c_.kind = QuantityClaim::Kind::attended;
+    c_.fraction = c_.quantity == "attended_fraction";
+    refuse({"step", "batch", "unit", "dtype", "d_k", "samples", "seed", "vectors", "scaled"},
+           tr("an attended-cells claim counts the cells of the score matrix a mask lets "
+              "attend; it takes seq, window, global, stride, causal, chunk and overlap"));
+    read_batch_and_seq();
+    const bool own = t_.get("window") || t_.get("global") || t_.get("stride") || t_.get("causal");
+    if (const toml::node* n = t_.get("chunk")) {
+      read_chunking(*n, own);
+      return;
+    }
+    if (const toml::node* n = t_.get("overlap"))
+      toml_.fail(n, key("overlap"), tr("overlap needs chunk = <tokens per chunk>"));
+    if (!own) return;  // the lesson's mask
+    if (!c_.seq)
+      toml_.fail(&item_, key("seq"),
+                 tr("a claim with its own pattern needs seq = <tokens> (the document's length)"));
+    const toml::node* causal = t_.get("causal");
+    c_.pattern = read_mask_pattern(toml_, t_, where_, *c_.seq,
+                                   causal && toml_.boolean(*causal, key("causal")));
+  }
+
+  void read_chunking(const toml::node& chunk, bool own) {
+    if (own)
+      toml_.fail(&chunk, key("chunk"),
+                 tr("chunking cuts the sequence into pieces, each with full attention; it does "
+                    "not combine with window, global, stride or causal in one claim"));
+    if (!c_.seq) toml_.fail(&item_, key("seq"), tr("chunking needs seq = <tokens in the text>"));
+    c_.chunk = positive("chunk", kMaxClaimSeq);
+    if (const toml::node* n = t_.get("overlap")) {
+      const long long o = toml_.integer(*n, key("overlap"));
+      if (o < 0 || static_cast<std::uint64_t>(o) >= c_.chunk)
+        toml_.fail(n, key("overlap"),
+                   tr_format("overlap = {} must be from 0 to chunk − 1 = {} (each chunk starts "
+                             "chunk − overlap tokens after the one before)",
+                             o, c_.chunk - 1));
+      c_.overlap = static_cast<std::uint64_t>(o);
+    }
   }
 
   void read_bytes_keys() {

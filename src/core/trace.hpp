@@ -10,6 +10,7 @@
 
 #include "core/dtype.hpp"
 #include "core/i18n.hpp"
+#include "core/mask_pattern.hpp"
 #include "core/step_id.hpp"
 
 namespace attn {
@@ -122,6 +123,9 @@ enum MaskReason : unsigned {
   mask_causal = 1u,   // key after the query
   mask_padding = 2u,  // the key is padding
   mask_keep = 4u,     // the keep matrix has 0 there
+  // Mask patterns ([model] window, global, stride; core/mask_pattern.hpp):
+  mask_window = 8u,   // the key is farther from the query than the window
+  mask_stride = 16u,  // the key is not a stride key (and outside the window)
 };
 
 // Something about a trace a person should know: a fully masked row, a fill
@@ -141,6 +145,7 @@ struct Trace {
   std::vector<Step> steps;
   std::vector<Warning> warnings;
   arma::umat mask;           // (n, m) MaskReason bits; 0 = may attend
+  MaskPattern mask_pattern;  // the lesson's window, global, stride (and causal) that made it
   double scale = 1.0;        // the divisor of head{h}.scaled
   Dtype dtype = Dtype::f64;  // the number format it ran in (docs/numerics.md)
 

@@ -4,6 +4,7 @@
 
 #include "core/i18n.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -91,15 +92,49 @@ std::string divisor_text(const CellExpansion& e, int precision, const Notation& 
   return "";
 }
 
+// Why a mask pattern masks the cell (window, stride), or that a global token keeps it.
+void pattern_why(const CellExpansion& e, const Notation& n, std::vector<std::string>& why) {
+  const std::size_t distance = e.row > e.col ? e.row - e.col : e.col - e.row;
+  if (e.mask_reasons & mask_window)
+    why.push_back(n.say(N_("window: key {} is {} positions from query {}, beyond the window of {}"),
+                        e.col_label, distance, e.row_label, e.pattern.local_width()));
+  if (!(e.mask_reasons & mask_stride) || !e.pattern.stride) return;
+  const std::uint64_t s = *e.pattern.stride;
+  if (e.pattern.window)  // the window's reason is said above
+    why.push_back(n.say(N_("stride: key {} is not a stride key ({} mod {} = {}, not {})"),
+                        e.col_label, e.col, s, e.col % s, s - 1));
+  else
+    why.push_back(n.say(N_("stride: key {} is neither a stride key ({} mod {} = {}, not {}) nor "
+                           "query {}'s own key"),
+                        e.col_label, e.col, s, e.col % s, s - 1, e.row_label));
+}
+
+// A kept cell that only a global token keeps: which token.
+std::string global_keeps(const CellExpansion& e, const Notation& n) {
+  const MaskPattern& p = e.pattern;
+  const std::size_t distance = e.row > e.col ? e.row - e.col : e.col - e.row;
+  if (!p.sparse() || distance <= p.local_width() || (p.stride && e.col % *p.stride == *p.stride - 1))
+    return "";
+  const bool row_global = std::binary_search(p.global.begin(), p.global.end(), e.row);
+  return n.say(N_("kept: no mask covers key {} for query {} ({} {} is a global token, exempt "
+                  "from the window and the stride)"),
+               e.col_label, e.row_label, row_global ? n.say(N_("query")) : n.say(N_("key")),
+               row_global ? e.row_label : e.col_label);
+}
+
 std::string mask_decision(const CellExpansion& e, int precision, const Notation& n) {
-  if (e.mask_reasons == 0)
+  if (e.mask_reasons == 0) {
+    const std::string global = global_keeps(e, n);
+    if (!global.empty()) return global;
     return n.say(N_("kept: no mask covers key {} for query {}"), e.col_label, e.row_label);
+  }
   std::vector<std::string> why;
   if (e.mask_reasons & mask_causal)
     why.push_back(n.say(N_("causal: key {} comes after query {}"), e.col_label, e.row_label));
   if (e.mask_reasons & mask_padding)
     why.push_back(n.say(N_("padding: key {} is padding"), e.col_label));
   if (e.mask_reasons & mask_keep) why.push_back(n.say(N_("keep matrix has 0 here")));
+  pattern_why(e, n, why);
   // TRANSLATORS: between two reasons a cell is masked.
   const std::string reasons = fmt::format("{}", fmt::join(why, n.say(N_("; "))));
   return n.say(N_("masked, {}: the scaled value {} is replaced by the fill"), reasons,
@@ -396,22 +431,28 @@ std::string position_fields(const CellExpansion& e) {
                      json_number(e.angle));
 }
 
+// The MaskReason bits of a mask cell as JSON names (docs/json.md).
+std::vector<std::string> mask_reason_names(const CellExpansion& e) {
+  static const std::pair<unsigned, const char*> kNames[] = {
+      {mask_causal, "causal"}, {mask_padding, "padding"}, {mask_keep, "keep"},
+      {mask_window, "window"}, {mask_stride, "stride"}};
+  std::vector<std::string> out;
+  for (const auto& [bit, name] : kNames)
+    if (e.mask_reasons & bit) out.emplace_back(name);
+  return out;
+}
+
 // The fields of e's kind, each after ", ".
 std::string json_kind_fields(const CellExpansion& e) {
   std::string out;
   switch (e.kind) {
     case ExpansionKind::divide:
       return fmt::format(", \"divisor\": {}", json_number(e.divisor));
-    case ExpansionKind::mask: {
-      std::vector<std::string> reasons;
-      if (e.mask_reasons & mask_causal) reasons.push_back("causal");
-      if (e.mask_reasons & mask_padding) reasons.push_back("padding");
-      if (e.mask_reasons & mask_keep) reasons.push_back("keep");
+    case ExpansionKind::mask:
       out += fmt::format(", \"masked\": {}, \"reasons\": {}, \"fill\": {}",
-                         e.mask_reasons ? "true" : "false", json_strings(reasons),
+                         e.mask_reasons ? "true" : "false", json_strings(mask_reason_names(e)),
                          json_number(e.fill));
       break;
-    }
     case ExpansionKind::positional:
       out += fmt::format(", \"function\": \"{}\", \"angle\": {}", e.cosine ? "cos" : "sin",
                          json_number(e.angle));

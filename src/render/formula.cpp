@@ -34,7 +34,9 @@ std::string mask_sources(const arma::umat& mask, Language lang) {
   static const std::pair<unsigned, const char*> sources[] = {
       {mask_causal, N_("causal: key after the query")},
       {mask_padding, N_("padding: the key is padding")},
-      {mask_keep, N_("keep: 0 in the keep matrix")}};
+      {mask_keep, N_("keep: 0 in the keep matrix")},
+      {mask_window, N_("window: key farther from the query than the window")},
+      {mask_stride, N_("stride: not a stride key and outside the window")}};
   std::string out;
   for (const auto& [bit, what] : sources) {
     arma::uword cells = 0;
@@ -131,6 +133,25 @@ std::pair<std::string, std::string> divisor(const Lesson& lesson, double s, Lang
   return {short_number(s), short_number(s)};
 }
 
+// "; attended: 19 of 49 cells (window 1, global [0])": the cells the masks
+// leave against n·m, when the lesson has a window or a stride pattern.
+std::string attended_count(const Trace& trace, Language lang) {
+  const MaskPattern& p = trace.mask_pattern;
+  if (!p.sparse()) return "";
+  std::string pattern;
+  if (p.window) pattern += fmt::format(fmt::runtime(translate(lang, "window {}")), *p.window);
+  if (!p.global.empty())
+    pattern += std::string(pattern.empty() ? "" : translate(lang, ", ")) +
+               fmt::format(fmt::runtime(translate(lang, "global [{}]")), fmt::join(p.global, ", "));
+  if (p.stride)
+    pattern += std::string(pattern.empty() ? "" : translate(lang, ", ")) +
+               fmt::format(fmt::runtime(translate(lang, "stride {}")), *p.stride);
+  const std::string counted = fmt::format(
+      fmt::runtime(translate(lang, "; attended: {} of {} cells")),
+      arma::accu(trace.mask == 0u), trace.mask.n_elem);
+  return fmt::format("{} ({})", counted, pattern);
+}
+
 StepFormula masked(const Trace& trace, const Step& step, Language lang) {
   const std::string shapes =
       fmt::format("{} → {}", dims(trace.input(step, 0).value), dims(step.value));
@@ -141,7 +162,8 @@ StepFormula masked(const Trace& trace, const Step& step, Language lang) {
   const std::string text = std::isinf(fill) ? "-inf" : fmt::format("{:g}", fill);
   return {fmt::format(
               fmt::runtime(translate(lang, "masked cells := {} ({}); the others are unchanged")),
-              text, mask_sources(trace.mask, lang)),
+              text, mask_sources(trace.mask, lang)) +
+              attended_count(trace, lang),
           fmt::format("{} := {}", tex_words(lang, N_("masked cells")),
                       std::isinf(fill) ? "-\\infty" : text),
           shapes};

@@ -75,4 +75,16 @@ bool leaks(const Trace& trace, const Step& step) {
   return false;
 }
 
+std::string mask_reason_words(const Trace& trace, std::size_t i, std::size_t j) {
+  static const std::pair<unsigned, const char*> kWords[] = {
+      {mask_causal, N_("causal")}, {mask_padding, N_("padding")}, {mask_keep, N_("keep")},
+      {mask_window, N_("window")}, {mask_stride, N_("stride")}};
+  if (i >= trace.mask.n_rows || j >= trace.mask.n_cols) return "";
+  std::string out;
+  for (const auto& [bit, word] : kWords)
+    if (trace.mask(i, j) & bit)
+      out += std::string(out.empty() ? "" : tr(", ")) + std::string(tr(word));
+  return out;
+}
+
 }  // namespace attn

@@ -40,6 +40,9 @@ bool shows_mask(const Step& step);
 // Whether cell (i, j) of `step` is masked: the step has the trace's mask's
 // shape (queries × keys) and the mask covers the cell.
 bool masked_at(const Trace& trace, const Step& step, std::size_t i, std::size_t j);
+// Why cell (i, j) of the trace's mask is masked, in language(): "window, stride"
+// (causal, padding, keep, window, stride); empty when it is kept.
+std::string mask_reason_words(const Trace& trace, std::size_t i, std::size_t j);
 
 // Whether a masked cell of `step` kept weight (a fill too small to hide it).
 bool leaks(const Trace& trace, const Step& step);

@@ -1006,6 +1006,10 @@ class ScriptWriter {
       line(fmt::format("key_padding_mask = torch.tensor([{}])  # (m,): True = padded key", list));
       parts.push_back("key_padding_mask");  // (m,) broadcasts over the rows
     }
+    if (lesson_.mask_pattern().sparse()) {
+      pattern_lines();
+      parts.push_back("pattern_blocked");
+    }
     if (lesson_.keep) {
       line("keep = torch.tensor([  # (n, m), the lesson's: 1 = may attend, 0 = masked");
       for (arma::uword i = 0; i < lesson_.keep->n_rows; ++i) {
@@ -1027,6 +1031,22 @@ class ScriptWriter {
     }
     line(fmt::format("fill = {}  # what a masked score is replaced by (it is not added)",
                      py_number(lesson_.mask_fill)));
+  }
+
+  // The lesson's window / stride / global pattern as a boolean (n, n) tensor.
+  void pattern_lines() {
+    const MaskPattern p = lesson_.mask_pattern();
+    line("i, j = torch.arange(n)[:, None], torch.arange(m)[None, :]  # query and key positions");
+    line(fmt::format("pattern_blocked = (i - j).abs() > {}  # outside the window{}",
+                     p.local_width(), p.window ? "" : " (a stride alone keeps the diagonal)"));
+    if (p.stride)
+      line(fmt::format("pattern_blocked &= j % {0} != {0} - 1  # not a stride key", *p.stride));
+    if (!p.global.empty()) {
+      line(fmt::format("is_global = torch.zeros(n, dtype=torch.bool); is_global[[{}]] = True",
+                       fmt::join(p.global, ", ")));
+      line("pattern_blocked &= ~(is_global[:, None] | is_global[None, :])  # global tokens: "
+           "exempt");
+    }
   }
 
   // Rows whose every key is masked, with a fill of -inf: the softmax is 0/0 there.
@@ -1278,6 +1298,7 @@ class ScriptWriter {
   std::string mha_attn_mask() const {
     std::vector<std::string> attn_parts;
     if (lesson_.causal) attn_parts.push_back("causal_blocked");
+    if (lesson_.mask_pattern().sparse()) attn_parts.push_back("pattern_blocked");
     if (lesson_.keep) attn_parts.push_back("(keep == 0)");
     std::string attn_mask = "None";
     if (!attn_parts.empty()) {

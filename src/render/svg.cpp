@@ -90,7 +90,8 @@ std::string panel(const Trace& trace, const Step& step, const Layout& l, double 
       const std::string tip =
           fmt::format("<title>{}[{},{}] = {}{}</title>", xml_text(step.id),
                       xml_text(step.rows.at(i)), xml_text(step.cols.at(j)),
-                      format_fixed(v, precision), masked ? std::string(tr(" (masked)")) : "");
+                      format_fixed(v, precision),
+                      masked ? tr_format(" (masked: {})", mask_reason_words(trace, i, j)) : "");
       if (std::isnan(v)) {
         out += fmt::format(
             "<rect class=\"cell nan\" {} fill=\"#ffffff\" style=\"stroke:#b00020\">{}</rect>\n",

@@ -10,6 +10,7 @@
 #include "core/costs.hpp"
 #include "core/error.hpp"
 #include "core/i18n.hpp"
+#include "core/mask_pattern.hpp"
 #include "core/number_text.hpp"
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
@@ -266,6 +267,91 @@ QuantityVerdict check_sampled(const Lesson& lesson, const QuantityClaim& c) {
   return v;
 }
 
+// "window 2, global [0], stride 4, causal", in `lang`; "full attention" when none.
+std::string pattern_text(const MaskPattern& p, Language lang) {
+  std::vector<std::string> parts;
+  if (p.window) parts.push_back(fill(translate(lang, "window {}"), *p.window));
+  if (!p.global.empty())
+    parts.push_back(fill(translate(lang, "global [{}]"), fmt::join(p.global, ", ")));
+  if (p.stride) parts.push_back(fill(translate(lang, "stride {}"), *p.stride));
+  if (p.causal) parts.emplace_back(translate(lang, "causal"));
+  if (parts.empty()) return std::string(translate(lang, "full attention"));
+  return fmt::format("{}", fmt::join(parts, lang == Language::zh ? "，" : ", "));
+}
+
+// What an attended-cells claim counted: cells, out of total, and how, in both languages.
+struct AttendedCount {
+  std::uint64_t cells = 0, total = 0;
+  std::string how, how_zh;
+};
+
+AttendedCount count_attended(const Lesson& lesson, const Trace& trace, const QuantityClaim& c) {
+  AttendedCount out;
+  const auto both = [&](auto&& text) {
+    out.how = text(Language::en);
+    out.how_zh = text(Language::zh);
+  };
+  if (c.chunk) {
+    const ChunkCount k = chunk_cells(*c.seq, c.chunk, c.overlap);
+    out.cells = k.cells;
+    out.total = *c.seq * *c.seq;
+    both([&](Language lang) {
+      return fill(translate(lang,
+                            "{} chunks of {} tokens overlapping by {} (the last {} long), each "
+                            "with full attention: Σ length²"),
+                  k.chunks, c.chunk, c.overlap, k.last);
+    });
+    return out;
+  }
+  if (c.pattern || c.seq) {
+    if (!c.pattern && (lesson.is_cross() || !lesson.key_padding.empty() || lesson.keep))
+      fail(lesson, c, 0, "seq",
+           std::string(tr("the lesson's padding, keep or memory are given for its own tokens and "
+                          "cannot be carried to another length; remove seq or state the pattern "
+                          "in the claim")));
+    const MaskPattern p = c.pattern ? *c.pattern : lesson.mask_pattern();
+    out.cells = attended_cells(p, *c.seq);
+    out.total = *c.seq * *c.seq;
+    both([&](Language lang) { return pattern_text(p, lang); });
+    return out;
+  }
+  out.cells = arma::accu(trace.mask == 0u);
+  out.total = trace.mask.n_elem;
+  both([&](Language lang) {
+    return fill(translate(lang, "the lesson's mask ({})"), pattern_text(lesson.mask_pattern(), lang));
+  });
+  return out;
+}
+
+QuantityVerdict check_attended(const Lesson& lesson, const Trace& trace, const QuantityClaim& c) {
+  QuantityVerdict v;
+  v.claim = c;
+  const AttendedCount k = count_attended(lesson, trace, c);
+  const std::uint64_t batch = c.batch.value_or(1);
+  const double share = static_cast<double>(k.cells) / static_cast<double>(k.total);
+  const double value = c.fraction ? share : static_cast<double>(batch * k.cells);
+  const auto place = [&](Language lang) {
+    return std::string(c.fraction ? translate(lang, "attended fraction")
+                                  : translate(lang, "attended cells"));
+  };
+  v.place = place(Language::en);
+  v.place_zh = place(Language::zh);
+  v.computed_value = value;
+  v.tolerance = c.tolerance.value_or(half_unit(c.value.decimals));
+  v.agrees = std::abs(c.value.value - value) <= v.tolerance;
+  v.stated = as_stated(c.value.value, c);
+  // A count is a whole number, written whole however large.
+  v.computed_number = c.fraction ? as_stated(value, c, 4) : fmt::format("{}", batch * k.cells);
+  v.computed = v.computed_number;
+  const auto details = [&](Language lang, const std::string& how) {
+    return fill(translate(lang, "{}: {} of {} cells ({:.2f}%){}"), how, k.cells, k.total,
+                100.0 * share, at_seq(c, lang));
+  };
+  v.details = details(Language::en, k.how);
+  v.details_zh = details(Language::zh, k.how_zh);
+  return v;
+}
+
 }  // namespace
 
 std::vector<QuantityVerdict> check_quantity_claims(const Lesson& lesson, const Trace& trace) {
@@ -277,6 +363,10 @@ std::vector<QuantityVerdict> check_quantity_claims(const Lesson& lesson, const T
     }
     if (c.kind == QuantityClaim::Kind::kv_cache_bytes) {
       out.push_back(check_kv_cache(lesson, c));
+      continue;
+    }
+    if (c.kind == QuantityClaim::Kind::attended) {
+      out.push_back(check_attended(lesson, trace, c));
       continue;
     }
     const std::vector<const Step*> steps = claimed_steps(lesson, trace, c);

@@ -469,6 +469,24 @@ TEST_CASE("backend harness: every lesson of lessons/, step by step, equals the p
   CHECK(compared_cells - before > 10000);
 }
 
+// Mask patterns are an input of the backend's attention (AttentionInput::mask):
+// the window and stride lessons reach it with their window / stride cells set,
+// and it computes them as it computes any mask (the CUDA backend through the
+// host-kernels plugin included).
+TEST_CASE("backend harness: the window and stride lessons' masks reach the backend") {
+  for (const char* id : {"sliding-window-global", "strided-sparse"}) {
+    const attn::Lesson lesson = attn::find_lesson(id);
+    const attn::Trace trace = attn::run_pipeline(lesson, *tested);
+    CAPTURE(id);
+    std::size_t pattern_cells = 0;
+    for (const arma::uword reasons : trace.mask)
+      pattern_cells += (reasons & (attn::mask_window | attn::mask_stride)) != 0u;
+    CHECK(pattern_cells >= 20u);
+    CHECK(trace.at("head0.weights").value(3, 6) == 0.0);  // masked: exactly 0
+    check_lesson(lesson);
+  }
+}
+
 TEST_CASE("backend harness: a narrower format runs on the CPU only") {
   attn::Lesson lesson = attn::find_lesson("river-bank");
   lesson.dtype = attn::Dtype::f16;

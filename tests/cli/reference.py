@@ -32,15 +32,28 @@ def hex_colour(t):
     return "#" + "".join(f"{c:02x}" for c in rgb(t))
 
 
+def outside_pattern(model, i, j):
+    """SPEC section 11: outside the window (0 with a stride alone), not a stride
+    key, and neither i nor j a global token."""
+    if "window" not in model and "stride" not in model:
+        return False
+    stride = model.get("stride")
+    globals_ = model.get("global", [])
+    return (abs(i - j) > model.get("window", 0) and
+            not (stride and j % stride == stride - 1) and i not in globals_ and j not in globals_)
+
+
 def mask_of(lesson, n, m):
-    """The masked cells as the lesson file states them: causal, key padding, keep."""
+    """The masked cells as the lesson file states them: causal, key padding, keep,
+    and the window / global / stride pattern."""
     with open(os.path.join(ROOT, "lessons", lesson + ".toml"), "rb") as f:
         t = tomllib.load(f)
-    causal = t.get("model", {}).get("causal", False)
+    model = t.get("model", {})
+    causal = model.get("causal", False)
     padding = t.get("input", {}).get("key_padding", [False] * m)
     keep = t.get("input", {}).get("keep")
     return [[(causal and j > i) or padding[j] or (keep is not None and keep[i][j] == 0)
-             for j in range(m)] for i in range(n)]
+             or outside_pattern(model, i, j) for j in range(m)] for i in range(n)]
 
 
 def number(v):

@@ -40,6 +40,7 @@ text json svg pdf tokens heads d_model file_mb step_mcells trace_gb output_mb
 Var tanh MultiHead MHA JavaScript MQA GQA RoPE ALiBi
 auto always never global row numbers heatmap csv dir lesson README dtype samples Python
 batch queries keys view transpose forward True true
+Longformer Swin
 cpu cuda none markdown latex html moodle pytorch en zh
 s h b q
 ok carried rounded imprecise wrong blank missing unreadable unscaled rounding

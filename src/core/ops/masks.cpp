@@ -1,5 +1,6 @@
-// The mask: a score whose key the query may not see (causal, padding, keep)
-// is replaced by the fill (-inf, or the lesson's number); the others are kept.
+// The mask: a score whose key the query may not see (causal, padding, keep, a
+// window or stride pattern) is replaced by the fill (-inf, or the lesson's
+// number); the others are kept.
 //   mask  scaled:(n,m) -> masked:(n,m), the cells of Trace::mask set to fill
 #include "core/ops/families.hpp"
 #include "core/pipeline.hpp"
@@ -20,6 +21,7 @@ void mask_expand(const ExpandContext& c, CellExpansion& e) {
   e.kind = ExpansionKind::mask;
   add_source(e, c.trace, c.step.made.inputs[0], e.row, e.col);
   e.mask_reasons = static_cast<unsigned>(c.trace.mask(e.row, e.col));
+  e.pattern = c.trace.mask_pattern;
   e.fill = c.step.made.fill;
 }
 
@@ -47,9 +49,10 @@ namespace attn {
 arma::umat mask_reasons(const Lesson& lesson) {
   const std::size_t n = lesson.queries(), m = lesson.keys();
   arma::umat mask(n, m, arma::fill::zeros);
+  const MaskPattern pattern = lesson.mask_pattern();
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < m; ++j) {
-      if (lesson.causal && j > i) mask(i, j) |= mask_causal;
+      mask(i, j) |= pattern_reasons(pattern, i, j);  // causal, window, stride
       if (!lesson.key_padding.empty() && lesson.key_padding[j]) mask(i, j) |= mask_padding;
       if (lesson.keep && (*lesson.keep)(i, j) == 0) mask(i, j) |= mask_keep;
     }
