@@ -28,9 +28,14 @@ std::size_t dimension(const Trace& trace, const std::vector<std::string>& labels
 // The sizes a FLOP count is written with: the output (n×m) and the inner width k.
 FlopSizes terms(const Trace& trace, const Step& step, const CostSizes& sizes) {
   const auto [n, m] = step_shape(trace, step, sizes);
-  std::uint64_t k = 0;
-  if (!step.made.inputs.empty()) k = step_shape(trace, trace.input(step, 0), sizes).second;
-  return {n, k, m};
+  FlopSizes out{n, 0, m};
+  if (!step.made.inputs.empty()) {
+    const auto [rows, cols] = step_shape(trace, trace.input(step, 0), sizes);
+    out.k = cols;
+    out.rows_in = rows;
+  }
+  if (step.made.inputs.size() > 1) out.rows_in2 = step_shape(trace, trace.input(step, 1), sizes).first;
+  return out;
 }
 
 }  // namespace

@@ -34,6 +34,9 @@
 //               step's query or cache: the row of head{h}.Q, .K or .V it is)
 //   max_abs_diff row_values = decoding step r's context, compare_values = row r of
 //               head{h}.context, sources = their first cells; value = max_j |difference|
+//   expression  expression = the cell's arithmetic as pieces (numbers, operators, the
+//               cells it reads, words), first by name then by number (tiles and linear
+//               attention: core/ops/tiles.cpp, core/ops/linear.cpp); sources = the cells read
 #pragma once
 
 #include <optional>
@@ -68,6 +71,19 @@ enum class ExpansionKind {
   activation,    // layer.ffn.activation: ReLU or GELU of one cell
   copy,          // layer.output: the cell of the step it names
   max_abs_diff,  // decode.head{h}.check: max_j |decoded[j] − full[j]| of one row
+  expression,    // tiled softmax and linear attention: the arithmetic as ExprPiece's
+};
+
+// One piece of an `expression` expansion: a number, an operator or function
+// symbol, a cell it reads, or words. The printers choose the notation.
+struct ExprPiece {
+  enum class Kind { number, symbol, ref, words };
+  Kind kind = Kind::number;
+  double value = 0.0;  // number
+  // symbol: one of "+", "−", "×", "/", "(", ")", ",", "=", "|", "exp(", "max(",
+  // "elu(", "Σ"; words: an English msgid, translated when printed.
+  std::string text;
+  OperandRef ref;  // ref
 };
 
 // "input", "positional", ... : the JSON name of a kind.
@@ -112,7 +128,16 @@ struct CellExpansion {
   double mean = 0.0;  // row_var: the row mean the squares are taken about
   double eps = 0.0;   // normalise
   bool gelu = false;  // activation: GELU (else ReLU)
+
+  std::vector<ExprPiece> expression;  // expression
 };
+
+// Builders of an `expression` expansion (core/ops/tiles.cpp, linear.cpp).
+void add_number(CellExpansion& e, double value);
+void add_symbol(CellExpansion& e, std::string symbol);
+void add_words(CellExpansion& e, std::string msgid);
+// The cell (row, col) of `step` as a name, also added to e.sources.
+void add_ref(CellExpansion& e, const Step& step, std::size_t row, std::size_t col);
 
 // The arithmetic of `step`[row, col]. A step with one column (head{h}.row_sum)
 // is expanded at column 0 whatever `col` is. Throws InputError for an unknown

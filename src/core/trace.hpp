@@ -41,6 +41,10 @@ enum class StepKind {
   decode_weights,  // decode.t{t}.head{h}.weights: softmax(scaled), nothing to mask
   decode_context,  // decode.t{t}.head{h}.context: weights·V_cache
   decode_check,    // decode.head{h}.check: per step, max |decode context − head{h}.context row t|
+  // Efficient attention (lesson [model] tile, attention = "linear"):
+  tile,    // head{h}.tile{i}_{j}.*: one block of the tiled (online) softmax
+  tiled,   // head{h}.tiled_context, head{h}.tiled_check
+  linear,  // head{h}.phi_q ... head{h}.linear_check: linear attention's steps
 };
 
 // What made a step, so that whatever explains a cell (--expand, errata,
@@ -73,6 +77,20 @@ enum class Op {
   relu,           // max(0, inputs[0]), cell by cell
   gelu,           // inputs[0]·Φ(inputs[0]) = x·(1 + erf(x/√2))/2, cell by cell (exact GELU)
   identity,       // inputs[0] as it is (layer.output names the layer's result)
+  // The tiled (online) softmax, one query block i and key block j at a time
+  // (core/ops/tiles.cpp); m_old, ℓ_old, O_old are the previous key block's
+  // (absent for key block 0: −inf, 0, 0).
+  tile_block,    // rows [offset, +r), columns [col_offset, +c) of inputs[0] (a block of scores)
+  running_max,   // max(inputs[1][i] (m_old), max_j inputs[0][i, j]): one column
+  rescale,       // exp(inputs[1] (m_old) − inputs[0] (m_new)); 1 where m_new = −inf
+  running_sum,   // α·ℓ_old + Σ_j exp(S[i,j] − m[i]): inputs S, m, α [, ℓ_old]
+  running_acc,   // α·O_old + Σ_j exp(S[i,j] − m[i])·V[col_offset + j, c]: S, m, α, V [, O_old]
+  divide_rows,   // row i of inputs[2b] / inputs[2b+1][i], the pairs' rows stacked
+  row_diff,      // max_j |inputs[0][i, j] − inputs[1][i, j]|: one column
+  // Linear attention (core/ops/linear.cpp).
+  elu_plus_one,  // elu(x) + 1 = x + 1 for x > 0, exp(x) otherwise, cell by cell
+  matmul_tn,     // inputs[0]ᵀ·inputs[1]
+  normaliser,    // φ(q_i)·Σ_j φ(k_j): inputs φ(Q), φ(K); one column
   max_abs_diff,   // row t: max_j |inputs[1 + t][0, j] − inputs[0][t, j]|: one column
 };
 
@@ -83,6 +101,7 @@ struct Operation {
   double divisor = 1.0;    // divide
   double fill = 0.0;       // mask: the value a masked cell gets
   double eps = 0.0;        // normalise: added to the variance under the root
+  std::size_t col_offset = 0;  // tile_block: the first column; running_acc: V's first row
 };
 
 struct Step {
@@ -126,6 +145,7 @@ bool operator==(const Warning& a, const Warning& b);
 struct Trace {
   std::string lesson_id;
   std::string backend;
+  std::vector<std::string> host_steps;  // steps computed on the host although the backend is another
   std::vector<Step> steps;
   std::vector<Warning> warnings;
   arma::umat mask;           // (n, m) MaskReason bits; 0 = may attend

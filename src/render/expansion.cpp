@@ -153,6 +153,7 @@ std::string remark(const CellExpansion& e, int precision, const Notation& n) {
     case ExpansionKind::activation:
     case ExpansionKind::copy:
     case ExpansionKind::max_abs_diff:
+    case ExpansionKind::expression:
       return "";
   }
   return "";
@@ -248,6 +249,49 @@ std::string max_abs_diff_arithmetic(const CellExpansion& e, int precision, const
                  : fmt::format("max {} = max({})", operands, terms);
 }
 
+// An operator or function of an expression in the notation.
+std::string expression_symbol(const std::string& symbol, const Notation& n) {
+  if (!n.latex) return symbol;
+  static const std::pair<const char*, const char*> tex[] = {
+      {"−", "-"},           {"×", "\\times"},     {"exp(", "\\exp("}, {"max(", "\\max("},
+      {"elu(", "\\mathrm{elu}("}, {"Σ", "\\Sigma"}, {"|", "\\lvert "}};
+  for (const auto& [from, to] : tex)
+    if (symbol == from) return to;
+  return symbol;
+}
+
+// The pieces of an expression, spaced as one writes them: "exp(0.5 − 0.7)".
+std::string expression_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  std::string out;
+  bool after_binary = false;  // a negative number after + − × / goes in parentheses
+  for (const ExprPiece& p : e.expression) {
+    std::string piece;
+    bool spaced = false;
+    switch (p.kind) {
+      case ExprPiece::Kind::number:
+        piece = hand_number(p.value, precision, n);
+        if (after_binary && p.value < 0) piece = operand(piece);
+        break;
+      case ExprPiece::Kind::ref:
+        piece = ref_label(p.ref, n);
+        break;
+      case ExprPiece::Kind::words:
+        piece = words(n.say(p.text), n);
+        break;
+      case ExprPiece::Kind::symbol:
+        piece = expression_symbol(p.text, n);
+        spaced = p.text == "+" || p.text == "−" || p.text == "×" || p.text == "/" || p.text == "=";
+        break;
+    }
+    if (spaced)
+      out += " " + piece + " ";
+    else
+      out += piece + (p.kind == ExprPiece::Kind::symbol && p.text == "," ? " " : "");
+    after_binary = spaced && p.text != "=";
+  }
+  return out;
+}
+
 std::string softmax_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
   auto num = [&](double v) { return hand_number(v, precision, n); };
   if (e.exps.empty()) return words(n.say(e.note), n);
@@ -311,6 +355,8 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
       return ref_label(e.sources[0], n);
     case ExpansionKind::max_abs_diff:
       return max_abs_diff_arithmetic(e, precision, n);
+    case ExpansionKind::expression:
+      return expression_arithmetic(e, precision, n);
     case ExpansionKind::softmax:
       return softmax_arithmetic(e, precision, n);
   }
@@ -417,6 +463,7 @@ std::string json_kind_fields(const CellExpansion& e) {
     case ExpansionKind::head_max:
     case ExpansionKind::scale_shift:
     case ExpansionKind::copy:
+    case ExpansionKind::expression:
       break;
   }
   return out;

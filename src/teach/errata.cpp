@@ -143,6 +143,7 @@ class OwnNumbers {
       case Op::max:
       case Op::add:
       case Op::identity:
+      case Op::tile_block:
         return Own::copied;
       case Op::row_mean:  // the rest of the encoder layer and the KV cache's check
       case Op::row_var:
@@ -151,6 +152,15 @@ class OwnNumbers {
       case Op::relu:
       case Op::gelu:
       case Op::max_abs_diff:
+      case Op::running_max:  // tiles and linear attention: no document states a number inside
+      case Op::rescale:
+      case Op::running_sum:
+      case Op::running_acc:
+      case Op::divide_rows:
+      case Op::row_diff:
+      case Op::elu_plus_one:
+      case Op::matmul_tn:
+      case Op::normaliser:
       case Op::given:
       case Op::positional:
         return Own::as_computed;

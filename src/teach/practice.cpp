@@ -37,6 +37,7 @@ bool worth_asking(const Step& step) {
     case Op::rows:
     case Op::concat:
     case Op::identity:
+    case Op::tile_block:
       return false;
     case Op::positional:
     case Op::add_positions:
@@ -57,6 +58,15 @@ bool worth_asking(const Step& step) {
     case Op::relu:
     case Op::gelu:
     case Op::max_abs_diff:
+    case Op::running_max:
+    case Op::rescale:
+    case Op::running_sum:
+    case Op::running_acc:
+    case Op::divide_rows:
+    case Op::row_diff:
+    case Op::elu_plus_one:
+    case Op::matmul_tn:
+    case Op::normaliser:
       return true;
   }
   return false;
@@ -108,6 +118,9 @@ bool attention_shaped(const Step& step) {
     case StepKind::decode_weights:
     case StepKind::decode_context:
     case StepKind::decode_check:
+    case StepKind::tile:
+    case StepKind::tiled:
+    case StepKind::linear:
       return false;
   }
   return false;

@@ -82,6 +82,26 @@ const OpFacets& op_facets(Op op) {
       return ops::gelu;
     case Op::identity:
       return ops::identity;
+    case Op::tile_block:
+      return ops::tile_block;
+    case Op::running_max:
+      return ops::running_max;
+    case Op::rescale:
+      return ops::rescale;
+    case Op::running_sum:
+      return ops::running_sum;
+    case Op::running_acc:
+      return ops::running_acc;
+    case Op::divide_rows:
+      return ops::divide_rows;
+    case Op::row_diff:
+      return ops::row_diff;
+    case Op::elu_plus_one:
+      return ops::elu_plus_one;
+    case Op::matmul_tn:
+      return ops::matmul_tn;
+    case Op::normaliser:
+      return ops::normaliser;
     case Op::max_abs_diff:
       return ops::max_abs_diff;
   }
