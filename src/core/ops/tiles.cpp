@@ -163,6 +163,19 @@ void add_exp_terms(const Step& S, std::size_t row, double m, CellExpansion& e,
   }
 }
 
+// "α × old + ": the rescale (input 2) times the previous key block's value
+// (input `old`, column `col`), as numbers; both cells are sources.
+void add_rescaled(CellExpansion& e, const Trace& trace, const Step& step, std::size_t old,
+                  std::size_t col) {
+  const Step &alpha = trace.input(step, 2), &previous = trace.input(step, old);
+  add_number(e, alpha.value(e.row, 0));
+  add_symbol(e, "×");
+  add_number(e, previous.value(e.row, col));
+  add_symbol(e, "+");
+  e.sources = {operand_ref(alpha, e.row, 0), operand_ref(previous, e.row, col)};
+  e.source_values = {alpha.value(e.row, 0), previous.value(e.row, col)};
+}
+
 // α × ℓ_old + Σ_j exp(s_j − m) = 0.82 × 1.5 + exp(0.3 − 0.7) + …
 void running_sum_expand(const ExpandContext& c, CellExpansion& e) {
   e.kind = ExpansionKind::expression;
@@ -170,12 +183,7 @@ void running_sum_expand(const ExpandContext& c, CellExpansion& e) {
   add_words(e, has_input(c.step, 3) ? N_("rescale × l_old + Σ_j exp(scores_j − m)")
                                     : N_("Σ_j exp(scores_j − m)"));
   add_symbol(e, "=");
-  if (has_input(c.step, 3)) {
-    add_ref(e, c.trace.input(c.step, 2), e.row, 0);
-    add_symbol(e, "×");
-    add_ref(e, c.trace.input(c.step, 3), e.row, 0);
-    add_symbol(e, "+");
-  }
+  if (has_input(c.step, 3)) add_rescaled(e, c.trace, c.step, 3, 0);
   add_exp_terms(S, e.row, m.value(e.row, 0), e);
 }
 
@@ -233,12 +241,7 @@ void running_acc_expand(const ExpandContext& c, CellExpansion& e) {
   add_words(e, has_input(c.step, 4) ? N_("rescale × acc_old + Σ_j exp(scores_j − m) × V_j")
                                     : N_("Σ_j exp(scores_j − m) × V_j"));
   add_symbol(e, "=");
-  if (has_input(c.step, 4)) {
-    add_ref(e, c.trace.input(c.step, 2), e.row, 0);
-    add_symbol(e, "×");
-    add_ref(e, c.trace.input(c.step, 4), e.row, e.col);
-    add_symbol(e, "+");
-  }
+  if (has_input(c.step, 4)) add_rescaled(e, c.trace, c.step, 4, e.col);
   add_exp_terms(S, e.row, m.value(e.row, 0), e, &V, c.step.made.col_offset, e.col);
 }
 
