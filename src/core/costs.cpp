@@ -88,8 +88,20 @@ std::vector<std::uint64_t> decoding_flops(const Trace& trace, const CostSizes& s
   return out;
 }
 
+bool is_second_computation(const Trace& trace, const Step& step) {
+  const StepId& id = step.step_id;
+  if (id.family() == StepFamily::tile || id.family() == StepFamily::tiled) return true;
+  if (id.family() == StepFamily::linear)
+    return id.linear_part() >= LinearStep::similarity;  // the n × m order, for comparison
+  // Linear attention's heads record the softmax of the same Q and K beside it.
+  const bool linear = trace.find(StepId::linear(0, LinearStep::phi_q));
+  return linear && id.family() == StepFamily::head && id.head_part() >= HeadStep::scores &&
+         id.head_part() <= HeadStep::weights;
+}
+
 bool counts_in_pass(const Trace& trace, const Step& step) {
   if (step.kind == StepKind::head_summary || is_decode_step(step)) return false;
+  if (is_second_computation(trace, step)) return false;
   if (step.made.op != Op::given) return true;
   return step.rows == query_labels(trace) || step.rows == key_labels(trace);  // X, memory
 }

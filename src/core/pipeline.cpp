@@ -48,6 +48,13 @@ std::optional<DecodeStep> decode_step_of(HeadStep part) {
   return std::nullopt;
 }
 
+// An operation of the tiles or of linear attention (Op::efficient).
+Operation efficient(EfficientOp which, std::vector<std::string> inputs) {
+  Operation made{Op::efficient, std::move(inputs)};
+  made.efficient = which;
+  return made;
+}
+
 // The ids of `steps`, as Operation::inputs names them.
 std::vector<std::string> ids_of(std::initializer_list<StepId> steps) {
   std::vector<std::string> out;
@@ -234,7 +241,7 @@ class Forward {
                                             trace_.at(pairs[b + 1]).value, rounding()));
     apply_masked_row_policy(h, O);
     host_record(context, N_("Tiled context: O / l, block by block"), StepKind::tiled,
-                {Op::divide_rows, pairs}, std::move(O), lesson_.tokens);
+                efficient(EfficientOp::divide_rows, pairs), std::move(O), lesson_.tokens);
     check_against(StepId::tiled(h, TiledStep::check), N_("Tiled check: max |tiled − ordinary|"),
                   StepKind::tiled, context, StepId::head_step(h, HeadStep::context));
   }
@@ -251,7 +258,8 @@ class Forward {
       const std::vector<std::string> cols(lesson_.key_tokens().begin() + j0,
                                           lesson_.key_tokens().begin() + j0 + c);
       const StepId masked = StepId::head_step(h, HeadStep::masked);
-      Operation block{Op::tile_block, ids_of({masked}), i0};
+      Operation block = efficient(EfficientOp::tile_block, ids_of({masked}));
+      block.offset = i0;
       block.col_offset = j0;
       host_record(id(TileStep::scores), N_("Tile: block of masked scores"), StepKind::tile, block,
                   value(masked).submat(i0, j0, i0 + r - 1, j0 + c - 1), rows, cols);
@@ -281,17 +289,17 @@ class Forward {
     };
     const StepId S = id(TileStep::scores), m = id(TileStep::m), alpha = id(TileStep::rescale);
     host_record(m, N_("Tile: running max m"), StepKind::tile,
-                {Op::running_max, with_old(ids_of({S}), old.m)},
+                efficient(EfficientOp::running_max, with_old(ids_of({S}), old.m)),
                 tile_running_max(value(S), old_value(old.m)), rows, {"m"});
     host_record(alpha, N_("Tile: rescale exp(m_old − m)"), StepKind::tile,
-                {Op::rescale, with_old(ids_of({m}), old.m)},
+                efficient(EfficientOp::rescale, with_old(ids_of({m}), old.m)),
                 tile_rescale_factors(value(m), old_value(old.m), rounding()), rows, {"rescale"});
     host_record(id(TileStep::l), N_("Tile: running sum l"), StepKind::tile,
-                {Op::running_sum, with_old(ids_of({S, m, alpha}), old.l)},
+                efficient(EfficientOp::running_sum, with_old(ids_of({S, m, alpha}), old.l)),
                 tile_running_sum(value(S), value(m), value(alpha), old_value(old.l), rounding()),
                 rows, {"l"});
     const StepId V = StepId::head_step(h, HeadStep::V);
-    Operation acc{Op::running_acc, with_old(ids_of({S, m, alpha, V}), old.acc)};
+    Operation acc = efficient(EfficientOp::running_acc, with_old(ids_of({S, m, alpha, V}), old.acc));
     acc.col_offset = j0;
     const arma::mat V_block = value(V).rows(j0, j0 + value(S).n_cols - 1);
     host_record(id(TileStep::acc), N_("Tile: rescaled accumulator O"), StepKind::tile, acc,
@@ -334,19 +342,19 @@ class Forward {
                  kv = id(LinearStep::kv), norm = id(LinearStep::normaliser),
                  numerator = id(LinearStep::numerator);
     host_record(phi_q, N_("Linear: φ(Q) = elu(Q) + 1"), StepKind::linear,
-                {Op::elu_plus_one, ids_of({Q})}, elu_plus_one(value(Q), rounding()), queries);
+                efficient(EfficientOp::elu_plus_one, ids_of({Q})), elu_plus_one(value(Q), rounding()), queries);
     host_record(phi_k, N_("Linear: φ(K) = elu(K) + 1"), StepKind::linear,
-                {Op::elu_plus_one, ids_of({K})}, elu_plus_one(value(K), rounding()), keys);
-    host_record(kv, N_("Linear: φ(K)ᵀ·V"), StepKind::linear, {Op::matmul_tn, ids_of({phi_k, V})},
+                efficient(EfficientOp::elu_plus_one, ids_of({K})), elu_plus_one(value(K), rounding()), keys);
+    host_record(kv, N_("Linear: φ(K)ᵀ·V"), StepKind::linear, efficient(EfficientOp::matmul_tn, ids_of({phi_k, V})),
                 arithmetic().matmul(value(phi_k).t(), value(V)), feature_labels(lesson_.d_k));
     host_record(norm, N_("Linear: normaliser φ(q_i)·Σ_j φ(k_j)"), StepKind::linear,
-                {Op::normaliser, ids_of({phi_q, phi_k})},
+                efficient(EfficientOp::normaliser, ids_of({phi_q, phi_k})),
                 linear_normaliser(value(phi_q), value(phi_k), rounding()), queries, {"sum"});
     host_record(numerator, N_("Linear: numerator φ(Q)·(φ(K)ᵀV)"), StepKind::linear,
                 {Op::matmul, ids_of({phi_q, kv})}, arithmetic().matmul(value(phi_q), value(kv)),
                 queries);
     host_record(StepId::head_step(h, HeadStep::context), N_("Context (linear attention)"),
-                StepKind::context, {Op::divide_rows, ids_of({numerator, norm})},
+                StepKind::context, efficient(EfficientOp::divide_rows, ids_of({numerator, norm})),
                 divide_by_rows(value(numerator), value(norm), rounding()), queries);
     linear_other_order(h, queries, keys);
   }
@@ -364,7 +372,7 @@ class Forward {
                                                value(id(LinearStep::phi_k))),
                 queries, keys);
     host_record(weights, N_("Linear: implied weights φ(q_i)·φ(k_j) / normaliser"),
-                StepKind::linear, {Op::divide_rows, ids_of({similarity, id(LinearStep::normaliser)})},
+                StepKind::linear, efficient(EfficientOp::divide_rows, ids_of({similarity, id(LinearStep::normaliser)})),
                 divide_by_rows(value(similarity), value(id(LinearStep::normaliser)), rounding()),
                 queries, keys);
     host_record(product, N_("Linear: (φ(Q)·φ(K)ᵀ)·V"), StepKind::linear,
@@ -377,7 +385,7 @@ class Forward {
   // id:(n,1) = max_j |a − b| per row; above kDecodeTolerance in f64, a warning.
   void check_against(const StepId& id, const char* name, StepKind kind, const StepId& a,
                      const StepId& b) {
-    host_record(id, name, kind, {Op::row_diff, ids_of({a, b})},
+    host_record(id, name, kind, efficient(EfficientOp::row_diff, ids_of({a, b})),
                 max_abs_row_diff(value(a), value(b)), lesson_.tokens, {"max |diff|"});
     if (format_) return;  // a narrower format shows its own difference
     const arma::mat& check = value(id);

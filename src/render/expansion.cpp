@@ -406,6 +406,16 @@ const CellExpansion* expansion_for(const RenderOptions& options, const std::stri
 
 namespace {
 
+// A mask expansion's fields: whether the cell is masked, why, and the fill.
+std::string json_mask_fields(const CellExpansion& e) {
+  std::vector<std::string> reasons;
+  if (e.mask_reasons & mask_causal) reasons.push_back("causal");
+  if (e.mask_reasons & mask_padding) reasons.push_back("padding");
+  if (e.mask_reasons & mask_keep) reasons.push_back("keep");
+  return fmt::format(", \"masked\": {}, \"reasons\": {}, \"fill\": {}",
+                     e.mask_reasons ? "true" : "false", json_strings(reasons), json_number(e.fill));
+}
+
 // The fields of e's kind, each after ", ".
 std::string json_kind_fields(const CellExpansion& e) {
   std::string out;
@@ -413,16 +423,9 @@ std::string json_kind_fields(const CellExpansion& e) {
     case ExpansionKind::divide:
       out += fmt::format(", \"divisor\": {}", json_number(e.divisor));
       break;
-    case ExpansionKind::mask: {
-      std::vector<std::string> reasons;
-      if (e.mask_reasons & mask_causal) reasons.push_back("causal");
-      if (e.mask_reasons & mask_padding) reasons.push_back("padding");
-      if (e.mask_reasons & mask_keep) reasons.push_back("keep");
-      out += fmt::format(", \"masked\": {}, \"reasons\": {}, \"fill\": {}",
-                         e.mask_reasons ? "true" : "false", json_strings(reasons),
-                         json_number(e.fill));
+    case ExpansionKind::mask:
+      out += json_mask_fields(e);
       break;
-    }
     case ExpansionKind::positional:
       out += fmt::format(", \"function\": \"{}\", \"angle\": {}", e.cosine ? "cos" : "sin",
                          json_number(e.angle));

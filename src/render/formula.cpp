@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/i18n.hpp"
@@ -524,6 +525,33 @@ StepFormula similarity(const Context& c) {
           fmt::format("({})·({})ᵀ → {}", c.in(0), c.in(1), c.out())};
 }
 
+// The formula of a step of the tiles or of linear attention.
+StepFormula efficient_formula(const Context& c) {
+  switch (c.step.made.efficient) {
+    case EfficientOp::tile_block:
+      return tile_block(c);
+    case EfficientOp::running_max:
+      return running_max(c);
+    case EfficientOp::rescale:
+      return rescale(c);
+    case EfficientOp::running_sum:
+      return running_sum(c);
+    case EfficientOp::running_acc:
+      return running_acc(c);
+    case EfficientOp::divide_rows:
+      return divide_rows(c);
+    case EfficientOp::row_diff:
+      return row_diff(c);
+    case EfficientOp::elu_plus_one:
+      return elu_plus_one(c);
+    case EfficientOp::matmul_tn:
+      return matmul_tn(c);
+    case EfficientOp::normaliser:
+      return normaliser(c);
+  }
+  throw std::logic_error("efficient_formula: not an EfficientOp");
+}
+
 // A product: a projection (Q = X·W_Q + b_Q, an FFN layer, the output), a
 // head's context A·V, or a decoding step's a·V_cache.
 StepFormula product(const Context& c) {
@@ -555,8 +583,9 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
     case Op::matmul:
       return product(c);
     case Op::matmul_t:
-      if (step.kind == StepKind::linear) return similarity(c);
-      return decoding ? decode_scores(c) : scores(c);
+      return step.kind == StepKind::linear ? similarity(c)
+             : decoding                    ? decode_scores(c)
+                                           : scores(c);
     case Op::slice:
       return head_slice(c);
     case Op::rows:
@@ -594,26 +623,8 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
       return layer_output(c);
     case Op::max_abs_diff:
       return decode_check(c);
-    case Op::tile_block:
-      return tile_block(c);
-    case Op::running_max:
-      return running_max(c);
-    case Op::rescale:
-      return rescale(c);
-    case Op::running_sum:
-      return running_sum(c);
-    case Op::running_acc:
-      return running_acc(c);
-    case Op::divide_rows:
-      return divide_rows(c);
-    case Op::row_diff:
-      return row_diff(c);
-    case Op::elu_plus_one:
-      return elu_plus_one(c);
-    case Op::matmul_tn:
-      return matmul_tn(c);
-    case Op::normaliser:
-      return normaliser(c);
+    case Op::efficient:
+      return efficient_formula(c);
   }
   return {};
 }

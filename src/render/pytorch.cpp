@@ -757,29 +757,37 @@ class ScriptWriter {
       case Op::rows:
       case Op::max_abs_diff:
         break;  // decoding steps: decode_loop()
-      case Op::tile_block:
-      case Op::running_max:
-      case Op::rescale:
-      case Op::running_sum:
-      case Op::running_acc:
-        return emit_tile(step);
-      case Op::divide_rows:
+      case Op::efficient:
+        return emit_efficient(step);
+    }
+    throw std::logic_error("export: no PyTorch code for step " + step.id);
+  }
+
+  // A step of the tiles or of linear attention.
+  void emit_efficient(const Step& step) {
+    switch (step.made.efficient) {
+      case EfficientOp::divide_rows:
         return emit_divide_rows(step);
-      case Op::row_diff:
+      case EfficientOp::row_diff:
         return emit_row_diff(step);
-      case Op::elu_plus_one:
+      case EfficientOp::elu_plus_one:
         line(fmt::format("{} = F.elu({}) + 1  # φ(x) = elu(x) + 1 > 0", var(step),
                          var(step.made.inputs[0])));
         return check(step, fmt::format("elu_bound({})", var(step)));
-      case Op::matmul_tn:
+      case EfficientOp::matmul_tn:
         line(fmt::format("{} = {}.T @ {}  # d_k × d_v", var(step), var(step.made.inputs[0]),
                          var(step.made.inputs[1])));
         return check(step, fmt::format("product({}.T, {})", var(step.made.inputs[0]),
                                        var(step.made.inputs[1])));
-      case Op::normaliser:
+      case EfficientOp::normaliser:
         return emit_normaliser(step);
+      case EfficientOp::tile_block:
+      case EfficientOp::running_max:
+      case EfficientOp::rescale:
+      case EfficientOp::running_sum:
+      case EfficientOp::running_acc:
+        return emit_tile(step);
     }
-    throw std::logic_error("export: no PyTorch code for step " + step.id);
   }
 
   // A step of the tiled softmax: the block, m, α, ℓ and O, from the tool's
@@ -789,20 +797,20 @@ class ScriptWriter {
     std::vector<std::string> args;
     for (const std::string& id : in) args.push_back(var(id));
     const std::size_t r0 = step.made.offset, c0 = step.made.col_offset;
-    switch (step.made.op) {
-      case Op::tile_block:
+    switch (step.made.efficient) {
+      case EfficientOp::tile_block:
         line(fmt::format("{} = {}[{}:{}, {}:{}]  # one block of the masked scores", var(step),
                          args[0], r0, r0 + step.value.n_rows, c0, c0 + step.value.n_cols));
         return check(step);
-      case Op::running_max:
+      case EfficientOp::running_max:
         line(fmt::format("{} = tile_max({}, {})", var(step), args[0],
                          in.size() > 1 ? args[1] : "None"));
         return check(step);
-      case Op::rescale:
+      case EfficientOp::rescale:
         line(fmt::format("{}, bound = tile_rescale({}, {})", var(step), args[0],
                          in.size() > 1 ? args[1] : "None"));
         return check(step, "bound");
-      case Op::running_sum:
+      case EfficientOp::running_sum:
         line(fmt::format("{}, bound = tile_sum({}, {}, {}, {})", var(step), args[0], args[1],
                          args[2], in.size() > 3 ? args[3] : "None"));
         return check(step, "bound");

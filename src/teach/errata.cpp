@@ -143,8 +143,10 @@ class OwnNumbers {
       case Op::max:
       case Op::add:
       case Op::identity:
-      case Op::tile_block:
         return Own::copied;
+      case Op::efficient:  // tiles and linear attention: a block is a copy; no document
+                           // states a number inside the others
+        return step.made.efficient == EfficientOp::tile_block ? Own::copied : Own::as_computed;
       case Op::row_mean:  // the rest of the encoder layer and the KV cache's check
       case Op::row_var:
       case Op::normalise:
@@ -152,15 +154,6 @@ class OwnNumbers {
       case Op::relu:
       case Op::gelu:
       case Op::max_abs_diff:
-      case Op::running_max:  // tiles and linear attention: no document states a number inside
-      case Op::rescale:
-      case Op::running_sum:
-      case Op::running_acc:
-      case Op::divide_rows:
-      case Op::row_diff:
-      case Op::elu_plus_one:
-      case Op::matmul_tn:
-      case Op::normaliser:
       case Op::given:
       case Op::positional:
         return Own::as_computed;

@@ -37,8 +37,9 @@ bool worth_asking(const Step& step) {
     case Op::rows:
     case Op::concat:
     case Op::identity:
-    case Op::tile_block:
       return false;
+    case Op::efficient:  // a block of the scores is a copy too
+      return step.made.efficient != EfficientOp::tile_block;
     case Op::positional:
     case Op::add_positions:
     case Op::matmul:
@@ -58,15 +59,6 @@ bool worth_asking(const Step& step) {
     case Op::relu:
     case Op::gelu:
     case Op::max_abs_diff:
-    case Op::running_max:
-    case Op::rescale:
-    case Op::running_sum:
-    case Op::running_acc:
-    case Op::divide_rows:
-    case Op::row_diff:
-    case Op::elu_plus_one:
-    case Op::matmul_tn:
-    case Op::normaliser:
       return true;
   }
   return false;

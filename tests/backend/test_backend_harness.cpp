@@ -131,16 +131,7 @@ std::optional<std::pair<arma::mat, Bound>> reference_operation(const BackendOp& 
     case attn::Op::gelu:
     case attn::Op::identity:
     case attn::Op::max_abs_diff:
-    case attn::Op::tile_block:  // tiles and linear attention: on the host
-    case attn::Op::running_max:
-    case attn::Op::rescale:
-    case attn::Op::running_sum:
-    case attn::Op::running_acc:
-    case attn::Op::divide_rows:
-    case attn::Op::row_diff:
-    case attn::Op::elu_plus_one:
-    case attn::Op::matmul_tn:
-    case attn::Op::normaliser:
+    case attn::Op::efficient:  // tiles and linear attention: on the host
       return std::nullopt;
   }
   return std::nullopt;

@@ -145,13 +145,13 @@ FlopCount normaliser_flops(const Step& /*step*/, const FlopSizes& s) {
 
 }  // namespace
 
-const OpFacets elu_plus_one{Op::elu_plus_one, "elu_plus_one", "Q or K of the head",
+const OpFacets elu_plus_one{Op::efficient, "elu_plus_one", "Q or K of the head",
                             &elu_cell,        &elu_expand,    &elu_bounds,
                             &per_cell};
-const OpFacets matmul_tn{Op::matmul_tn,       "matmul_tn",       "head{h}.phi_k, head{h}.V",
+const OpFacets matmul_tn{Op::efficient,       "matmul_tn",       "head{h}.phi_k, head{h}.V",
                          &matmul_tn_cell,     &matmul_tn_expand, &matmul_tn_bounds,
                          &matmul_tn_flops};
-const OpFacets normaliser{Op::normaliser,       "normaliser",       "head{h}.phi_q, head{h}.phi_k",
+const OpFacets normaliser{Op::efficient,       "normaliser",       "head{h}.phi_q, head{h}.phi_k",
                           &normaliser_cell,     &normaliser_expand, &normaliser_bounds,
                           &normaliser_flops};
 

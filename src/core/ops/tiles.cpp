@@ -386,28 +386,28 @@ FlopCount row_diff_flops(const Step& /*step*/, const FlopSizes& s) {
 }  // namespace
 
 const OpFacets tile_block{
-    Op::tile_block,     "tile_block",       "head{h}.masked (the block at offset, col_offset)",
+    Op::efficient,      "tile_block",       "head{h}.masked (the block at offset, col_offset)",
     &tile_block_cell,   &tile_block_expand, &tile_block_bounds,
     &no_flops};
-const OpFacets running_max{Op::running_max,        "running_max",
+const OpFacets running_max{Op::efficient,        "running_max",
                            "the block's scores [, m_old]", &running_max_cell,
                            &running_max_expand, &running_max_bounds,
                            &no_flops};
-const OpFacets rescale{Op::rescale,     "rescale",       "m [, m_old]", &rescale_cell,
+const OpFacets rescale{Op::efficient,     "rescale",       "m [, m_old]", &rescale_cell,
                        &rescale_expand, &rescale_bounds, &rescale_flops};
-const OpFacets running_sum{Op::running_sum,        "running_sum",
+const OpFacets running_sum{Op::efficient,        "running_sum",
                            "the block's scores, m, rescale [, l_old]", &running_sum_cell,
                            &running_sum_expand, &running_sum_bounds,
                            &running_sum_flops};
-const OpFacets running_acc{Op::running_acc,        "running_acc",
+const OpFacets running_acc{Op::efficient,        "running_acc",
                            "the block's scores, m, rescale, head{h}.V [, acc_old]",
                            &running_acc_cell,   &running_acc_expand,
                            &running_acc_bounds, &running_acc_flops};
-const OpFacets divide_rows{Op::divide_rows,        "divide_rows",
+const OpFacets divide_rows{Op::efficient,        "divide_rows",
                            "numerator, denominator (one pair per block of rows)",
                            &divide_rows_cell,   &divide_rows_expand,
                            &divide_rows_bounds, &per_cell};
-const OpFacets row_diff{Op::row_diff,     "row_diff",       "two matrices of one shape",
+const OpFacets row_diff{Op::efficient,     "row_diff",       "two matrices of one shape",
                         &row_diff_cell,   &row_diff_expand, &row_diff_bounds,
                         &row_diff_flops};
 
