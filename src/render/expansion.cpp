@@ -254,7 +254,7 @@ std::string expression_symbol(const std::string& symbol, const Notation& n) {
   if (!n.latex) return symbol;
   static const std::pair<const char*, const char*> tex[] = {
       {"−", "-"},           {"×", "\\times"},     {"exp(", "\\exp("}, {"max(", "\\max("},
-      {"elu(", "\\mathrm{elu}("}, {"Σ", "\\Sigma"}, {"|", "\\lvert "}};
+      {"elu(", "\\mathrm{elu}("}, {"Σ", "\\Sigma"}};
   for (const auto& [from, to] : tex)
     if (symbol == from) return to;
   return symbol;

@@ -455,7 +455,7 @@ StepFormula rescale(const Context& c) {
 StepFormula running_sum(const Context& c) {
   return {std::string(translate(c.lang, N_("ℓ = α·ℓ_old + Σ_j exp(S[i, j] − m): the row's "
                                            "softmax denominator so far, against the current max"))),
-          "\\ell = \\alpha\\,\\ell_{\\mathrm{old}} + \\textstyle\\sum_j e^{S_{ij} - m}",
+          "\\ell = \\alpha\\;\\ell_{\\mathrm{old}} + \\textstyle\\sum_j e^{S_{ij} - m}",
           fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
 }
 
@@ -465,7 +465,7 @@ StepFormula running_acc(const Context& c) {
                    "values so far, not yet divided by ℓ (rows {0}–{1} of {2})"),
                 s.made.col_offset, s.made.col_offset + c.trace.input(s, 0).value.n_cols - 1,
                 c.input_id(3)),
-          "O = \\alpha\\, O_{\\mathrm{old}} + e^{S - m} V_{\\text{block}}",
+          "O = \\alpha\\; O_{\\mathrm{old}} + e^{S - m} V_{\\text{block}}",
           fmt::format("{}, {} → {}", c.in(0), c.in(3), c.out())};
 }
 
