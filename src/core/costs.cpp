@@ -34,7 +34,8 @@ FlopSizes terms(const Trace& trace, const Step& step, const CostSizes& sizes) {
     out.k = cols;
     out.rows_in = rows;
   }
-  if (step.made.inputs.size() > 1) out.rows_in2 = step_shape(trace, trace.input(step, 1), sizes).first;
+  if (step.made.inputs.size() > 1)
+    out.rows_in2 = step_shape(trace, trace.input(step, 1), sizes).first;
   return out;
 }
 

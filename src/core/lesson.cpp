@@ -524,11 +524,11 @@ class LessonParser {
     const Lesson& l = lesson_;
     const toml::table* t = model_;
     if (l.tile && (l.tile->queries > l.queries() || l.tile->keys > l.keys()))
-      toml_.fail(get(t, "tile"), "model.tile",
-                 tr_format("tile = [{}, {}] is larger than the lesson's {} queries × {} keys; "
-                           "choose Bq ≤ {} and Bk ≤ {}",
-                           l.tile->queries, l.tile->keys, l.queries(), l.keys(), l.queries(),
-                           l.keys()));
+      toml_.fail(
+          get(t, "tile"), "model.tile",
+          tr_format("tile = [{}, {}] is larger than the lesson's {} queries × {} keys; "
+                    "choose Bq ≤ {} and Bk ≤ {}",
+                    l.tile->queries, l.tile->keys, l.queries(), l.keys(), l.queries(), l.keys()));
     if (l.attention != AttentionKind::linear) return;
     const toml::node* n = get(t, "attention");
     if (l.tile)

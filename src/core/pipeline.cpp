@@ -237,8 +237,8 @@ class Forward {
     const StepId context = StepId::tiled(h, TiledStep::context);
     arma::mat O;
     for (std::size_t b = 0; b < pairs.size(); b += 2)
-      O = arma::join_cols(O, divide_by_rows(trace_.at(pairs[b]).value,
-                                            trace_.at(pairs[b + 1]).value, rounding()));
+      O = arma::join_cols(
+          O, divide_by_rows(trace_.at(pairs[b]).value, trace_.at(pairs[b + 1]).value, rounding()));
     apply_masked_row_policy(h, O);
     host_record(context, N_("Tiled context: O / l, block by block"), StepKind::tiled,
                 efficient(EfficientOp::divide_rows, pairs), std::move(O), lesson_.tokens);
@@ -299,13 +299,14 @@ class Forward {
                 tile_running_sum(value(S), value(m), value(alpha), old_value(old.l), rounding()),
                 rows, {"l"});
     const StepId V = StepId::head_step(h, HeadStep::V);
-    Operation acc = efficient(EfficientOp::running_acc, with_old(ids_of({S, m, alpha, V}), old.acc));
+    Operation acc =
+        efficient(EfficientOp::running_acc, with_old(ids_of({S, m, alpha, V}), old.acc));
     acc.col_offset = j0;
     const arma::mat V_block = value(V).rows(j0, j0 + value(S).n_cols - 1);
-    host_record(id(TileStep::acc), N_("Tile: rescaled accumulator O"), StepKind::tile, acc,
-                tile_running_acc(value(S), value(m), value(alpha), V_block, old_value(old.acc),
-                                 rounding()),
-                rows);
+    host_record(
+        id(TileStep::acc), N_("Tile: rescaled accumulator O"), StepKind::tile, acc,
+        tile_running_acc(value(S), value(m), value(alpha), V_block, old_value(old.acc), rounding()),
+        rows);
   }
 
   // Rows of the tiled context whose ℓ is 0 (every key masked): what the
@@ -342,10 +343,13 @@ class Forward {
                  kv = id(LinearStep::kv), norm = id(LinearStep::normaliser),
                  numerator = id(LinearStep::numerator);
     host_record(phi_q, N_("Linear: φ(Q) = elu(Q) + 1"), StepKind::linear,
-                efficient(EfficientOp::elu_plus_one, ids_of({Q})), elu_plus_one(value(Q), rounding()), queries);
+                efficient(EfficientOp::elu_plus_one, ids_of({Q})),
+                elu_plus_one(value(Q), rounding()), queries);
     host_record(phi_k, N_("Linear: φ(K) = elu(K) + 1"), StepKind::linear,
-                efficient(EfficientOp::elu_plus_one, ids_of({K})), elu_plus_one(value(K), rounding()), keys);
-    host_record(kv, N_("Linear: φ(K)ᵀ·V"), StepKind::linear, efficient(EfficientOp::matmul_tn, ids_of({phi_k, V})),
+                efficient(EfficientOp::elu_plus_one, ids_of({K})),
+                elu_plus_one(value(K), rounding()), keys);
+    host_record(kv, N_("Linear: φ(K)ᵀ·V"), StepKind::linear,
+                efficient(EfficientOp::matmul_tn, ids_of({phi_k, V})),
                 arithmetic().matmul(value(phi_k).t(), value(V)), feature_labels(lesson_.d_k));
     host_record(norm, N_("Linear: normaliser φ(q_i)·Σ_j φ(k_j)"), StepKind::linear,
                 efficient(EfficientOp::normaliser, ids_of({phi_q, phi_k})),
@@ -366,15 +370,16 @@ class Forward {
     const StepId similarity = id(LinearStep::similarity), weights = id(LinearStep::weights),
                  product = id(LinearStep::quadratic_numerator),
                  V = StepId::head_step(h, HeadStep::V);
-    host_record(similarity, N_("Linear: φ(Q)·φ(K)ᵀ, the n × m order"), StepKind::linear,
-                {Op::matmul_t, ids_of({id(LinearStep::phi_q), id(LinearStep::phi_k)})},
-                arithmetic().matmul_transposed(value(id(LinearStep::phi_q)),
-                                               value(id(LinearStep::phi_k))),
-                queries, keys);
-    host_record(weights, N_("Linear: implied weights φ(q_i)·φ(k_j) / normaliser"),
-                StepKind::linear, efficient(EfficientOp::divide_rows, ids_of({similarity, id(LinearStep::normaliser)})),
-                divide_by_rows(value(similarity), value(id(LinearStep::normaliser)), rounding()),
-                queries, keys);
+    host_record(
+        similarity, N_("Linear: φ(Q)·φ(K)ᵀ, the n × m order"), StepKind::linear,
+        {Op::matmul_t, ids_of({id(LinearStep::phi_q), id(LinearStep::phi_k)})},
+        arithmetic().matmul_transposed(value(id(LinearStep::phi_q)), value(id(LinearStep::phi_k))),
+        queries, keys);
+    host_record(
+        weights, N_("Linear: implied weights φ(q_i)·φ(k_j) / normaliser"), StepKind::linear,
+        efficient(EfficientOp::divide_rows, ids_of({similarity, id(LinearStep::normaliser)})),
+        divide_by_rows(value(similarity), value(id(LinearStep::normaliser)), rounding()), queries,
+        keys);
     host_record(product, N_("Linear: (φ(Q)·φ(K)ᵀ)·V"), StepKind::linear,
                 {Op::matmul, ids_of({similarity, V})},
                 arithmetic().matmul(value(similarity), value(V)), queries);

@@ -81,9 +81,15 @@ static_assert(std::size(kTileStepNames) == static_cast<std::size_t>(TileStep::ac
 constexpr const char* kTiledStepNames[] = {"tiled_context", "tiled_check"};
 static_assert(std::size(kTiledStepNames) == static_cast<std::size_t>(TiledStep::check) + 1);
 
-constexpr const char* kLinearStepNames[] = {
-    "phi_q",          "phi_k",  "kv", "normaliser", "numerator", "similarity", "linear_weights",
-    "quadratic_numerator", "linear_check"};
+constexpr const char* kLinearStepNames[] = {"phi_q",
+                                            "phi_k",
+                                            "kv",
+                                            "normaliser",
+                                            "numerator",
+                                            "similarity",
+                                            "linear_weights",
+                                            "quadratic_numerator",
+                                            "linear_check"};
 static_assert(std::size(kLinearStepNames) == static_cast<std::size_t>(LinearStep::check) + 1);
 
 int number(std::size_t n) {

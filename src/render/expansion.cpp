@@ -253,8 +253,8 @@ std::string max_abs_diff_arithmetic(const CellExpansion& e, int precision, const
 std::string expression_symbol(const std::string& symbol, const Notation& n) {
   if (!n.latex) return symbol;
   static const std::pair<const char*, const char*> tex[] = {
-      {"−", "-"},           {"×", "\\times"},     {"exp(", "\\exp("}, {"max(", "\\max("},
-      {"elu(", "\\mathrm{elu}("}, {"Σ", "\\Sigma"}};
+      {"−", "-"},         {"×", "\\times"},           {"exp(", "\\exp("},
+      {"max(", "\\max("}, {"elu(", "\\mathrm{elu}("}, {"Σ", "\\Sigma"}};
   for (const auto& [from, to] : tex)
     if (symbol == from) return to;
   return symbol;

@@ -427,8 +427,8 @@ StepFormula tile_block(const Context& c) {
   const Step& s = c.step;
   return {c.say(N_("S = {0}[rows {1}–{2}, columns {3}–{4}]: one block of the masked scores, "
                    "as a kernel loads it"),
-                c.input_id(0), s.made.offset, s.made.offset + s.value.n_rows - 1,
-                s.made.col_offset, s.made.col_offset + s.value.n_cols - 1),
+                c.input_id(0), s.made.offset, s.made.offset + s.value.n_rows - 1, s.made.col_offset,
+                s.made.col_offset + s.value.n_cols - 1),
           fmt::format("S_{{{}}} = \\mathrm{{masked}}_{{{}}}[\\text{{block}}]", tile_name(s), c.h),
           fmt::format("{} → {}", c.in(0), c.out())};
 }
@@ -439,7 +439,7 @@ StepFormula running_max(const Context& c) {
                          "(m_old from {})"),
                       c.input_id(1))
               : std::string(translate(c.lang, N_("m = max_j S[i, j]: the first key block's "
-                                                  "largest score of the row"))),
+                                                 "largest score of the row"))),
           old ? "m = \\max(m_{\\mathrm{old}}, \\max_j S_{ij})" : "m = \\max_j S_{ij}",
           fmt::format("{} → {}", c.in(0), c.out())};
 }
@@ -475,21 +475,22 @@ StepFormula divide_rows(const Context& c) {
     return {c.say(N_("O / ℓ of each query block's last key block, the {} blocks' rows stacked; "
                      "it must equal head{}.context"),
                   pairs, c.h),
-            "C^{\\text{tiled}} = O / \\ell", fmt::format("{} × ({}) → {}", pairs, c.in(0), c.out())};
-  return {c.say(N_("{0} = {1} / {2}, row by row (no softmax: φ > 0 keeps every row positive)"),
-                c.step.id, c.input_id(0), c.input_id(1)),
-          fmt::format("{} = {} / {}", tex_id(c.step.id), tex_id(c.input_id(0)),
-                      tex_id(c.input_id(1))),
-          fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
+            "C^{\\text{tiled}} = O / \\ell",
+            fmt::format("{} × ({}) → {}", pairs, c.in(0), c.out())};
+  return {
+      c.say(N_("{0} = {1} / {2}, row by row (no softmax: φ > 0 keeps every row positive)"),
+            c.step.id, c.input_id(0), c.input_id(1)),
+      fmt::format("{} = {} / {}", tex_id(c.step.id), tex_id(c.input_id(0)), tex_id(c.input_id(1))),
+      fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
 }
 
 StepFormula row_diff(const Context& c) {
-  return {c.say(N_("row i: max_j |{}[i, j] − {}[i, j]|; two orders of the same arithmetic, so "
-                   "at most {:g} in double precision"),
-                c.input_id(0), c.input_id(1), kDecodeTolerance),
-          fmt::format("\\max_j |{}_{{ij}} - {}_{{ij}}|", tex_id(c.input_id(0)),
-                      tex_id(c.input_id(1))),
-          fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
+  return {
+      c.say(N_("row i: max_j |{}[i, j] − {}[i, j]|; two orders of the same arithmetic, so "
+               "at most {:g} in double precision"),
+            c.input_id(0), c.input_id(1), kDecodeTolerance),
+      fmt::format("\\max_j |{}_{{ij}} - {}_{{ij}}|", tex_id(c.input_id(0)), tex_id(c.input_id(1))),
+      fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
 }
 
 StepFormula elu_plus_one(const Context& c) {

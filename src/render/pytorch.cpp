@@ -826,7 +826,8 @@ class ScriptWriter {
   void emit_divide_rows(const Step& step) {
     std::vector<std::string> parts;
     for (std::size_t b = 0; b + 1 < step.made.inputs.size(); b += 2)
-      parts.push_back(fmt::format("{} / {}", var(step.made.inputs[b]), var(step.made.inputs[b + 1])));
+      parts.push_back(
+          fmt::format("{} / {}", var(step.made.inputs[b]), var(step.made.inputs[b + 1])));
     line(fmt::format("{} = torch.cat([{}])  # row by row", var(step), fmt::join(parts, ", ")));
     if (step.step_id.family() == StepFamily::tiled && lesson_.masked_row != MaskedRowPolicy::nan)
       line(fmt::format("{0} = torch.where({0}.isnan(), {1}, {0})  # masked_row", var(step),
@@ -844,8 +845,8 @@ class ScriptWriter {
 
   void emit_normaliser(const Step& step) {
     const std::string q = var(step.made.inputs[0]), k = var(step.made.inputs[1]);
-    line(fmt::format("{} = {} @ {}.sum(dim=0, keepdim=True).T  # φ(q_i)·Σ_j φ(k_j)", var(step),
-                     q, k));
+    line(fmt::format("{} = {} @ {}.sum(dim=0, keepdim=True).T  # φ(q_i)·Σ_j φ(k_j)", var(step), q,
+                     k));
     return check(step, fmt::format("2 * gamma({1}.shape[0] + {0}.shape[1] + 1) * ({0}.abs() @ "
                                    "{1}.abs().sum(dim=0, keepdim=True).T)",
                                    q, k));

@@ -44,7 +44,8 @@ Trace trace_of(const Lesson& lesson) {
 
 }  // namespace
 
-TEST_CASE("efficient: another backend's trace lists the tile and linear steps it computed on the host") {
+TEST_CASE(
+    "efficient: another backend's trace lists the tile and linear steps it computed on the host") {
   for (const char* id : {"flash-tiles", "linear-attention"}) {
     const Lesson lesson = find_lesson(id);
     OtherBackend other;
@@ -83,9 +84,9 @@ TEST_CASE("efficient: the tiles' bounds hold every score within ±0.005 of the m
   const Lesson lesson = find_lesson("flash-tiles");
   const Trace trace = trace_of(lesson);
   const std::string masked = "head0.masked";
-  StepOverride o{trace.at(masked).value, arma::umat(trace.at(masked).value.n_rows,
-                                                    trace.at(masked).value.n_cols,
-                                                    arma::fill::zeros)};
+  StepOverride o{
+      trace.at(masked).value,
+      arma::umat(trace.at(masked).value.n_rows, trace.at(masked).value.n_cols, arma::fill::zeros)};
   o.given(3, 1) = 1;
   Overrides overrides{{masked, o}};
   const arma::mat centre = trace.at(masked).value;

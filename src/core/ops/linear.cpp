@@ -138,21 +138,21 @@ Bounds normaliser_bounds(const BoundsContext& c) {
 FlopCount normaliser_flops(const Step& /*step*/, const FlopSizes& s) {
   const std::uint64_t d_k = s.k, m = s.rows_in2;
   const std::uint64_t sums = m > 0 ? d_k * (m - 1) : 0;
-  return {sums + s.n * (2 * d_k - 1),
-          fmt::format("d_k·(m − 1) + n·(2·d_k − 1) = {}·({} − 1) + {}·(2·{} − 1)", d_k, m, s.n,
-                      d_k)};
+  return {
+      sums + s.n * (2 * d_k - 1),
+      fmt::format("d_k·(m − 1) + n·(2·d_k − 1) = {}·({} − 1) + {}·(2·{} − 1)", d_k, m, s.n, d_k)};
 }
 
 }  // namespace
 
 const OpFacets elu_plus_one{Op::efficient, "elu_plus_one", "Q or K of the head",
-                            &elu_cell,        &elu_expand,    &elu_bounds,
+                            &elu_cell,     &elu_expand,    &elu_bounds,
                             &per_cell};
-const OpFacets matmul_tn{Op::efficient,       "matmul_tn",       "head{h}.phi_k, head{h}.V",
-                         &matmul_tn_cell,     &matmul_tn_expand, &matmul_tn_bounds,
+const OpFacets matmul_tn{Op::efficient,   "matmul_tn",       "head{h}.phi_k, head{h}.V",
+                         &matmul_tn_cell, &matmul_tn_expand, &matmul_tn_bounds,
                          &matmul_tn_flops};
-const OpFacets normaliser{Op::efficient,       "normaliser",       "head{h}.phi_q, head{h}.phi_k",
-                          &normaliser_cell,     &normaliser_expand, &normaliser_bounds,
+const OpFacets normaliser{Op::efficient,    "normaliser",       "head{h}.phi_q, head{h}.phi_k",
+                          &normaliser_cell, &normaliser_expand, &normaliser_bounds,
                           &normaliser_flops};
 
 }  // namespace ops

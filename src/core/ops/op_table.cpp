@@ -79,8 +79,8 @@ FlopCount efficient_flops(const Step& step, const FlopSizes& s) {
 
 }  // namespace
 
-const OpFacets efficient{Op::efficient,     "efficient",       "see Operation::efficient",
-                         &efficient_cell,   &efficient_expand, &efficient_bounds,
+const OpFacets efficient{Op::efficient,   "efficient",       "see Operation::efficient",
+                         &efficient_cell, &efficient_expand, &efficient_bounds,
                          &efficient_flops};
 
 }  // namespace ops

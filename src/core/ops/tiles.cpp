@@ -189,7 +189,8 @@ void running_sum_expand(const ExpandContext& c, CellExpansion& e) {
 
 // exp(x − m) for x in [x_lo, x_hi], m in [m_lo, m_hi]: [exp(x_lo − m_hi), exp(x_hi − m_lo)].
 std::pair<double, double> exp_term_bounds(double x_lo, double x_hi, double m_lo, double m_hi) {
-  return {tile_exp(x_lo, m_hi), m_lo == -kInf ? (x_hi == -kInf ? 0.0 : kInf) : tile_exp(x_hi, m_lo)};
+  return {tile_exp(x_lo, m_hi),
+          m_lo == -kInf ? (x_hi == -kInf ? 0.0 : kInf) : tile_exp(x_hi, m_lo)};
 }
 
 // [a]·[b] for intervals.
@@ -209,8 +210,8 @@ Bounds running_sum_bounds(const BoundsContext& c) {
       out.hi(i, 0) += hi;
     }
     if (!has_input(c.step, 3)) continue;
-    const auto [lo, hi] = times(c.in(2).lo(i, 0), c.in(2).hi(i, 0), c.in(3).lo(i, 0),
-                                c.in(3).hi(i, 0));
+    const auto [lo, hi] =
+        times(c.in(2).lo(i, 0), c.in(2).hi(i, 0), c.in(3).lo(i, 0), c.in(3).hi(i, 0));
     out.lo(i, 0) += lo;
     out.hi(i, 0) += hi;
   }
@@ -271,8 +272,7 @@ Bounds running_acc_bounds(const BoundsContext& c) {
 // α·O_old + … two more per cell.
 FlopCount running_acc_flops(const Step& step, const FlopSizes& s) {
   const std::uint64_t product = 2 * s.n * s.k * s.m;
-  if (!has_input(step, 4))
-    return {product, fmt::format("2·r·c·d_v = 2·{}·{}·{}", s.n, s.k, s.m)};
+  if (!has_input(step, 4)) return {product, fmt::format("2·r·c·d_v = 2·{}·{}·{}", s.n, s.k, s.m)};
   return {product + 2 * s.n * s.m,
           fmt::format("2·r·c·d_v + 2·r·d_v = 2·{}·{}·{} + 2·{}·{}", s.n, s.k, s.m, s.n, s.m)};
 }
@@ -386,29 +386,28 @@ FlopCount row_diff_flops(const Step& /*step*/, const FlopSizes& s) {
 }  // namespace
 
 const OpFacets tile_block{
-    Op::efficient,      "tile_block",       "head{h}.masked (the block at offset, col_offset)",
-    &tile_block_cell,   &tile_block_expand, &tile_block_bounds,
+    Op::efficient,    "tile_block",       "head{h}.masked (the block at offset, col_offset)",
+    &tile_block_cell, &tile_block_expand, &tile_block_bounds,
     &no_flops};
-const OpFacets running_max{Op::efficient,        "running_max",
-                           "the block's scores [, m_old]", &running_max_cell,
-                           &running_max_expand, &running_max_bounds,
+const OpFacets running_max{Op::efficient,     "running_max",       "the block's scores [, m_old]",
+                           &running_max_cell, &running_max_expand, &running_max_bounds,
                            &no_flops};
-const OpFacets rescale{Op::efficient,     "rescale",       "m [, m_old]", &rescale_cell,
+const OpFacets rescale{Op::efficient,   "rescale",       "m [, m_old]", &rescale_cell,
                        &rescale_expand, &rescale_bounds, &rescale_flops};
-const OpFacets running_sum{Op::efficient,        "running_sum",
-                           "the block's scores, m, rescale [, l_old]", &running_sum_cell,
-                           &running_sum_expand, &running_sum_bounds,
-                           &running_sum_flops};
-const OpFacets running_acc{Op::efficient,        "running_acc",
-                           "the block's scores, m, rescale, head{h}.V [, acc_old]",
-                           &running_acc_cell,   &running_acc_expand,
-                           &running_acc_bounds, &running_acc_flops};
-const OpFacets divide_rows{Op::efficient,        "divide_rows",
-                           "numerator, denominator (one pair per block of rows)",
-                           &divide_rows_cell,   &divide_rows_expand,
-                           &divide_rows_bounds, &per_cell};
-const OpFacets row_diff{Op::efficient,     "row_diff",       "two matrices of one shape",
-                        &row_diff_cell,   &row_diff_expand, &row_diff_bounds,
+const OpFacets running_sum{
+    Op::efficient,     "running_sum",       "the block's scores, m, rescale [, l_old]",
+    &running_sum_cell, &running_sum_expand, &running_sum_bounds,
+    &running_sum_flops};
+const OpFacets running_acc{
+    Op::efficient,     "running_acc",       "the block's scores, m, rescale, head{h}.V [, acc_old]",
+    &running_acc_cell, &running_acc_expand, &running_acc_bounds,
+    &running_acc_flops};
+const OpFacets divide_rows{
+    Op::efficient,     "divide_rows",       "numerator, denominator (one pair per block of rows)",
+    &divide_rows_cell, &divide_rows_expand, &divide_rows_bounds,
+    &per_cell};
+const OpFacets row_diff{Op::efficient,  "row_diff",       "two matrices of one shape",
+                        &row_diff_cell, &row_diff_expand, &row_diff_bounds,
                         &row_diff_flops};
 
 }  // namespace ops
@@ -425,8 +424,7 @@ arma::mat tile_rescale_factors(const arma::mat& m_new, const arma::mat& m_old, c
   arma::mat out(m_new.n_rows, 1);
   for (arma::uword i = 0; i < m_new.n_rows; ++i) {
     const double old = m_old.is_empty() ? -arma::datum::inf : m_old(i, 0);
-    out(i, 0) = m_new(i, 0) == -arma::datum::inf ? 1.0
-                                                 : round(std::exp(round(old - m_new(i, 0))));
+    out(i, 0) = m_new(i, 0) == -arma::datum::inf ? 1.0 : round(std::exp(round(old - m_new(i, 0))));
   }
   return out;
 }
