@@ -418,18 +418,15 @@ StepFormula concat(const Context& c) {
 
 // --- the tiled softmax (lesson [model] tile) and linear attention
 
-// "head0.tile0_1.m" -> "tile0_1": the block a tile step belongs to.
-std::string tile_name(const Step& step) {
-  return fmt::format("tile{}_{}", step.step_id.query_block(), step.step_id.key_block());
-}
-
 StepFormula tile_block(const Context& c) {
   const Step& s = c.step;
   return {c.say(N_("S = {0}[rows {1}–{2}, columns {3}–{4}]: one block of the masked scores, "
                    "as a kernel loads it"),
                 c.input_id(0), s.made.offset, s.made.offset + s.value.n_rows - 1, s.made.col_offset,
                 s.made.col_offset + s.value.n_cols - 1),
-          fmt::format("S_{{{}}} = \\mathrm{{masked}}_{{{}}}[\\text{{block}}]", tile_name(s), c.h),
+          fmt::format("S = \\mathrm{{masked}}_{{{}}}[{}{{:}}{}, {}{{:}}{}]", c.h, s.made.offset,
+                      s.made.offset + s.value.n_rows, s.made.col_offset,
+                      s.made.col_offset + s.value.n_cols),
           fmt::format("{} → {}", c.in(0), c.out())};
 }
 
@@ -440,7 +437,7 @@ StepFormula running_max(const Context& c) {
                       c.input_id(1))
               : std::string(translate(c.lang, N_("m = max_j S[i, j]: the first key block's "
                                                  "largest score of the row"))),
-          old ? "m = \\max(m_{\\mathrm{old}}, \\max_j S_{ij})" : "m = \\max_j S_{ij}",
+          old ? "m_j = \\max(m_{j-1}, \\max_k S_{i,k})" : "m = \\max_j S_{ij}",
           fmt::format("{} → {}", c.in(0), c.out())};
 }
 
@@ -449,13 +446,13 @@ StepFormula rescale(const Context& c) {
               c.lang, N_("α = exp(m_old − m): what the sums so far are multiplied by, because "
                          "they were taken against the old max (0 for the first key block, where "
                          "m_old = −inf; 1 while m is still −inf)"))),
-          "\\alpha = \\exp(m_{\\mathrm{old}} - m)", fmt::format("{} → {}", c.in(0), c.out())};
+          "\\alpha = \\exp(m_{j-1} - m_j)", fmt::format("{} → {}", c.in(0), c.out())};
 }
 
 StepFormula running_sum(const Context& c) {
   return {std::string(translate(c.lang, N_("ℓ = α·ℓ_old + Σ_j exp(S[i, j] − m): the row's "
                                            "softmax denominator so far, against the current max"))),
-          "\\ell = \\alpha\\;\\ell_{\\mathrm{old}} + \\textstyle\\sum_j e^{S_{ij} - m}",
+          "\\ell_j = \\alpha\\;\\ell_{j-1} + \\textstyle\\sum_k e^{S_{i,k} - m_j}",
           fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
 }
 
@@ -465,7 +462,7 @@ StepFormula running_acc(const Context& c) {
                    "values so far, not yet divided by ℓ (rows {0}–{1} of {2})"),
                 s.made.col_offset, s.made.col_offset + c.trace.input(s, 0).value.n_cols - 1,
                 c.input_id(3)),
-          "O = \\alpha\\; O_{\\mathrm{old}} + e^{S - m} V_{\\text{block}}",
+          "O_j = \\alpha\\; O_{j-1} + e^{S - m_j} V_j",
           fmt::format("{}, {} → {}", c.in(0), c.in(3), c.out())};
 }
 
@@ -475,7 +472,7 @@ StepFormula divide_rows(const Context& c) {
     return {c.say(N_("O / ℓ of each query block's last key block, the {} blocks' rows stacked; "
                      "it must equal head{}.context"),
                   pairs, c.h),
-            "C^{\\text{tiled}} = O / \\ell",
+            "C = O / \\ell",
             fmt::format("{} × ({}) → {}", pairs, c.in(0), c.out())};
   return {
       c.say(N_("{0} = {1} / {2}, row by row (no softmax: φ > 0 keeps every row positive)"),
@@ -514,6 +511,14 @@ StepFormula normaliser(const Context& c) {
                 c.input_id(0), c.input_id(1)),
           "\\varphi(q_i) \\cdot \\textstyle\\sum_j \\varphi(k_j)",
           fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
+}
+
+// φ(Q)·kv and similarity·V: linear attention's two orders of the same product.
+StepFormula linear_product(const Context& c) {
+  return {fmt::format("{} = {}·{}", c.step.id, c.input_id(0), c.input_id(1)),
+          fmt::format("{} = {}\\, {}", tex_id(c.step.id), tex_id(c.input_id(0)),
+                      tex_id(c.input_id(1))),
+          fmt::format("({})·({}) → {}", c.in(0), c.in(1), c.out())};
 }
 
 // φ(Q)·φ(K)ᵀ: linear attention's n × m similarities.
@@ -556,6 +561,7 @@ StepFormula efficient_formula(const Context& c) {
 // A product: a projection (Q = X·W_Q + b_Q, an FFN layer, the output), a
 // head's context A·V, or a decoding step's a·V_cache.
 StepFormula product(const Context& c) {
+  if (c.step.kind == StepKind::linear) return linear_product(c);
   if (c.step.kind == StepKind::context) return context(c);
   if (c.step.kind == StepKind::decode_context) return decode_context(c);
   return projection(c.trace, c.step);

@@ -29,7 +29,8 @@ d_ff FLOPs f16 bf16 f32 f64 IEEE KV BLAS OpenBLAS CPU GPU CUDA PyTorch NumPy BER
 JSON HTML SVG CSV PDF LaTeX Markdown Moodle Cloze UTF-8 BOM NaN
 agrees disagrees carried slip pass FAIL MISSING
 B KB MB GB KiB MiB GiB Var inf nan
-BERT-base seq PE WordPiece GELU ReLU Pre-LN Post-LN concat""".split())
+BERT-base seq PE WordPiece GELU ReLU Pre-LN Post-LN concat
+FlashAttention elu""".split())
 # BERT-base: the model's name as the documents write it; seq, PE, WordPiece, GELU, ReLU,
 # Pre-LN, Post-LN: in lessons' title_zh, as the documents write them; concat: a step id.
 
