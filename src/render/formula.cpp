@@ -472,8 +472,7 @@ StepFormula divide_rows(const Context& c) {
     return {c.say(N_("O / ℓ of each query block's last key block, the {} blocks' rows stacked; "
                      "it must equal head{}.context"),
                   pairs, c.h),
-            "C = O / \\ell",
-            fmt::format("{} × ({}) → {}", pairs, c.in(0), c.out())};
+            "C = O / \\ell", fmt::format("{} × ({}) → {}", pairs, c.in(0), c.out())};
   return {
       c.say(N_("{0} = {1} / {2}, row by row (no softmax: φ > 0 keeps every row positive)"),
             c.step.id, c.input_id(0), c.input_id(1)),
@@ -515,10 +514,10 @@ StepFormula normaliser(const Context& c) {
 
 // φ(Q)·kv and similarity·V: linear attention's two orders of the same product.
 StepFormula linear_product(const Context& c) {
-  return {fmt::format("{} = {}·{}", c.step.id, c.input_id(0), c.input_id(1)),
-          fmt::format("{} = {}\\, {}", tex_id(c.step.id), tex_id(c.input_id(0)),
-                      tex_id(c.input_id(1))),
-          fmt::format("({})·({}) → {}", c.in(0), c.in(1), c.out())};
+  return {
+      fmt::format("{} = {}·{}", c.step.id, c.input_id(0), c.input_id(1)),
+      fmt::format("{} = {}\\, {}", tex_id(c.step.id), tex_id(c.input_id(0)), tex_id(c.input_id(1))),
+      fmt::format("({})·({}) → {}", c.in(0), c.in(1), c.out())};
 }
 
 // φ(Q)·φ(K)ᵀ: linear attention's n × m similarities.
