@@ -17,6 +17,7 @@ set(ATTN_CORE_SOURCES
   src/core/ops/products.cpp src/core/ops/heads.cpp src/core/ops/masks.cpp src/core/ops/softmax.cpp
   src/core/ops/layer_norm.cpp src/core/ops/ffn.cpp src/core/ops/decoding.cpp
   src/core/ops/positions_rope_alibi.cpp
+  src/core/ops/tiles.cpp src/core/ops/linear.cpp
   src/core/step_id.cpp
   src/core/folder_lock.cpp
   src/core/golden.cpp src/core/install_paths.cpp src/core/lesson.cpp src/core/lesson_library.cpp

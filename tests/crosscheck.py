@@ -365,8 +365,13 @@ def recompute(lesson, golden_values):
             if no_key[i]:
                 weights[i] = {"nan": np.nan, "zero": 0.0, "uniform": num.store(1.0 / m)}[policy]
         weights = take(p + "weights", weights, num.softmax_bound(masked))
-        contexts.append(take(p + "context", num.matmul(weights, Vh),
-                             num.product_bound(weights, Vh)))
+        if model.get("attention", "softmax") == "linear":
+            contexts.append(linear_attention(take, p, Qh, Kh, Vh))
+        else:
+            contexts.append(take(p + "context", num.matmul(weights, Vh),
+                                 num.product_bound(weights, Vh)))
+        if "tile" in model:
+            tiled_softmax(take, out.value, p, model["tile"], policy)
         all_weights.append(weights)
         if "rope_shift" in model:
             rope_shift_check(take, out.value, h, model["rope_shift"])
@@ -422,6 +427,89 @@ def rope_shift_check(take, value, h, shift):
     allowed = 1e-12 * max(1.0, float(np.abs(scores).max()))
     assert np.all(difference <= allowed), f"head {h}: RoPE scores move by {difference.max()}"
     take(p + "shift_check", difference, bounds.elementwise("f64"))
+
+
+F64 = bounds.FORMATS["f64"]
+
+
+def nonnegative_sum(value, count, library_calls):
+    """A sum of `count` terms that are each one or two library exps and products
+    of them (|value| holds the terms' absolute sum), added in any order."""
+    relative = bounds.gamma(count + 2, F64.u) + 2 * bounds.LIBRARY_ULPS * F64.u * library_calls
+    return bounds.Bound(2 * relative * np.abs(value), 0.0)
+
+
+def tile_exp(S, m):
+    """exp(S − m) of a block, row by row; 0 where m = −inf (no open key yet)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(m > -np.inf, np.exp(S - m), 0.0)
+
+
+def tiled_softmax(take, value, p, tile, policy):
+    """[model] tile = [Bq, Bk]: FlashAttention's online softmax, per query block
+    and key block, each step from the golden values of what it reads."""
+    masked, V = value(p + "masked"), value(p + "V")
+    n, m = masked.shape
+    bq, bk = tile
+    rows = []
+    for i, i0 in enumerate(range(0, n, bq)):
+        m_old = l_old = acc_old = None
+        for j, j0 in enumerate(range(0, m, bk)):
+            t = f"{p}tile{i}_{j}."
+            S = take(t + "scores", masked[i0:i0 + bq, j0:j0 + bk], bounds.exact())
+            top = S.max(axis=1, keepdims=True)
+            mm = take(t + "m", top if m_old is None else np.maximum(top, m_old), bounds.exact())
+            with np.errstate(invalid="ignore"):
+                old = np.full(mm.shape, -np.inf) if m_old is None else m_old
+                alpha = np.where(mm == -np.inf, 1.0, np.exp(old - mm))
+            alpha = take(t + "rescale", alpha, bounds.library("f64"))
+            P = tile_exp(S, mm)
+            total = P.sum(axis=1, keepdims=True)
+            if l_old is not None:
+                total = alpha * l_old + total
+            l_new = take(t + "l", total, nonnegative_sum(total, S.shape[1] + 1, 1))
+            Vb = V[j0:j0 + S.shape[1]]
+            acc, terms = P @ Vb, P @ np.abs(Vb)
+            if acc_old is not None:
+                acc, terms = alpha * acc_old + acc, alpha * np.abs(acc_old) + terms
+            acc = take(t + "acc", acc, nonnegative_sum(terms, S.shape[1] + 1, 1))
+            m_old, l_old, acc_old = mm, l_new, acc
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rows.append(np.where(l_old > 0, acc_old / l_old, np.nan))
+    context = np.vstack(rows)
+    empty = np.isnan(context).any(axis=1)
+    fill = {"nan": np.nan, "zero": 0.0, "uniform": V.mean(axis=0)}[policy]
+    context[empty] = fill
+    context = take(p + "tiled_context", context, bounds.elementwise("f64", 1))
+    take(p + "tiled_check", row_difference(context, value(p + "context")),
+         bounds.elementwise("f64", 1))
+
+
+def row_difference(A, B):
+    """max_j |A − B| per row; a cell NaN on both sides counts 0."""
+    with np.errstate(invalid="ignore"):
+        d = np.where(np.isnan(A) & np.isnan(B), 0.0, np.abs(A - B))
+    return d.max(axis=1, keepdims=True)
+
+
+def linear_attention(take, p, Q, K, V):
+    """[model] attention = "linear": φ = elu + 1, φ(K)ᵀV, the normaliser, the
+    context; then (φ(Q)φ(K)ᵀ)V, the implied weights and the check. -> the context"""
+    def phi(x):
+        return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
+    phi_q = take(p + "phi_q", phi(Q), bounds.library("f64"))
+    phi_k = take(p + "phi_k", phi(K), bounds.library("f64"))
+    kv = take(p + "kv", phi_k.T @ V, bounds.product(phi_k.T, V, "f64"))
+    sums = phi_k.sum(axis=0, keepdims=True).T
+    norm = take(p + "normaliser", phi_q @ sums, bounds.Bound(
+        2 * bounds.gamma(phi_k.shape[0] + phi_k.shape[1] + 1, F64.u) * (np.abs(phi_q) @ sums), 0.0))
+    numerator = take(p + "numerator", phi_q @ kv, bounds.product(phi_q, kv, "f64"))
+    context = take(p + "context", numerator / norm, bounds.elementwise("f64", 1))
+    similarity = take(p + "similarity", phi_q @ phi_k.T, bounds.product(phi_q, phi_k.T, "f64"))
+    take(p + "linear_weights", similarity / norm, bounds.elementwise("f64", 1))
+    product = take(p + "quadratic_numerator", similarity @ V, bounds.product(similarity, V, "f64"))
+    take(p + "linear_check", row_difference(numerator, product), bounds.elementwise("f64", 1))
+    return context
 
 
 def decode_with_cache(take, value, heads, s, n):
@@ -506,7 +594,9 @@ def crosscheck(lessons_dir, golden_dir):
         lesson = tomllib.loads(path.read_text(encoding="utf-8"))
         lesson_id = lesson["lesson"].get("id", path.stem)
         dtype = lesson.get("model", {}).get("dtype", "f64")
-        if dtype == "bf16" or (dtype != "f64" and "layer" in lesson):
+        model = lesson.get("model", {})
+        efficient = "tile" in model or model.get("attention", "softmax") == "linear"
+        if dtype == "bf16" or (dtype != "f64" and ("layer" in lesson or efficient)):
             print(f"skip {lesson_id}: dtype {dtype} is not re-implemented here")
             continue
         golden_path = pathlib.Path(golden_dir) / f"{lesson_id}.toml"

@@ -28,9 +28,15 @@ std::size_t dimension(const Trace& trace, const std::vector<std::string>& labels
 // The sizes a FLOP count is written with: the output (n×m) and the inner width k.
 FlopSizes terms(const Trace& trace, const Step& step, const CostSizes& sizes) {
   const auto [n, m] = step_shape(trace, step, sizes);
-  std::uint64_t k = 0;
-  if (!step.made.inputs.empty()) k = step_shape(trace, trace.input(step, 0), sizes).second;
-  return {n, k, m};
+  FlopSizes out{n, 0, m};
+  if (!step.made.inputs.empty()) {
+    const auto [rows, cols] = step_shape(trace, trace.input(step, 0), sizes);
+    out.k = cols;
+    out.rows_in = rows;
+  }
+  if (step.made.inputs.size() > 1)
+    out.rows_in2 = step_shape(trace, trace.input(step, 1), sizes).first;
+  return out;
 }
 
 }  // namespace
@@ -83,8 +89,20 @@ std::vector<std::uint64_t> decoding_flops(const Trace& trace, const CostSizes& s
   return out;
 }
 
+bool is_second_computation(const Trace& trace, const Step& step) {
+  const StepId& id = step.step_id;
+  if (id.family() == StepFamily::tile || id.family() == StepFamily::tiled) return true;
+  if (id.family() == StepFamily::linear)
+    return id.linear_part() >= LinearStep::similarity;  // the n × m order, for comparison
+  // Linear attention's heads record the softmax of the same Q and K beside it.
+  const bool linear = trace.find(StepId::linear(0, LinearStep::phi_q));
+  return linear && id.family() == StepFamily::head && id.head_part() >= HeadStep::scores &&
+         id.head_part() <= HeadStep::weights;
+}
+
 bool counts_in_pass(const Trace& trace, const Step& step) {
   if (step.kind == StepKind::head_summary || is_decode_step(step)) return false;
+  if (is_second_computation(trace, step)) return false;
   if (step.made.op != Op::given) return true;
   return step.rows == query_labels(trace) || step.rows == key_labels(trace);  // X, memory
 }

@@ -48,10 +48,18 @@ bool is_decode_step(const Step& step);
 // They grow with t, the cache's length. Empty without decoding steps.
 std::vector<std::uint64_t> decoding_flops(const Trace& trace, const CostSizes& sizes = {});
 
+// Whether `step` computes what the pass already has a second way, to compare:
+// the tiles of the tiled softmax (head{h}.tile*, tiled_context, tiled_check),
+// linear attention's n × m order (similarity, linear_weights,
+// quadratic_numerator, linear_check) and the softmax steps a linear-attention
+// head records beside its own (scores ... weights).
+bool is_second_computation(const Trace& trace, const Step& step);
+
 // Whether a step belongs to the forward pass's totals: not a weight or bias of
 // the lesson (they are parameters, not activations), not a teaching summary
-// over heads (heads.mean, heads.max) and not a decoding step (the KV cache
-// computes the attention a second way; decoding_flops counts it).
+// over heads (heads.mean, heads.max), not a decoding step (the KV cache
+// computes the attention a second way; decoding_flops counts it) and not
+// another second computation (is_second_computation).
 bool counts_in_pass(const Trace& trace, const Step& step);
 
 // The whole pass: the sums over the steps counts_in_pass() keeps.

@@ -61,8 +61,29 @@ std::string_view expansion_kind_name(ExpansionKind kind) {
       return "rotate";
     case ExpansionKind::alibi:
       return "alibi";
+    case ExpansionKind::expression:
+      return "expression";
   }
   return "";
+}
+
+void add_number(CellExpansion& e, double value) {
+  e.expression.push_back({ExprPiece::Kind::number, value, {}, {}});
+}
+
+void add_symbol(CellExpansion& e, std::string symbol) {
+  e.expression.push_back({ExprPiece::Kind::symbol, 0.0, std::move(symbol), {}});
+}
+
+void add_words(CellExpansion& e, std::string msgid) {
+  e.expression.push_back({ExprPiece::Kind::words, 0.0, std::move(msgid), {}});
+}
+
+void add_ref(CellExpansion& e, const Step& step, std::size_t row, std::size_t col) {
+  const OperandRef ref = operand_ref(step, row, col);
+  e.expression.push_back({ExprPiece::Kind::ref, step.value(row, col), {}, ref});
+  e.sources.push_back(ref);
+  e.source_values.push_back(step.value(row, col));
 }
 
 bool has_cell(const Step& step, std::size_t row, std::size_t col) {

@@ -39,6 +39,9 @@
 //               pair_index (i), width (d_k), cosine (true: the second of the pair),
 //               angle = position·10000^(−2i/d_k)
 //   alibi       slope (m_h), position (the query i); col is the key j
+//   expression  expression = the cell's arithmetic as pieces (numbers, operators, the
+//               cells it reads, words), first by name then by number (tiles and linear
+//               attention: core/ops/tiles.cpp, core/ops/linear.cpp); sources = the cells read
 #pragma once
 
 #include <optional>
@@ -75,6 +78,19 @@ enum class ExpansionKind {
   max_abs_diff,  // decode.head{h}.check: max_j |decoded[j] − full[j]| of one row
   rotate,        // head{h}.q_rot / .k_rot: one cell of a rotated pair
   alibi,         // head{h}.alibi_bias: −m_h·|i − j|
+  expression,    // tiled softmax and linear attention: the arithmetic as ExprPiece's
+};
+
+// One piece of an `expression` expansion: a number, an operator or function
+// symbol, a cell it reads, or words. The printers choose the notation.
+struct ExprPiece {
+  enum class Kind { number, symbol, ref, words };
+  Kind kind = Kind::number;
+  double value = 0.0;  // number
+  // symbol: one of "+", "−", "×", "/", "(", ")", ",", "=", "|", "exp(", "max(",
+  // "elu(", "Σ"; words: an English msgid, translated when printed.
+  std::string text;
+  OperandRef ref;  // ref
 };
 
 // "input", "positional", ... : the JSON name of a kind.
@@ -121,7 +137,16 @@ struct CellExpansion {
   double mean = 0.0;  // row_var: the row mean the squares are taken about
   double eps = 0.0;   // normalise
   bool gelu = false;  // activation: GELU (else ReLU)
+
+  std::vector<ExprPiece> expression;  // expression
 };
+
+// Builders of an `expression` expansion (core/ops/tiles.cpp, linear.cpp).
+void add_number(CellExpansion& e, double value);
+void add_symbol(CellExpansion& e, std::string symbol);
+void add_words(CellExpansion& e, std::string msgid);
+// The cell (row, col) of `step` as a name, also added to e.sources.
+void add_ref(CellExpansion& e, const Step& step, std::size_t row, std::size_t col);
 
 // The arithmetic of `step`[row, col]. A step with one column (head{h}.row_sum)
 // is expanded at column 0 whatever `col` is. Throws InputError for an unknown

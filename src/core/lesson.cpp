@@ -76,6 +76,7 @@ class LessonParser {
     read_layer(root);
     read_decode(root);
     read_lesson_mask_pattern(toml_, model_, lesson_);  // needs [input] and [decode]
+    check_efficient();
     read_exercise(root);
     read_claims(root);
     check_shapes();
@@ -171,7 +172,7 @@ class LessonParser {
     toml_.require_known_keys(*t, "model",
                              {"heads", "d_k", "scale", "causal", "mask_fill", "masked_row",
                               "positional_encoding", "dtype", "kv_heads", "rope_shift", "window",
-                              "global", "stride"});
+                              "global", "stride", "tile", "attention"});
     if (const toml::node* n = get(t, "heads")) lesson_.heads = at_least_one(*n, "model.heads");
     if (const toml::node* n = get(t, "d_k")) {
       lesson_.d_k = at_least_one(*n, "model.d_k");
@@ -197,6 +198,7 @@ class LessonParser {
            {"rope", PositionalEncoding::rope},
            {"alibi", PositionalEncoding::alibi}});
     read_heads_and_positions(*t);
+    read_efficient(*t);
   }
 
   // kv_heads and rope_shift (their shapes are checked with the heads').
@@ -212,6 +214,24 @@ class LessonParser {
                       "or remove rope_shift"));
       lesson_.rope_shift = at_least_one(*n, "model.rope_shift");
     }
+  }
+
+  // model.tile = [Bq, Bk] and model.attention (checked against the input in
+  // check_efficient, once the tokens and masks are read).
+  void read_efficient(const toml::table& t) {
+    if (const toml::node* n = get(&t, "attention"))
+      lesson_.attention = choice<AttentionKind>(
+          *n, "model.attention", "attention",
+          {{"softmax", AttentionKind::softmax}, {"linear", AttentionKind::linear}});
+    const toml::node* n = get(&t, "tile");
+    if (!n) return;
+    const toml::array* sizes = n->as_array();
+    if (!sizes || sizes->size() != 2)
+      toml_.fail(n, "model.tile",
+                 tr("write tile = [Bq, Bk]: the rows of a query block and the columns of a key "
+                    "block, e.g. tile = [2, 2]"));
+    lesson_.tile = TileSizes{at_least_one(*sizes->get(0), "model.tile"),
+                             at_least_one(*sizes->get(1), "model.tile")};
   }
 
   // A count such as model.heads: an integer, at least 1.
@@ -517,6 +537,35 @@ class LessonParser {
     if (const toml::node* n = get(weights_, key))
       return toml_.row(*n, fmt::format("weights.{}", key));
     return std::nullopt;
+  }
+
+  // A tile no larger than the queries and keys; linear attention without
+  // masks other than none (causal included: this tool does not trace the
+  // prefix sums of causal linear attention) and without tiles.
+  void check_efficient() {
+    const Lesson& l = lesson_;
+    const toml::table* t = model_;
+    if (l.tile && (l.tile->queries > l.queries() || l.tile->keys > l.keys()))
+      toml_.fail(
+          get(t, "tile"), "model.tile",
+          tr_format("tile = [{}, {}] is larger than the lesson's {} queries × {} keys; "
+                    "choose Bq ≤ {} and Bk ≤ {}",
+                    l.tile->queries, l.tile->keys, l.queries(), l.keys(), l.queries(), l.keys()));
+    if (l.attention != AttentionKind::linear) return;
+    const toml::node* n = get(t, "attention");
+    if (l.tile)
+      toml_.fail(n, "model.attention",
+                 tr("linear attention has no softmax to tile; remove model.tile or write "
+                    "attention = \"softmax\""));
+    if (l.causal)
+      toml_.fail(n, "model.attention",
+                 tr("causal linear attention (a prefix sum of φ(k_j)ᵀv_j per query) is not "
+                    "traced; remove causal = true or write attention = \"softmax\""));
+    if (!l.key_padding.empty() || l.keep)
+      toml_.fail(n, "model.attention",
+                 tr_format("linear attention sums over every key, so it cannot mask by "
+                           "input.{}; remove it or write attention = \"softmax\"",
+                           l.keep ? "keep" : "key_padding"));
   }
 
   // [exercise]: what a sheet asks of this lesson (written by `exercise`).

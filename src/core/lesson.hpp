@@ -24,6 +24,15 @@ enum class NormPlacement {
   pre
 };  // LayerNorm after each residual sum, or before each sub-layer
 enum class Activation { relu, gelu };  // gelu: exact, x·Φ(x) with Φ by erf
+// [model] attention: the softmax of the scaled scores, or linear attention
+// with the feature map elu(x) + 1 (docs/lesson-format.md).
+enum class AttentionKind { softmax, linear };
+
+// [model] tile = [Bq, Bk]: the query and key blocks of the tiled softmax.
+struct TileSizes {
+  std::size_t queries = 0;  // Bq
+  std::size_t keys = 0;     // Bk
+};
 
 // [layer] kind = "encoder": the attention becomes the first sub-layer of a
 // Transformer encoder layer (docs/lesson-format.md). Shapes are checked on load.
@@ -198,6 +207,8 @@ struct Lesson {
   std::optional<std::uint64_t> window;
   std::vector<std::uint64_t> global_tokens;
   std::optional<std::uint64_t> stride;
+  std::optional<TileSizes> tile;  // also trace the tiled (FlashAttention) softmax
+  AttentionKind attention = AttentionKind::softmax;
 
   // [input]
   std::vector<std::string> tokens;         // one per row of X

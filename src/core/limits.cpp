@@ -114,6 +114,12 @@ TraceSize trace_size(const Lesson& lesson) {
   }
   if (lesson.kv_cache)  // step t: q, its cache of t+1 rows, scores, scaled, weights, context
     step(h * (n * (n + 1) / 2 * (d_k + d_v + 3) + n * (d_k + d_v)));
+  if (lesson.tile) {  // the blocks' scores; m, rescale, l and acc per key block; O/ℓ, check
+    const std::uint64_t key_blocks = (m + lesson.tile->keys - 1) / lesson.tile->keys;
+    step(n * m + n * key_blocks * (3 + d_v) + n * (d_v + 1), h);
+  }
+  if (lesson.attention == AttentionKind::linear)  // φ(Q), φ(K), kv, normaliser, numerator,
+    step((n + m) * d_k + d_k * d_v + n * (2 + 2 * d_v) + 2 * n * m, h);  // n × m order, check
   return size;
 }
 

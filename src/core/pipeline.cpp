@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 
+#include "core/efficient.hpp"
 #include "core/error.hpp"
 #include "core/format_arithmetic.hpp"
 #include "core/i18n.hpp"
@@ -45,6 +46,13 @@ std::optional<DecodeStep> decode_step_of(HeadStep part) {
       return std::nullopt;
   }
   return std::nullopt;
+}
+
+// An operation of the tiles or of linear attention (Op::efficient).
+Operation efficient(EfficientOp which, std::vector<std::string> inputs) {
+  Operation made{Op::efficient, std::move(inputs)};
+  made.efficient = which;
+  return made;
 }
 
 // The ids of `steps`, as Operation::inputs names them.
@@ -87,7 +95,8 @@ class Forward {
     // Every step's place at once: a growing vector would copy every matrix
     // already recorded (Armadillo's move is not noexcept).
     trace_.steps.reserve(24 + 16 * lesson.heads + (lesson.layer ? 24 : 0) +
-                         (lesson.kv_cache ? lesson.heads * (7 * lesson.queries() + 1) : 0));
+                         (lesson.kv_cache ? lesson.heads * (7 * lesson.queries() + 1) : 0) +
+                         efficient_steps(lesson));
   }
 
   Trace finish() { return std::move(trace_); }
@@ -170,6 +179,8 @@ class Forward {
       if (alibi()) biased = alibi_head(h, out[h]);
       record_head(h, out[h], rope() ? &rotated[h] : nullptr, biased ? &*biased : nullptr);
       if (lesson_.rope_shift) shift_check(h, *lesson_.rope_shift);
+      if (lesson_.tile) tiled_softmax(h);
+      if (lesson_.attention == AttentionKind::linear) linear_attention(h);
     }
     if (backend_.name() != "cpu") note_host_steps();
   }
@@ -269,8 +280,11 @@ class Forward {
     step(HeadStep::weights, N_("Attention weights"), StepKind::weights,
          {Op::softmax, {id(HeadStep::masked), id(HeadStep::exp), id(HeadStep::row_sum)}}, queries,
          keys);
-    step(HeadStep::context, N_("Context"), StepKind::context,
-         {Op::matmul, {id(HeadStep::weights), id(HeadStep::V)}}, queries);
+    // Linear attention records the softmax's weights beside its own, and its
+    // own context (linear_attention).
+    if (lesson_.attention == AttentionKind::softmax)
+      step(HeadStep::context, N_("Context"), StepKind::context,
+           {Op::matmul, {id(HeadStep::weights), id(HeadStep::V)}}, queries);
     warn_about_rows(h, value(StepId::head_step(h, HeadStep::masked)),
                     value(StepId::head_step(h, HeadStep::weights)));
   }
@@ -366,6 +380,207 @@ class Forward {
           host.push_back(StepId::position(h, p));
       for (const StepId& id : host) trace_.host_steps.push_back(id.str());
     }
+  }
+
+  // The steps the lesson's tiles and linear attention add (to reserve them).
+  static std::size_t efficient_steps(const Lesson& lesson) {
+    std::size_t per_head = lesson.attention == AttentionKind::linear ? 10 : 0;
+    if (lesson.tile) {
+      const std::size_t bq = (lesson.queries() + lesson.tile->queries - 1) / lesson.tile->queries;
+      const std::size_t bk = (lesson.keys() + lesson.tile->keys - 1) / lesson.tile->keys;
+      per_head += 5 * bq * bk + 2;
+    }
+    return per_head * lesson.heads;
+  }
+
+  // The tiled (online) softmax of head h, FlashAttention's arithmetic: per
+  // query block i (Bq rows, fewer at the edge) and key block j, the block's
+  // masked scores, the running max m, the rescale exp(m_old − m), the running
+  // sum ℓ and the rescaled accumulator O; then head{h}.tiled_context = O/ℓ and
+  // head{h}.tiled_check against head{h}.context. On the host, in the lesson's
+  // format (each operation rounded to f32 when the format is narrower).
+  void tiled_softmax(std::size_t h) {
+    const std::size_t n = lesson_.queries(), bq = lesson_.tile->queries;
+    std::vector<std::string> pairs;  // acc and l of each query block's last key block
+    for (std::size_t i0 = 0, i = 0; i0 < n; i0 += bq, ++i) {
+      const auto [acc, l] = tile_row(h, i, i0, std::min(bq, n - i0));
+      pairs.push_back(acc.str());
+      pairs.push_back(l.str());
+    }
+    const StepId context = StepId::tiled(h, TiledStep::context);
+    arma::mat O;
+    for (std::size_t b = 0; b < pairs.size(); b += 2)
+      O = arma::join_cols(
+          O, divide_by_rows(trace_.at(pairs[b]).value, trace_.at(pairs[b + 1]).value, rounding()));
+    apply_masked_row_policy(h, O);
+    host_record(context, N_("Tiled context: O / l, block by block"), StepKind::tiled,
+                efficient(EfficientOp::divide_rows, pairs), std::move(O), lesson_.tokens);
+    check_against(StepId::tiled(h, TiledStep::check), N_("Tiled check: max |tiled − ordinary|"),
+                  StepKind::tiled, context, StepId::head_step(h, HeadStep::context));
+  }
+
+  // Query block i of head h (rows i0 .. i0 + r − 1) over every key block. -> its last acc and l
+  std::pair<StepId, StepId> tile_row(std::size_t h, std::size_t i, std::size_t i0, std::size_t r) {
+    const std::size_t m = lesson_.keys(), bk = lesson_.tile->keys;
+    const std::vector<std::string> rows(lesson_.tokens.begin() + i0,
+                                        lesson_.tokens.begin() + i0 + r);
+    std::optional<StepId> old_m, old_l, old_acc;
+    for (std::size_t j0 = 0, j = 0; j0 < m; j0 += bk, ++j) {
+      const std::size_t c = std::min(bk, m - j0);
+      const auto id = [&](TileStep part) { return StepId::tile(h, i, j, part); };
+      const std::vector<std::string> cols(lesson_.key_tokens().begin() + j0,
+                                          lesson_.key_tokens().begin() + j0 + c);
+      const StepId masked = StepId::head_step(h, HeadStep::masked);
+      Operation block = efficient(EfficientOp::tile_block, ids_of({masked}));
+      block.offset = i0;
+      block.col_offset = j0;
+      host_record(id(TileStep::scores), N_("Tile: block of masked scores"), StepKind::tile, block,
+                  value(masked).submat(i0, j0, i0 + r - 1, j0 + c - 1), rows, cols);
+      tile_updates(h, i, j, j0, {old_m, old_l, old_acc}, rows);
+      old_m = id(TileStep::m);
+      old_l = id(TileStep::l);
+      old_acc = id(TileStep::acc);
+    }
+    return {*old_acc, *old_l};
+  }
+
+  // The previous key block's m, ℓ and O (none before key block 0).
+  struct TileState {
+    std::optional<StepId> m, l, acc;
+  };
+
+  // Block (i, j) of head h after its scores: m, rescale, l and acc.
+  void tile_updates(std::size_t h, std::size_t i, std::size_t j, std::size_t j0,
+                    const TileState& old, const std::vector<std::string>& rows) {
+    const auto id = [&](TileStep part) { return StepId::tile(h, i, j, part); };
+    const auto old_value = [&](const std::optional<StepId>& step) {
+      return step ? value(*step) : arma::mat();
+    };
+    const auto with_old = [](std::vector<std::string> ids, const std::optional<StepId>& step) {
+      if (step) ids.push_back(step->str());
+      return ids;
+    };
+    const StepId S = id(TileStep::scores), m = id(TileStep::m), alpha = id(TileStep::rescale);
+    host_record(m, N_("Tile: running max m"), StepKind::tile,
+                efficient(EfficientOp::running_max, with_old(ids_of({S}), old.m)),
+                tile_running_max(value(S), old_value(old.m)), rows, {"m"});
+    host_record(alpha, N_("Tile: rescale exp(m_old − m)"), StepKind::tile,
+                efficient(EfficientOp::rescale, with_old(ids_of({m}), old.m)),
+                tile_rescale_factors(value(m), old_value(old.m), rounding()), rows, {"rescale"});
+    host_record(id(TileStep::l), N_("Tile: running sum l"), StepKind::tile,
+                efficient(EfficientOp::running_sum, with_old(ids_of({S, m, alpha}), old.l)),
+                tile_running_sum(value(S), value(m), value(alpha), old_value(old.l), rounding()),
+                rows, {"l"});
+    const StepId V = StepId::head_step(h, HeadStep::V);
+    Operation acc =
+        efficient(EfficientOp::running_acc, with_old(ids_of({S, m, alpha, V}), old.acc));
+    acc.col_offset = j0;
+    const arma::mat V_block = value(V).rows(j0, j0 + value(S).n_cols - 1);
+    host_record(
+        id(TileStep::acc), N_("Tile: rescaled accumulator O"), StepKind::tile, acc,
+        tile_running_acc(value(S), value(m), value(alpha), V_block, old_value(old.acc), rounding()),
+        rows);
+  }
+
+  // Rows of the tiled context whose ℓ is 0 (every key masked): what the
+  // lesson's masked_row policy makes of the weights, times V (NaN, 0, or the
+  // mean of V's rows).
+  void apply_masked_row_policy(std::size_t h, arma::mat& O) const {
+    const arma::rowvec mean_V = arma::mean(value(StepId::head_step(h, HeadStep::V)), 0);
+    for (arma::uword i = 0; i < O.n_rows; ++i) {
+      if (!O.row(i).has_nan()) continue;
+      switch (lesson_.masked_row) {
+        case MaskedRowPolicy::nan:
+          break;
+        case MaskedRowPolicy::zero:
+          O.row(i).zeros();
+          break;
+        case MaskedRowPolicy::uniform:
+          O.row(i) = mean_V;
+          break;
+      }
+    }
+  }
+
+  // Linear attention of head h (φ = elu + 1, no scaling, no softmax): φ(Q),
+  // φ(K), kv = φ(K)ᵀV, the normaliser, the numerator φ(Q)·kv and the head's
+  // context (head{h}.context); then the other order, φ(Q)φ(K)ᵀ, the weights
+  // it implies, (φ(Q)φ(K)ᵀ)V and the check that both orders agree.
+  void linear_attention(std::size_t h) {
+    const StepId Q = StepId::head_step(h, HeadStep::Q), K = StepId::head_step(h, HeadStep::K),
+                 V = StepId::head_step(h, HeadStep::V);
+    const auto id = [h](LinearStep part) { return StepId::linear(h, part); };
+    const std::vector<std::string>& queries = lesson_.tokens;
+    const std::vector<std::string>& keys = lesson_.key_tokens();
+    const StepId phi_q = id(LinearStep::phi_q), phi_k = id(LinearStep::phi_k),
+                 kv = id(LinearStep::kv), norm = id(LinearStep::normaliser),
+                 numerator = id(LinearStep::numerator);
+    host_record(phi_q, N_("Linear: φ(Q) = elu(Q) + 1"), StepKind::linear,
+                efficient(EfficientOp::elu_plus_one, ids_of({Q})),
+                elu_plus_one(value(Q), rounding()), queries);
+    host_record(phi_k, N_("Linear: φ(K) = elu(K) + 1"), StepKind::linear,
+                efficient(EfficientOp::elu_plus_one, ids_of({K})),
+                elu_plus_one(value(K), rounding()), keys);
+    host_record(kv, N_("Linear: φ(K)ᵀ·V"), StepKind::linear,
+                efficient(EfficientOp::matmul_tn, ids_of({phi_k, V})),
+                arithmetic().matmul(value(phi_k).t(), value(V)), feature_labels(lesson_.d_k));
+    host_record(norm, N_("Linear: normaliser φ(q_i)·Σ_j φ(k_j)"), StepKind::linear,
+                efficient(EfficientOp::normaliser, ids_of({phi_q, phi_k})),
+                linear_normaliser(value(phi_q), value(phi_k), rounding()), queries, {"sum"});
+    host_record(numerator, N_("Linear: numerator φ(Q)·(φ(K)ᵀV)"), StepKind::linear,
+                {Op::matmul, ids_of({phi_q, kv})}, arithmetic().matmul(value(phi_q), value(kv)),
+                queries);
+    host_record(StepId::head_step(h, HeadStep::context), N_("Context (linear attention)"),
+                StepKind::context, efficient(EfficientOp::divide_rows, ids_of({numerator, norm})),
+                divide_by_rows(value(numerator), value(norm), rounding()), queries);
+    linear_other_order(h, queries, keys);
+  }
+
+  // (φ(Q)φ(K)ᵀ)V, the quadratic order, beside φ(Q)(φ(K)ᵀV), and their check.
+  void linear_other_order(std::size_t h, const std::vector<std::string>& queries,
+                          const std::vector<std::string>& keys) {
+    const auto id = [h](LinearStep part) { return StepId::linear(h, part); };
+    const StepId similarity = id(LinearStep::similarity), weights = id(LinearStep::weights),
+                 product = id(LinearStep::quadratic_numerator),
+                 V = StepId::head_step(h, HeadStep::V);
+    host_record(
+        similarity, N_("Linear: φ(Q)·φ(K)ᵀ, the n × m order"), StepKind::linear,
+        {Op::matmul_t, ids_of({id(LinearStep::phi_q), id(LinearStep::phi_k)})},
+        arithmetic().matmul_transposed(value(id(LinearStep::phi_q)), value(id(LinearStep::phi_k))),
+        queries, keys);
+    host_record(
+        weights, N_("Linear: implied weights φ(q_i)·φ(k_j) / normaliser"), StepKind::linear,
+        efficient(EfficientOp::divide_rows, ids_of({similarity, id(LinearStep::normaliser)})),
+        divide_by_rows(value(similarity), value(id(LinearStep::normaliser)), rounding()), queries,
+        keys);
+    host_record(product, N_("Linear: (φ(Q)·φ(K)ᵀ)·V"), StepKind::linear,
+                {Op::matmul, ids_of({similarity, V})},
+                arithmetic().matmul(value(similarity), value(V)), queries);
+    check_against(id(LinearStep::check), N_("Linear check: max |φ(Q)(φ(K)ᵀV) − (φ(Q)φ(K)ᵀ)V|"),
+                  StepKind::linear, id(LinearStep::numerator), product);
+  }
+
+  // id:(n,1) = max_j |a − b| per row; above kDecodeTolerance in f64, a warning.
+  void check_against(const StepId& id, const char* name, StepKind kind, const StepId& a,
+                     const StepId& b) {
+    host_record(id, name, kind, efficient(EfficientOp::row_diff, ids_of({a, b})),
+                max_abs_row_diff(value(a), value(b)), lesson_.tokens, {"max |diff|"});
+    if (format_) return;  // a narrower format shows its own difference
+    const arma::mat& check = value(id);
+    for (arma::uword i = 0; i < check.n_rows; ++i)
+      if (!(check(i, 0) <= kDecodeTolerance) && !std::isnan(check(i, 0)))
+        warn(id, {N_("{0} row {1} ({2}): {3} and {4} differ by {5}, more than {6}"),
+                  {id.str(), std::to_string(i), lesson_.tokens.at(i), a.str(), b.str(),
+                   fmt::format("{:g}", check(i, 0)), fmt::format("{:g}", kDecodeTolerance)}});
+  }
+
+  // A step of tiles or linear attention: recorded, and listed among the steps
+  // computed on the host when the backend is another.
+  void host_record(const StepId& id, Message name, StepKind kind, Operation made, arma::mat value,
+                   std::vector<std::string> rows, std::vector<std::string> cols = {}) {
+    record(id, std::move(name), kind, std::move(made), std::move(value), std::move(rows),
+           std::move(cols));
+    if (trace_.backend != "cpu") trace_.host_steps.push_back(id.str());
   }
 
   // heads.mean, heads.max:(n,m): the weights of every head, cell by cell.
@@ -613,6 +828,12 @@ class Forward {
     };
     hook.replaced = overridden;
     return attend_steps(in, arithmetic(), &hook);
+  }
+
+  // One operation's rounding in the lesson's format: f32 when it is narrower.
+  Round rounding() const {
+    if (!format_) return [](double x) { return x; };
+    return [](double x) { return round_to(Dtype::f32, x); };
   }
 
   // The host arithmetic of the lesson's format.

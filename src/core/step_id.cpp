@@ -81,6 +81,23 @@ static_assert(std::size(kPositionStepNames) ==
 
 constexpr const char* kConcatId = "concat";
 
+constexpr const char* kTileStepNames[] = {"scores", "m", "rescale", "l", "acc"};
+static_assert(std::size(kTileStepNames) == static_cast<std::size_t>(TileStep::acc) + 1);
+
+constexpr const char* kTiledStepNames[] = {"tiled_context", "tiled_check"};
+static_assert(std::size(kTiledStepNames) == static_cast<std::size_t>(TiledStep::check) + 1);
+
+constexpr const char* kLinearStepNames[] = {"phi_q",
+                                            "phi_k",
+                                            "kv",
+                                            "normaliser",
+                                            "numerator",
+                                            "similarity",
+                                            "linear_weights",
+                                            "quadratic_numerator",
+                                            "linear_check"};
+static_assert(std::size(kLinearStepNames) == static_cast<std::size_t>(LinearStep::check) + 1);
+
 int number(std::size_t n) {
   return static_cast<int>(n);
 }
@@ -132,6 +149,22 @@ std::optional<StepId> read_decode_id(std::string_view rest) {
   return std::nullopt;
 }
 
+// After "head{h}.": "tile{i}_{j}.{part}", a tiled step or a linear step.
+std::optional<StepId> read_efficient_id(std::size_t head, std::string_view rest) {
+  if (const std::optional<int> k = index_in(kTiledStepNames, rest))
+    return StepId::tiled(head, static_cast<TiledStep>(*k));
+  if (const std::optional<int> k = index_in(kLinearStepNames, rest))
+    return StepId::linear(head, static_cast<LinearStep>(*k));
+  if (!consume(rest, "tile")) return std::nullopt;
+  const std::optional<std::size_t> i = consume_number(rest);
+  if (!i || !consume(rest, "_")) return std::nullopt;
+  const std::optional<std::size_t> j = consume_number(rest);
+  if (!j || !consume(rest, ".")) return std::nullopt;
+  if (const std::optional<int> k = index_in(kTileStepNames, rest))
+    return StepId::tile(head, *i, *j, static_cast<TileStep>(*k));
+  return std::nullopt;
+}
+
 // Any spelling that names a step, "head01.scores" included.
 std::optional<StepId> read_step_id(std::string_view text) {
   if (const auto k = index_in(kGiven, text, [](const GivenSpelling& g) { return g.id; }))
@@ -154,7 +187,7 @@ std::optional<StepId> read_step_id(std::string_view text) {
     return StepId::head_step(*head, *part);
   if (const std::optional<int> k = index_in(kPositionStepNames, rest))
     return StepId::position(*head, static_cast<PositionStep>(*k));
-  return std::nullopt;
+  return read_efficient_id(*head, rest);
 }
 
 }  // namespace
@@ -199,6 +232,22 @@ StepId StepId::position(std::size_t head, PositionStep part) {
   return {StepFamily::head_position, number(head), -1, static_cast<int>(part)};
 }
 
+StepId StepId::tile(std::size_t head, std::size_t query_block, std::size_t key_block,
+                    TileStep part) {
+  StepId id{StepFamily::tile, number(head), -1, static_cast<int>(part)};
+  id.query_block_ = number(query_block);
+  id.key_block_ = number(key_block);
+  return id;
+}
+
+StepId StepId::tiled(std::size_t head, TiledStep part) {
+  return {StepFamily::tiled, number(head), -1, static_cast<int>(part)};
+}
+
+StepId StepId::linear(std::size_t head, LinearStep part) {
+  return {StepFamily::linear, number(head), -1, static_cast<int>(part)};
+}
+
 int StepId::part_in(StepFamily family) const {
   if (family_ != family)
     throw std::logic_error(fmt::format("step {}: its part is read as another family's", str()));
@@ -237,6 +286,18 @@ PositionStep StepId::position_part() const {
   return static_cast<PositionStep>(part_in(StepFamily::head_position));
 }
 
+TileStep StepId::tile_part() const {
+  return static_cast<TileStep>(part_in(StepFamily::tile));
+}
+
+TiledStep StepId::tiled_part() const {
+  return static_cast<TiledStep>(part_in(StepFamily::tiled));
+}
+
+LinearStep StepId::linear_part() const {
+  return static_cast<LinearStep>(part_in(StepFamily::linear));
+}
+
 std::string StepId::str() const {
   switch (family_) {
     case StepFamily::given:
@@ -259,6 +320,13 @@ std::string StepId::str() const {
       return fmt::format("decode.head{}.check", head_);
     case StepFamily::head_position:
       return fmt::format("head{}.{}", head_, kPositionStepNames[part_]);
+    case StepFamily::tile:
+      return fmt::format("head{}.tile{}_{}.{}", head_, query_block_, key_block_,
+                         kTileStepNames[part_]);
+    case StepFamily::tiled:
+      return fmt::format("head{}.{}", head_, kTiledStepNames[part_]);
+    case StepFamily::linear:
+      return fmt::format("head{}.{}", head_, kLinearStepNames[part_]);
   }
   return "";
 }

@@ -22,6 +22,10 @@ enum class StepFamily {
   decode,        // [DecodeStep] decode.t{t}.head{h}.q ... .context: one KV-cache decoding step
   decode_check,  // decode.head{h}.check: decoding against the full computation (no part)
   head_position,  // [PositionStep] head{h}.q_rot ... head{h}.shift_check: RoPE and ALiBi
+  // Efficient attention (docs/steps.md, "Tiled softmax" and "Linear attention"):
+  tile,    // [TileStep] head{h}.tile{i}_{j}.scores ... .acc: query block i, key block j
+  tiled,   // [TiledStep] head{h}.tiled_context, head{h}.tiled_check
+  linear,  // [LinearStep] head{h}.phi_q ... head{h}.linear_check
 };
 
 // The matrices a lesson gives, in the order a trace records them.
@@ -94,6 +98,28 @@ enum class PositionStep {
   shift_check,
 };
 
+// The online softmax of one query block i over key block j (lesson [model]
+// tile): the block's scores, the running max, the rescale factor, the running
+// sum and the rescaled accumulator, in the order each block records them.
+enum class TileStep { scores, m, rescale, l, acc };
+
+// A head's tiled result, O/ℓ, and its distance from head{h}.context.
+enum class TiledStep { context, check };
+
+// Linear attention's steps (lesson [model] attention = "linear"), in the order
+// a head records them; head{h}.context is the head's result (a HeadStep).
+enum class LinearStep {
+  phi_q,                // φ(Q) = elu(Q) + 1
+  phi_k,                // φ(K)
+  kv,                   // φ(K)ᵀ·V: (d_k, d_v)
+  normaliser,           // φ(q_i)·Σ_j φ(k_j): (n, 1)
+  numerator,            // φ(Q)·(φ(K)ᵀV): (n, d_v)
+  similarity,           // φ(Q)·φ(K)ᵀ: (n, m), the other order
+  weights,              // similarity / normaliser: the weights linear attention implies
+  quadratic_numerator,  // (φ(Q)φ(K)ᵀ)·V: (n, d_v)
+  check,                // per row, max |numerator − quadratic_numerator|
+};
+
 // One step id. Made by the named constructors only, so that every field agrees
 // with the family; read the part with the accessor of the family's enum.
 class StepId {
@@ -109,12 +135,19 @@ class StepId {
   static StepId decode(std::size_t t, std::size_t head, DecodeStep part);
   static StepId decode_check(std::size_t head);
   static StepId position(std::size_t head, PositionStep part);
+  static StepId tile(std::size_t head, std::size_t query_block, std::size_t key_block,
+                     TileStep part);
+  static StepId tiled(std::size_t head, TiledStep part);
+  static StepId linear(std::size_t head, LinearStep part);
 
   StepFamily family() const { return family_; }
   // The head of a head, decode, decode_check or head_position step; -1 for the others.
   int head() const { return head_; }
   // The token t of a decode step; -1 for the others.
   int decoding() const { return decoding_; }
+  // The query block i and key block j of a tile step; -1 for the others.
+  int query_block() const { return query_block_; }
+  int key_block() const { return key_block_; }
 
   // The part, as its family's enum; std::logic_error for another family.
   Given given_part() const;
@@ -125,6 +158,9 @@ class StepId {
   LayerStep layer_part() const;
   DecodeStep decode_part() const;
   PositionStep position_part() const;
+  TileStep tile_part() const;
+  TiledStep tiled_part() const;
+  LinearStep linear_part() const;
 
   // The id as the trace, JSON and golden files spell it: "head0.scores".
   std::string str() const;
@@ -140,6 +176,8 @@ class StepId {
   int head_ = -1;
   int decoding_ = -1;
   int part_ = 0;  // the family's enum as a number; 0 for concat and decode_check
+  int query_block_ = -1;  // tile steps: the query block i
+  int key_block_ = -1;    // tile steps: the key block j
 };
 
 // The id a person wrote, read: "head0.scores", "decode.t2.head1.K_cache", "W_Q";

@@ -48,6 +48,10 @@ enum class StepKind {
   alibi_biased,      // head{h}.biased: scaled + alibi_bias
   rope_shift_scores, // head{h}.scores_shifted: the scores with every position shifted
   rope_shift_check,  // head{h}.shift_check: per row, max |scores_shifted − scores|
+  // Efficient attention (lesson [model] tile, attention = "linear"):
+  tile,    // head{h}.tile{i}_{j}.*: one block of the tiled (online) softmax
+  tiled,   // head{h}.tiled_context, head{h}.tiled_check
+  linear,  // head{h}.phi_q ... head{h}.linear_check: linear attention's steps
 };
 
 // What made a step, so that whatever explains a cell (--expand, errata,
@@ -80,11 +84,29 @@ enum class Op {
   relu,           // max(0, inputs[0]), cell by cell
   gelu,           // inputs[0]·Φ(inputs[0]) = x·(1 + erf(x/√2))/2, cell by cell (exact GELU)
   identity,       // inputs[0] as it is (layer.output names the layer's result)
+  efficient,      // tiles and linear attention: Operation::efficient says which
   max_abs_diff,   // row t: max_j |inputs[1 + t][0, j] − inputs[0][t, j]|: one column
   // RoPE and ALiBi (docs/steps.md); kOpCount counts up to the last of these.
   rotate,         // pairs (2i, 2i+1) of inputs[0]'s row p rotated by (p + offset)·10000^(−2i/d)
   alibi,          // −slope·|i − j|: no inputs
   row_max_abs_diff,  // row i: max_j |inputs[1][i, j] − inputs[0][i, j]|: one column
+};
+
+// The operations of the tiled (online) softmax, one query block i and key
+// block j at a time (core/ops/tiles.cpp), and of linear attention
+// (core/ops/linear.cpp): all Op::efficient, told apart here. m_old, ℓ_old,
+// O_old are the previous key block's (absent for key block 0: −inf, 0, 0).
+enum class EfficientOp {
+  tile_block,    // rows [offset, +r), columns [col_offset, +c) of inputs[0] (a block of scores)
+  running_max,   // max(inputs[1][i] (m_old), max_j inputs[0][i, j]): one column
+  rescale,       // exp(inputs[1] (m_old) − inputs[0] (m_new)); 1 where m_new = −inf
+  running_sum,   // α·ℓ_old + Σ_j exp(S[i,j] − m[i]): inputs S, m, α [, ℓ_old]
+  running_acc,   // α·O_old + Σ_j exp(S[i,j] − m[i])·V[col_offset + j, c]: S, m, α, V [, O_old]
+  divide_rows,   // row i of inputs[2b] / inputs[2b+1][i], the pairs' rows stacked
+  row_diff,      // max_j |inputs[0][i, j] − inputs[1][i, j]|: one column
+  elu_plus_one,  // elu(x) + 1 = x + 1 for x > 0, exp(x) otherwise, cell by cell
+  matmul_tn,     // inputs[0]ᵀ·inputs[1]
+  normaliser,    // φ(q_i)·Σ_j φ(k_j): inputs φ(Q), φ(K); one column
 };
 
 struct Operation {
@@ -95,6 +117,8 @@ struct Operation {
   double fill = 0.0;       // mask: the value a masked cell gets
   double eps = 0.0;        // normalise: added to the variance under the root
   double slope = 0.0;      // alibi: the head's slope m_h
+  std::size_t col_offset = 0;  // tile_block: the first column; running_acc: V's first row
+  EfficientOp efficient = EfficientOp::tile_block;  // Op::efficient: which of them
 };
 
 struct Step {

@@ -194,6 +194,7 @@ std::string remark(const CellExpansion& e, int precision, const Notation& n) {
     case ExpansionKind::activation:
     case ExpansionKind::copy:
     case ExpansionKind::max_abs_diff:
+    case ExpansionKind::expression:
       return "";
   }
   return "";
@@ -307,6 +308,49 @@ std::string rotate_arithmetic(const CellExpansion& e, int precision, const Notat
   return operands + " = " + values;
 }
 
+// An operator or function of an expression in the notation.
+std::string expression_symbol(const std::string& symbol, const Notation& n) {
+  if (!n.latex) return symbol;
+  static const std::pair<const char*, const char*> tex[] = {
+      {"−", "-"},         {"×", "\\times"},           {"exp(", "\\exp("},
+      {"max(", "\\max("}, {"elu(", "\\mathrm{elu}("}, {"Σ", "\\Sigma"}};
+  for (const auto& [from, to] : tex)
+    if (symbol == from) return to;
+  return symbol;
+}
+
+// The pieces of an expression, spaced as one writes them: "exp(0.5 − 0.7)".
+std::string expression_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
+  std::string out;
+  bool after_binary = false;  // a negative number after + − × / goes in parentheses
+  for (const ExprPiece& p : e.expression) {
+    std::string piece;
+    bool spaced = false;
+    switch (p.kind) {
+      case ExprPiece::Kind::number:
+        piece = hand_number(p.value, precision, n);
+        if (after_binary && p.value < 0) piece = operand(piece);
+        break;
+      case ExprPiece::Kind::ref:
+        piece = ref_label(p.ref, n);
+        break;
+      case ExprPiece::Kind::words:
+        piece = words(n.say(p.text), n);
+        break;
+      case ExprPiece::Kind::symbol:
+        piece = expression_symbol(p.text, n);
+        spaced = p.text == "+" || p.text == "−" || p.text == "×" || p.text == "/" || p.text == "=";
+        break;
+    }
+    if (spaced)
+      out += " " + piece + " ";
+    else
+      out += piece + (p.kind == ExprPiece::Kind::symbol && p.text == "," ? " " : "");
+    after_binary = spaced && p.text != "=";
+  }
+  return out;
+}
+
 std::string softmax_arithmetic(const CellExpansion& e, int precision, const Notation& n) {
   auto num = [&](double v) { return hand_number(v, precision, n); };
   if (e.exps.empty()) return words(n.say(e.note), n);
@@ -375,6 +419,8 @@ std::string arithmetic(const CellExpansion& e, int precision, const Notation& n)
     case ExpansionKind::alibi:
       return fmt::format("-{}{}{}", num(e.slope), n.times,
                          e.row > e.col ? e.row - e.col : e.col - e.row);
+    case ExpansionKind::expression:
+      return expression_arithmetic(e, precision, n);
     case ExpansionKind::softmax:
       return softmax_arithmetic(e, precision, n);
   }
@@ -442,6 +488,13 @@ std::vector<std::string> mask_reason_names(const CellExpansion& e) {
   return out;
 }
 
+// A mask expansion's fields: whether the cell is masked, why, and the fill.
+std::string json_mask_fields(const CellExpansion& e) {
+  return fmt::format(", \"masked\": {}, \"reasons\": {}, \"fill\": {}",
+                     e.mask_reasons ? "true" : "false", json_strings(mask_reason_names(e)),
+                     json_number(e.fill));
+}
+
 // The fields of e's kind, each after ", ".
 std::string json_kind_fields(const CellExpansion& e) {
   std::string out;
@@ -449,9 +502,7 @@ std::string json_kind_fields(const CellExpansion& e) {
     case ExpansionKind::divide:
       return fmt::format(", \"divisor\": {}", json_number(e.divisor));
     case ExpansionKind::mask:
-      out += fmt::format(", \"masked\": {}, \"reasons\": {}, \"fill\": {}",
-                         e.mask_reasons ? "true" : "false", json_strings(mask_reason_names(e)),
-                         json_number(e.fill));
+      out += json_mask_fields(e);
       break;
     case ExpansionKind::positional:
       out += fmt::format(", \"function\": \"{}\", \"angle\": {}", e.cosine ? "cos" : "sin",
@@ -494,6 +545,7 @@ std::string json_kind_fields(const CellExpansion& e) {
     case ExpansionKind::head_max:
     case ExpansionKind::scale_shift:
     case ExpansionKind::copy:
+    case ExpansionKind::expression:
       break;
   }
   return out;

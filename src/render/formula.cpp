@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/i18n.hpp"
@@ -499,9 +500,151 @@ StepFormula concat(const Context& c) {
           fmt::format("{} × ({}) → {}", c.step.made.inputs.size(), c.in(0), c.out())};
 }
 
+// --- the tiled softmax (lesson [model] tile) and linear attention
+
+StepFormula tile_block(const Context& c) {
+  const Step& s = c.step;
+  return {c.say(N_("S = {0}[rows {1}–{2}, columns {3}–{4}]: one block of the masked scores, "
+                   "as a kernel loads it"),
+                c.input_id(0), s.made.offset, s.made.offset + s.value.n_rows - 1, s.made.col_offset,
+                s.made.col_offset + s.value.n_cols - 1),
+          fmt::format("S = \\mathrm{{masked}}_{{{}}}[{}{{:}}{}, {}{{:}}{}]", c.h, s.made.offset,
+                      s.made.offset + s.value.n_rows, s.made.col_offset,
+                      s.made.col_offset + s.value.n_cols),
+          fmt::format("{} → {}", c.in(0), c.out())};
+}
+
+StepFormula running_max(const Context& c) {
+  const bool old = c.step.made.inputs.size() > 1;
+  return {old ? c.say(N_("m = max(m_old, max_j S[i, j]): the largest score of the row so far "
+                         "(m_old from {})"),
+                      c.input_id(1))
+              : std::string(translate(c.lang, N_("m = max_j S[i, j]: the first key block's "
+                                                 "largest score of the row"))),
+          old ? "m_j = \\max(m_{j-1}, \\max_k S_{i,k})" : "m = \\max_j S_{ij}",
+          fmt::format("{} → {}", c.in(0), c.out())};
+}
+
+StepFormula rescale(const Context& c) {
+  return {std::string(translate(
+              c.lang, N_("α = exp(m_old − m): what the sums so far are multiplied by, because "
+                         "they were taken against the old max (0 for the first key block, where "
+                         "m_old = −inf; 1 while m is still −inf)"))),
+          "\\alpha = \\exp(m_{j-1} - m_j)", fmt::format("{} → {}", c.in(0), c.out())};
+}
+
+StepFormula running_sum(const Context& c) {
+  return {std::string(translate(c.lang, N_("ℓ = α·ℓ_old + Σ_j exp(S[i, j] − m): the row's "
+                                           "softmax denominator so far, against the current max"))),
+          "\\ell_j = \\alpha\\;\\ell_{j-1} + \\textstyle\\sum_k e^{S_{i,k} - m_j}",
+          fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula running_acc(const Context& c) {
+  const Step& s = c.step;
+  return {c.say(N_("O = α·O_old + Σ_j exp(S[i, j] − m)·V[{0} + j]: the weighted sum of the "
+                   "values so far, not yet divided by ℓ (rows {0}–{1} of {2})"),
+                s.made.col_offset, s.made.col_offset + c.trace.input(s, 0).value.n_cols - 1,
+                c.input_id(3)),
+          "O_j = \\alpha\\; O_{j-1} + e^{S - m_j} V_j",
+          fmt::format("{}, {} → {}", c.in(0), c.in(3), c.out())};
+}
+
+StepFormula divide_rows(const Context& c) {
+  const std::size_t pairs = c.step.made.inputs.size() / 2;
+  if (c.step.step_id.family() == StepFamily::tiled)
+    return {c.say(N_("O / ℓ of each query block's last key block, the {} blocks' rows stacked; "
+                     "it must equal head{}.context"),
+                  pairs, c.h),
+            "C = O / \\ell", fmt::format("{} × ({}) → {}", pairs, c.in(0), c.out())};
+  return {
+      c.say(N_("{0} = {1} / {2}, row by row (no softmax: φ > 0 keeps every row positive)"),
+            c.step.id, c.input_id(0), c.input_id(1)),
+      fmt::format("{} = {} / {}", tex_id(c.step.id), tex_id(c.input_id(0)), tex_id(c.input_id(1))),
+      fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula row_diff(const Context& c) {
+  return {
+      c.say(N_("row i: max_j |{}[i, j] − {}[i, j]|; two orders of the same arithmetic, so "
+               "at most {:g} in double precision"),
+            c.input_id(0), c.input_id(1), kDecodeTolerance),
+      fmt::format("\\max_j |{}_{{ij}} - {}_{{ij}}|", tex_id(c.input_id(0)), tex_id(c.input_id(1))),
+      fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula elu_plus_one(const Context& c) {
+  return {c.say(N_("φ(x) = elu(x) + 1 of {}, cell by cell: x + 1 above 0, exp(x) at or below "
+                   "(always positive)"),
+                c.input_id(0)),
+          fmt::format("\\varphi({}) = \\mathrm{{elu}}({}) + 1", tex_id(c.input_id(0)),
+                      tex_id(c.input_id(0))),
+          fmt::format("{} → {}", c.in(0), c.out())};
+}
+
+StepFormula matmul_tn(const Context& c) {
+  return {c.say(N_("{}ᵀ·{}: d_k × d_v, whatever the number of keys"), c.input_id(0), c.input_id(1)),
+          fmt::format("{}^\\top {}", tex_id(c.input_id(0)), tex_id(c.input_id(1))),
+          fmt::format("({})ᵀ·({}) → {}", c.in(0), c.in(1), c.out())};
+}
+
+StepFormula normaliser(const Context& c) {
+  return {c.say(N_("φ(q_i)·Σ_j φ(k_j): the sum of row i of φ(Q)φ(K)ᵀ, computed without it "
+                   "({} and the column sums of {})"),
+                c.input_id(0), c.input_id(1)),
+          "\\varphi(q_i) \\cdot \\textstyle\\sum_j \\varphi(k_j)",
+          fmt::format("{}, {} → {}", c.in(0), c.in(1), c.out())};
+}
+
+// φ(Q)·kv and similarity·V: linear attention's two orders of the same product.
+StepFormula linear_product(const Context& c) {
+  return {
+      fmt::format("{} = {}·{}", c.step.id, c.input_id(0), c.input_id(1)),
+      fmt::format("{} = {}\\, {}", tex_id(c.step.id), tex_id(c.input_id(0)), tex_id(c.input_id(1))),
+      fmt::format("({})·({}) → {}", c.in(0), c.in(1), c.out())};
+}
+
+// φ(Q)·φ(K)ᵀ: linear attention's n × m similarities.
+StepFormula similarity(const Context& c) {
+  return {c.say(N_("{} = {}·{}ᵀ: the n × m matrix linear attention avoids (computed here only "
+                   "to compare)"),
+                c.step.id, c.input_id(0), c.input_id(1)),
+          fmt::format("{} = {} {}^\\top", tex_id(c.step.id), tex_id(c.input_id(0)),
+                      tex_id(c.input_id(1))),
+          fmt::format("({})·({})ᵀ → {}", c.in(0), c.in(1), c.out())};
+}
+
+// The formula of a step of the tiles or of linear attention.
+StepFormula efficient_formula(const Context& c) {
+  switch (c.step.made.efficient) {
+    case EfficientOp::tile_block:
+      return tile_block(c);
+    case EfficientOp::running_max:
+      return running_max(c);
+    case EfficientOp::rescale:
+      return rescale(c);
+    case EfficientOp::running_sum:
+      return running_sum(c);
+    case EfficientOp::running_acc:
+      return running_acc(c);
+    case EfficientOp::divide_rows:
+      return divide_rows(c);
+    case EfficientOp::row_diff:
+      return row_diff(c);
+    case EfficientOp::elu_plus_one:
+      return elu_plus_one(c);
+    case EfficientOp::matmul_tn:
+      return matmul_tn(c);
+    case EfficientOp::normaliser:
+      return normaliser(c);
+  }
+  throw std::logic_error("efficient_formula: not an EfficientOp");
+}
+
 // A product: a projection (Q = X·W_Q + b_Q, an FFN layer, the output), a
 // head's context A·V, or a decoding step's a·V_cache.
 StepFormula product(const Context& c) {
+  if (c.step.kind == StepKind::linear) return linear_product(c);
   if (c.step.kind == StepKind::context) return context(c);
   if (c.step.kind == StepKind::decode_context) return decode_context(c);
   return projection(c.trace, c.step);
@@ -530,7 +673,9 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
     case Op::matmul:
       return product(c);
     case Op::matmul_t:
-      return decoding ? decode_scores(c) : scores(c);
+      return step.kind == StepKind::linear ? similarity(c)
+             : decoding                    ? decode_scores(c)
+                                           : scores(c);
     case Op::slice:
       return head_slice(c);
     case Op::rows:
@@ -572,6 +717,8 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
     case Op::alibi:
     case Op::row_max_abs_diff:
       return position_formula(c);
+    case Op::efficient:
+      return efficient_formula(c);
   }
   return {};
 }

@@ -158,7 +158,8 @@ class MathML {
     static const std::pair<const char*, const char*> letters[] = {
         {"alpha", "α"}, {"beta", "β"},  {"gamma", "γ"}, {"delta", "δ"},  {"varepsilon", "ε"},
         {"mu", "μ"},    {"sigma", "σ"}, {"Sigma", "Σ"}, {"Phi", "Φ"},    {"pi", "π"},
-        {"infty", "∞"}, {"top", "⊤"},   {"theta", "θ"}, {"lambda", "λ"}, {"epsilon", "ϵ"}};
+        {"infty", "∞"}, {"top", "⊤"},   {"theta", "θ"}, {"lambda", "λ"}, {"epsilon", "ϵ"},
+        {"ell", "ℓ"},   {"varphi", "φ"}};
     static const std::pair<const char*, const char*> operators[] = {
         {"cdot", "·"}, {"times", "×"}, {"odot", "⊙"},  {"mid", "∣"},    {"to", "→"},
         {"dots", "…"}, {"ldots", "…"}, {"cdots", "⋯"}, {"approx", "≈"}, {"le", "≤"},

@@ -120,6 +120,9 @@ bool is_identity(const arma::mat& M) {
 // (embed_dim = h·d_k, also d_model), divides by √head_dim, masks with -inf and
 // leaves a query with every key masked NaN, and projects back embed_dim wide.
 std::string why_not_multihead(const Lesson& lesson, const Trace& trace) {
+  if (lesson.attention == AttentionKind::linear)
+    return "it computes softmax attention, but this lesson's heads use linear attention "
+           "(attention = \"linear\")";
   const arma::mat& W_Q = trace.at("W_Q").value;
   const std::size_t embed = W_Q.n_cols;
   if (lesson.kv_head_count() != lesson.heads)
@@ -263,6 +266,53 @@ def product(A, B, bias=None):
 def sums(E, extra=0):
     """Σ_j E[i, j] from the same E: m terms in any order, `extra` more roundings each."""
     return 2 * gamma(E.shape[-1] + 1 + extra) * E.abs().sum(dim=-1, keepdim=True)
+
+
+def elu_bound(value):
+    """elu(x) + 1 (expm1, then + 1) against exp(x) or x + 1: a library call and two
+    roundings, on |value| + 1 (the + 1 may cancel most of expm1's result)."""
+    return 2 * (LIBRARY_ULPS + 2) * U * (value.abs() + 1)
+
+
+def tile_exp(S, m):
+    """exp(S − m) of a block, 0 where m = −inf (nothing open yet), and how far two
+    correct results are apart relatively: the difference's rounding, moved by exp
+    by |S − m| ulps, and the library's exp."""
+    open_row = m > -math.inf
+    d = torch.where(open_row, S - m, torch.full_like(S, -math.inf))
+    P = torch.exp(d)
+    spread = torch.where(P > 0, d.abs(), torch.zeros_like(d))
+    return P, (LIBRARY_ULPS + 1) * U + U * spread
+
+
+def tile_max(S, m_old):
+    m = S.max(dim=-1, keepdim=True).values
+    return m if m_old is None else torch.maximum(m, m_old)
+
+
+def tile_rescale(m, m_old):
+    if m_old is None:
+        m_old = torch.full_like(m, -math.inf)
+    alpha, relative = tile_exp(m_old, m)
+    alpha = torch.where(m == -math.inf, torch.ones_like(m), alpha)
+    return alpha, within(alpha, relative)
+
+
+def tile_sum(S, m, alpha, l_old):
+    P, relative = tile_exp(S, m)
+    total = P.sum(dim=-1, keepdim=True)
+    terms = total
+    if l_old is not None:
+        total, terms = alpha * l_old + total, alpha * l_old + terms
+    return total, within(terms, gamma(S.shape[-1] + 2) + relative.max())
+
+
+def tile_acc(S, m, alpha, V_block, O_old):
+    P, relative = tile_exp(S, m)
+    total, terms = P @ V_block, P @ V_block.abs()
+    if O_old is not None:
+        total, terms = alpha * O_old + total, alpha * O_old.abs() + terms
+    return total, within(terms, gamma(S.shape[-1] + 2) + relative.max())
 
 
 def softmax_bound(x, weights):
@@ -721,6 +771,8 @@ class ScriptWriter {
       case Op::rows:
       case Op::max_abs_diff:
         break;  // decoding steps: decode_loop()
+      case Op::efficient:
+        return emit_efficient(step);
     }
     throw std::logic_error("export: no PyTorch code for step " + step.id);
   }
@@ -764,6 +816,95 @@ class ScriptWriter {
     line(fmt::format("{} = ({} - {}).abs().amax(dim=-1, keepdim=True)  # (n, 1)", var(step),
                      var(step.made.inputs[1]), var(step.made.inputs[0])));
     return check(step);
+}
+
+  // A step of the tiles or of linear attention.
+  void emit_efficient(const Step& step) {
+    switch (step.made.efficient) {
+      case EfficientOp::divide_rows:
+        return emit_divide_rows(step);
+      case EfficientOp::row_diff:
+        return emit_row_diff(step);
+      case EfficientOp::elu_plus_one:
+        line(fmt::format("{} = F.elu({}) + 1  # φ(x) = elu(x) + 1 > 0", var(step),
+                         var(step.made.inputs[0])));
+        return check(step, fmt::format("elu_bound({})", var(step)));
+      case EfficientOp::matmul_tn:
+        line(fmt::format("{} = {}.T @ {}  # d_k × d_v", var(step), var(step.made.inputs[0]),
+                         var(step.made.inputs[1])));
+        return check(step, fmt::format("product({}.T, {})", var(step.made.inputs[0]),
+                                       var(step.made.inputs[1])));
+      case EfficientOp::normaliser:
+        return emit_normaliser(step);
+      case EfficientOp::tile_block:
+      case EfficientOp::running_max:
+      case EfficientOp::rescale:
+      case EfficientOp::running_sum:
+      case EfficientOp::running_acc:
+        return emit_tile(step);
+    }
+  }
+
+  // A step of the tiled softmax: the block, m, α, ℓ and O, from the tool's
+  // values of the steps it reads (tile_* helpers above).
+  void emit_tile(const Step& step) {
+    const std::vector<std::string>& in = step.made.inputs;
+    std::vector<std::string> args;
+    for (const std::string& id : in) args.push_back(var(id));
+    const std::size_t r0 = step.made.offset, c0 = step.made.col_offset;
+    switch (step.made.efficient) {
+      case EfficientOp::tile_block:
+        line(fmt::format("{} = {}[{}:{}, {}:{}]  # one block of the masked scores", var(step),
+                         args[0], r0, r0 + step.value.n_rows, c0, c0 + step.value.n_cols));
+        return check(step);
+      case EfficientOp::running_max:
+        line(fmt::format("{} = tile_max({}, {})", var(step), args[0],
+                         in.size() > 1 ? args[1] : "None"));
+        return check(step);
+      case EfficientOp::rescale:
+        line(fmt::format("{}, bound = tile_rescale({}, {})", var(step), args[0],
+                         in.size() > 1 ? args[1] : "None"));
+        return check(step, "bound");
+      case EfficientOp::running_sum:
+        line(fmt::format("{}, bound = tile_sum({}, {}, {}, {})", var(step), args[0], args[1],
+                         args[2], in.size() > 3 ? args[3] : "None"));
+        return check(step, "bound");
+      default:
+        line(fmt::format("{}, bound = tile_acc({}, {}, {}, {}[{}:{}], {})", var(step), args[0],
+                         args[1], args[2], args[3], c0, c0 + trace_.input(step, 0).value.n_cols,
+                         in.size() > 4 ? args[4] : "None"));
+        return check(step, "bound");
+    }
+  }
+
+  // O / ℓ of each query block stacked (the tiled context), or one quotient.
+  void emit_divide_rows(const Step& step) {
+    std::vector<std::string> parts;
+    for (std::size_t b = 0; b + 1 < step.made.inputs.size(); b += 2)
+      parts.push_back(
+          fmt::format("{} / {}", var(step.made.inputs[b]), var(step.made.inputs[b + 1])));
+    line(fmt::format("{} = torch.cat([{}])  # row by row", var(step), fmt::join(parts, ", ")));
+    if (step.step_id.family() == StepFamily::tiled && lesson_.masked_row != MaskedRowPolicy::nan)
+      line(fmt::format("{0} = torch.where({0}.isnan(), {1}, {0})  # masked_row", var(step),
+                       lesson_.masked_row == MaskedRowPolicy::zero
+                           ? std::string("0.0")
+                           : var(head_step_id(step.head, HeadStep::V)) + ".mean(dim=0)"));
+    return check(step, fmt::format("rounded({})", var(step)));
+  }
+
+  void emit_row_diff(const Step& step) {
+    line(fmt::format("{} = ({} - {}).abs().nan_to_num(0.0).max(dim=-1, keepdim=True).values",
+                     var(step), var(step.made.inputs[0]), var(step.made.inputs[1])));
+    return check(step, fmt::format("rounded({})", var(step)));
+  }
+
+  void emit_normaliser(const Step& step) {
+    const std::string q = var(step.made.inputs[0]), k = var(step.made.inputs[1]);
+    line(fmt::format("{} = {} @ {}.sum(dim=0, keepdim=True).T  # φ(q_i)·Σ_j φ(k_j)", var(step), q,
+                     k));
+    return check(step, fmt::format("2 * gamma({1}.shape[0] + {0}.shape[1] + 1) * ({0}.abs() @ "
+                                   "{1}.abs().sum(dim=0, keepdim=True).T)",
+                                   q, k));
   }
 
   void emit_positional(const Step& step) {

@@ -144,6 +144,9 @@ class OwnNumbers {
       case Op::add:
       case Op::identity:
         return Own::copied;
+      case Op::efficient:  // tiles and linear attention: a block is a copy; no document
+                           // states a number inside the others
+        return step.made.efficient == EfficientOp::tile_block ? Own::copied : Own::as_computed;
       case Op::row_mean:  // the rest of the encoder layer and the KV cache's check
       case Op::row_var:
       case Op::normalise:

@@ -38,6 +38,8 @@ bool worth_asking(const Step& step) {
     case Op::concat:
     case Op::identity:
       return false;
+    case Op::efficient:  // a block of the scores is a copy too
+      return step.made.efficient != EfficientOp::tile_block;
     case Op::positional:
     case Op::add_positions:
     case Op::matmul:
@@ -116,6 +118,9 @@ bool attention_shaped(const Step& step) {
     case StepKind::decode_check:
     case StepKind::rope_rotated:
     case StepKind::rope_shift_check:
+    case StepKind::tile:
+    case StepKind::tiled:
+    case StepKind::linear:
       return false;
   }
   return false;

@@ -38,6 +38,7 @@ WordPiece inf NaN nan eps pid XDG Box Muller SplitMix N Transformer LN Pre-LN Po
 Softmax dk dropout erf FFN tril triu ones RSS LANG LC_ALL LC_MESSAGES memory
 text json svg pdf tokens heads d_model file_mb step_mcells trace_gb output_mb
 Var tanh MultiHead MHA JavaScript MQA GQA RoPE ALiBi
+FlashAttention elu
 auto always never global row numbers heatmap csv dir lesson README dtype samples Python
 batch queries keys view transpose forward True true
 Longformer Swin

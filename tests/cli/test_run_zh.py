@@ -31,6 +31,7 @@ softmax exp max min mean std sqrt log ln sin cos erf FLOPs f16 bf16 f32 f64 IEEE
 OpenBLAS CPU GPU CUDA PyTorch NumPy BERT GPT ReLU GELU TOML JSON HTML SVG CSV PDF LaTeX
 LuaLaTeX Markdown UTF BOM NaN inf nan eps cpu cuda Softmax dk
 Q K V X W O M E S A C P I PE FFN QK d n m h t i j k c a s q v x p o b e ij pos cache sum
+FlashAttention elu
 """.split())
 COMMANDS = {"run", "check", "verify", "attn-trace"}
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -38,6 +38,12 @@ std::vector<StepId> every_id(std::size_t heads, std::size_t tokens) {
       for (int k = 0; k <= static_cast<int>(DecodeStep::context); ++k)
         out.push_back(StepId::decode(t, h, static_cast<DecodeStep>(k)));
     out.push_back(StepId::decode_check(h));
+    for (int k = 0; k <= static_cast<int>(TileStep::acc); ++k)
+      out.push_back(StepId::tile(h, 1, 2, static_cast<TileStep>(k)));
+    for (int k = 0; k <= static_cast<int>(TiledStep::check); ++k)
+      out.push_back(StepId::tiled(h, static_cast<TiledStep>(k)));
+    for (int k = 0; k <= static_cast<int>(LinearStep::check); ++k)
+      out.push_back(StepId::linear(h, static_cast<LinearStep>(k)));
   }
   return out;
 }

@@ -28,6 +28,12 @@ extern const OpFacets add, relu, gelu, identity;
 extern const OpFacets rows, max_abs_diff;
 // positions_rope_alibi.cpp: rotary positions, linear biases, the shift check.
 extern const OpFacets rotate, alibi, row_max_abs_diff;
+// tiles.cpp: the tiled (online) softmax; linear.cpp: linear attention. All
+// Op::efficient: `efficient` dispatches on Operation::efficient (op_table.cpp).
+extern const OpFacets tile_block, running_max, rescale, running_sum, running_acc, divide_rows,
+    row_diff;
+extern const OpFacets elu_plus_one, matmul_tn, normaliser;
+extern const OpFacets efficient;
 
 // e's next source: cell (row, col) of the step `id`.
 void add_source(CellExpansion& e, const Trace& trace, const std::string& id, std::size_t row,

@@ -54,6 +54,9 @@ struct BoundsContext {
 // input's columns k (the inner width of a product, the width of a row reduced).
 struct FlopSizes {
   std::uint64_t n = 0, k = 0, m = 0;
+  // The rows of the first and second inputs (the inner width of inputs[0]ᵀ·inputs[1],
+  // the keys a normaliser sums over).
+  std::uint64_t rows_in = 0, rows_in2 = 0;
 };
 
 struct FlopCount {

@@ -32,6 +32,57 @@ Bounds exact_step_bounds(const BoundsContext& c) {
   return exact_bounds(c.step.value);
 }
 
+namespace {
+
+// The facets of a step of the tiles or of linear attention.
+const OpFacets& efficient_of(const Step& step) {
+  switch (step.made.efficient) {
+    case EfficientOp::tile_block:
+      return tile_block;
+    case EfficientOp::running_max:
+      return running_max;
+    case EfficientOp::rescale:
+      return rescale;
+    case EfficientOp::running_sum:
+      return running_sum;
+    case EfficientOp::running_acc:
+      return running_acc;
+    case EfficientOp::divide_rows:
+      return divide_rows;
+    case EfficientOp::row_diff:
+      return row_diff;
+    case EfficientOp::elu_plus_one:
+      return elu_plus_one;
+    case EfficientOp::matmul_tn:
+      return matmul_tn;
+    case EfficientOp::normaliser:
+      return normaliser;
+  }
+  throw std::logic_error("efficient_of: not an EfficientOp");
+}
+
+double efficient_cell(const CellContext& c, std::size_t row, std::size_t col) {
+  return efficient_of(c.step).cell(c, row, col);
+}
+
+void efficient_expand(const ExpandContext& c, CellExpansion& e) {
+  efficient_of(c.step).expand(c, e);
+}
+
+Bounds efficient_bounds(const BoundsContext& c) {
+  return efficient_of(c.step).bounds(c);
+}
+
+FlopCount efficient_flops(const Step& step, const FlopSizes& s) {
+  return efficient_of(step).flops(step, s);
+}
+
+}  // namespace
+
+const OpFacets efficient{Op::efficient,   "efficient",       "see Operation::efficient",
+                         &efficient_cell, &efficient_expand, &efficient_bounds,
+                         &efficient_flops};
+
 }  // namespace ops
 
 const OpFacets& op_facets(Op op) {
@@ -82,6 +133,8 @@ const OpFacets& op_facets(Op op) {
       return ops::gelu;
     case Op::identity:
       return ops::identity;
+    case Op::efficient:
+      return ops::efficient;
     case Op::max_abs_diff:
       return ops::max_abs_diff;
     case Op::rotate:
