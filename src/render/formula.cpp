@@ -39,15 +39,23 @@ std::string mask_sources(const arma::umat& mask, Language lang) {
       {mask_window, N_("window: key farther from the query than the window")},
       {mask_stride, N_("stride: not a stride key and outside the window")}};
   std::string out;
+  arma::uword listed = 0;  // cells counted under a reason, a cell once per reason
   for (const auto& [bit, what] : sources) {
     arma::uword cells = 0;
     for (const arma::uword reasons : mask) cells += (reasons & bit) != 0u;
+    listed += cells;
     if (cells)
       out += fmt::format("{}{}", out.empty() ? "" : translate(lang, "; "),
                          fmt::format(cells == 1 ? fmt::runtime(translate(lang, "{}, {} cell"))
                                                 : fmt::runtime(translate(lang, "{}, {} cells")),
                                      translate(lang, what), cells));
   }
+  const arma::uword masked = arma::accu(mask != 0u);
+  if (listed > masked)  // the reasons overlap: say so, or the counts seem not to add up
+    out += fmt::format(fmt::runtime(translate(
+                           lang, "; {} masked cells in all (a cell may be masked for several "
+                                 "reasons, and is counted under each)")),
+                       masked);
   return out;
 }
 
@@ -415,7 +423,7 @@ std::string shared_kv_head(const Context& c) {
   const std::size_t heads = c.lesson.heads, g = c.lesson.kv_head_count();
   if (g == heads || c.input_id(0) == "Q") return "";
   const std::size_t group = heads / g, kv = c.h / group;
-  return c.say(N_(" (K/V head {} of {}: query heads {}–{} share it, head {} ÷ {} = {})"), kv, g,
+  return c.say(N_(" (K/V head {} of {}: query heads {}–{} share it, ⌊{} / {}⌋ = {})"), kv, g,
                kv * group, kv * group + group - 1, c.h, group, kv);
 }
 
@@ -658,6 +666,24 @@ std::string subscript(std::size_t n) {
   return subscript(n / 10) + digits[n % 10];
 }
 
+// The encoder layer's LayerNorm and feed-forward steps.
+StepFormula layer_formula(const Context& c) {
+  switch (c.step.made.op) {
+    case Op::row_mean:
+      return row_mean(c);
+    case Op::row_var:
+      return row_var(c);
+    case Op::normalise:
+      return normalise(c);
+    case Op::scale_shift:
+      return scale_shift(c);
+    case Op::identity:
+      return layer_output(c);
+    default:
+      return activation(c);
+  }
+}
+
 StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& step,
                          Language lang) {
   const std::size_t h = step.head < 0 ? 0 : static_cast<std::size_t>(step.head);
@@ -673,9 +699,7 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
     case Op::matmul:
       return product(c);
     case Op::matmul_t:
-      return step.kind == StepKind::linear ? similarity(c)
-             : decoding                    ? decode_scores(c)
-                                           : scores(c);
+      return step.kind == StepKind::linear ? similarity(c) : decoding ? decode_scores(c) : scores(c);
     case Op::slice:
       return head_slice(c);
     case Op::rows:
@@ -699,18 +723,13 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
     case Op::add:
       return step.kind == StepKind::alibi_biased ? biased(c) : residual(c);
     case Op::row_mean:
-      return row_mean(c);
     case Op::row_var:
-      return row_var(c);
     case Op::normalise:
-      return normalise(c);
     case Op::scale_shift:
-      return scale_shift(c);
     case Op::relu:
     case Op::gelu:
-      return activation(c);
     case Op::identity:
-      return layer_output(c);
+      return layer_formula(c);
     case Op::max_abs_diff:
       return decode_check(c);
     case Op::rotate:

@@ -714,6 +714,20 @@ class ScriptWriter {
     }
   }
 
+  // A step of a LayerNorm: its row means, variances, normalised rows, γ and β.
+  void emit_layer_norm_step(const Step& step) {
+    switch (step.made.op) {
+      case Op::row_mean:
+        return emit_row_mean(step);
+      case Op::row_var:
+        return emit_row_var(step);
+      case Op::normalise:
+        return emit_normalise(step);
+      default:
+        return layer_norm(step);
+    }
+  }
+
   void emit(const Step& step) {
     if (step.decoding >= 0 || step.kind == StepKind::decode_check) {
       if (!decoded_) decode_loop();
@@ -755,13 +769,10 @@ class ScriptWriter {
       case Op::add:
         return emit_add(step);
       case Op::row_mean:
-        return emit_row_mean(step);
       case Op::row_var:
-        return emit_row_var(step);
       case Op::normalise:
-        return emit_normalise(step);
       case Op::scale_shift:
-        return layer_norm(step);
+        return emit_layer_norm_step(step);
       case Op::relu:
         return emit_relu(step);
       case Op::gelu:

@@ -67,7 +67,7 @@ std::string text_header(const Lesson& lesson, const Trace& trace, const RenderOp
       format_fixed(lesson.mask_fill, 0), fill_in_format(lesson, trace), trace.backend));
   if (trace.dtype != Dtype::f64) out += para(tr_format("numbers: {}", dtype_summary(trace.dtype)));
   if (lesson.kv_head_count() != lesson.heads)
-    out += para(tr_format("K/V heads: {} (query head h reads K/V head h ÷ {})", lesson.kv_head_count(),
+    out += para(tr_format("K/V heads: {} (query head h reads K/V head ⌊h / {}⌋)", lesson.kv_head_count(),
                           lesson.heads / lesson.kv_head_count()));
   if (!trace.host_steps.empty())
     out += para(tr_format("computed on the host, not by backend {}: {}", trace.backend,

@@ -172,7 +172,11 @@ void check_trace(const attn::Lesson& lesson, const attn::Trace& got, const attn:
     if (lesson.positional_encoding == attn::PositionalEncoding::rope)
       CHECK(std::find(got.host_steps.begin(), got.host_steps.end(), "head0.q_rot") !=
             got.host_steps.end());
-    if (lesson.positional_encoding == attn::PositionalEncoding::none) CHECK(got.host_steps.empty());
+    if (lesson.tile || lesson.attention == attn::AttentionKind::linear)
+      CHECK(std::find(got.host_steps.begin(), got.host_steps.end(),
+                      lesson.tile ? "head0.tiled_context" : "head0.kv") != got.host_steps.end());
+    else if (lesson.positional_encoding == attn::PositionalEncoding::none)
+      CHECK(got.host_steps.empty());
   }
   REQUIRE(got.steps.size() == want.steps.size());
   attn::Overrides backend_values;

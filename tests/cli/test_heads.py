@@ -93,8 +93,8 @@ check(gqa["head0.K"] == gqa["head1.K"] and gqa["head2.V"] == gqa["head3.V"]
       and gqa["head1.K"] != gqa["head2.K"], "heads 0–1 share K/V head 0, heads 2–3 K/V head 1")
 r = run("run", "gqa-kv-heads", "--step", "head3.V")
 flat = " ".join(r.stdout.split())
-check("V₃ = V[:, 2:4] (K/V head 1 of 2: query heads 2–3 share it, head 3 ÷ 2 = 1)" in flat
-      and "K/V heads: 2 (query head h reads K/V head h ÷ 2)" in flat,
+check("V₃ = V[:, 2:4] (K/V head 1 of 2: query heads 2–3 share it, ⌊3 / 2⌋ = 1)" in flat
+      and "K/V heads: 2 (query head h reads K/V head ⌊h / 2⌋)" in flat,
       f"the formula says which K/V head head 3 reads: {flat[:800]}")
 e = expansion("gqa-kv-heads", "head3.K", "0,1")
 check(e["kind"] == "slice" and e["value"] == gqa["K"][0][3], f"head3.K[0,1] is K[0,3]: {e}")

@@ -1,5 +1,6 @@
-// The op table: Op -> its facets. A switch with no default, so that an Op
-// without facets fails to compile (-Werror=switch).
+// The op table: Op -> its facets. kFacets lists every family's facets; its size
+// must be kOpCount (a static_assert), so an Op without facets fails to compile.
+#include <array>
 #include <stdexcept>
 
 #include "core/i18n.hpp"
@@ -85,66 +86,52 @@ const OpFacets efficient{Op::efficient,   "efficient",       "see Operation::eff
 
 }  // namespace ops
 
+namespace {
+
+// Every op's facets, in any order (op_facets files each under its op).
+const OpFacets* const kFacets[] = {
+    &ops::given,
+    &ops::positional,
+    &ops::add_positions,
+    &ops::matmul,
+    &ops::matmul_t,
+    &ops::slice,
+    &ops::rows,
+    &ops::divide,
+    &ops::mask,
+    &ops::exp,
+    &ops::row_sum,
+    &ops::softmax,
+    &ops::mean,
+    &ops::max,
+    &ops::concat,
+    &ops::add,
+    &ops::row_mean,
+    &ops::row_var,
+    &ops::normalise,
+    &ops::scale_shift,
+    &ops::relu,
+    &ops::gelu,
+    &ops::identity,
+    &ops::efficient,
+    &ops::max_abs_diff,
+    &ops::rotate,
+    &ops::alibi,
+    &ops::row_max_abs_diff,
+};
+static_assert(std::size(kFacets) == kOpCount, "every Op has its facets in kFacets");
+
+}  // namespace
+
 const OpFacets& op_facets(Op op) {
-  switch (op) {
-    case Op::given:
-      return ops::given;
-    case Op::positional:
-      return ops::positional;
-    case Op::add_positions:
-      return ops::add_positions;
-    case Op::matmul:
-      return ops::matmul;
-    case Op::matmul_t:
-      return ops::matmul_t;
-    case Op::slice:
-      return ops::slice;
-    case Op::rows:
-      return ops::rows;
-    case Op::divide:
-      return ops::divide;
-    case Op::mask:
-      return ops::mask;
-    case Op::exp:
-      return ops::exp;
-    case Op::row_sum:
-      return ops::row_sum;
-    case Op::softmax:
-      return ops::softmax;
-    case Op::mean:
-      return ops::mean;
-    case Op::max:
-      return ops::max;
-    case Op::concat:
-      return ops::concat;
-    case Op::add:
-      return ops::add;
-    case Op::row_mean:
-      return ops::row_mean;
-    case Op::row_var:
-      return ops::row_var;
-    case Op::normalise:
-      return ops::normalise;
-    case Op::scale_shift:
-      return ops::scale_shift;
-    case Op::relu:
-      return ops::relu;
-    case Op::gelu:
-      return ops::gelu;
-    case Op::identity:
-      return ops::identity;
-    case Op::efficient:
-      return ops::efficient;
-    case Op::max_abs_diff:
-      return ops::max_abs_diff;
-    case Op::rotate:
-      return ops::rotate;
-    case Op::alibi:
-      return ops::alibi;
-    case Op::row_max_abs_diff:
-      return ops::row_max_abs_diff;
-  }
-  throw std::logic_error("op_facets: not an Op");
+  static const std::array<const OpFacets*, kOpCount> by_op = [] {
+    std::array<const OpFacets*, kOpCount> out{};
+    for (const OpFacets* facets : kFacets) out.at(static_cast<std::size_t>(facets->op)) = facets;
+    return out;
+  }();
+  const OpFacets* facets = by_op.at(static_cast<std::size_t>(op));
+  if (!facets) throw std::logic_error("op_facets: not an Op");
+  return *facets;
 }
 
 }  // namespace attn
