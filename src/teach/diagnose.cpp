@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "core/arithmetic.hpp"
 #include "core/bounds.hpp"
@@ -56,6 +57,73 @@ bool in_transposed_cell(const Bounds& right, std::size_t row, std::size_t col, d
   const double lo = right.lo(col, row), hi = right.hi(col, row);
   if (!std::isfinite(lo) || !std::isfinite(hi)) return lo <= written && written <= hi;
   return written + tolerance * (1 + 1e-9) >= lo && written - tolerance * (1 + 1e-9) <= hi;
+}
+
+// exp(x − m) for x in [x_lo, x_hi], m in [m_lo, m_hi], as the tiles take it
+// (0 where m = −inf).
+std::pair<double, double> tile_exp_range(double x_lo, double x_hi, double m_lo, double m_hi) {
+  const double lo = m_hi == -INFINITY ? 0.0 : std::exp(x_lo - m_hi);
+  const double hi =
+      m_lo == -INFINITY ? (x_hi == -INFINITY ? 0.0 : INFINITY) : std::exp(x_hi - m_lo);
+  return {lo, hi};
+}
+
+// [a]·[b] for intervals.
+std::pair<double, double> interval_times(double a_lo, double a_hi, double b_lo, double b_hi) {
+  const double p[] = {a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi};
+  return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+}
+
+// ℓ or O of a key block j > 0 with the old value not rescaled:
+// old + Σ_j exp(S − m) (× V_j for O); nullopt for any other step.
+std::optional<Bounds> unrescaled(const MistakeSite& at) {
+  const Operation& op = at.step.made;
+  const bool sum = op.efficient == EfficientOp::running_sum;
+  if (op.op != Op::efficient || (!sum && op.efficient != EfficientOp::running_acc) ||
+      op.inputs.size() < (sum ? 4u : 5u))
+    return std::nullopt;
+  const Bounds &S = at.range(at.input(at.step, 0)), &m = at.range(at.input(at.step, 1));
+  Bounds out = at.range(at.input(at.step, sum ? 3 : 4));  // the old value, as it was
+  for (arma::uword i = 0; i < out.lo.n_rows; ++i)
+    for (arma::uword k = 0; k < out.lo.n_cols; ++k)
+      for (arma::uword j = 0; j < S.lo.n_cols; ++j) {
+        auto [lo, hi] = tile_exp_range(S.lo(i, j), S.hi(i, j), m.lo(i, 0), m.hi(i, 0));
+        if (!sum) {
+          const Bounds& V = at.range(at.input(at.step, 3));
+          const std::size_t v = op.col_offset + j;
+          std::tie(lo, hi) = interval_times(lo, hi, V.lo(v, k), V.hi(v, k));
+        }
+        out.lo(i, k) += lo;
+        out.hi(i, k) += hi;
+      }
+  return out;
+}
+
+// Head h's K or V sliced from K/V head h mod g (the heads taken in turn)
+// instead of ⌊h / (heads / g)⌋; nullopt where K/V are not grouped or the two agree.
+std::optional<Bounds> wrong_kv_slice(const MistakeSite& at) {
+  const Step& full = at.input(at.step, 0);
+  const std::size_t width = at.step.value.n_cols;
+  if (at.step.made.op != Op::slice || width == 0 || at.step.head < 0) return std::nullopt;
+  const std::size_t groups = full.value.n_cols / width;
+  if (groups == 0 || groups >= at.lesson.heads) return std::nullopt;  // Q, or one K/V per head
+  const std::size_t right = at.step.made.offset / width;
+  const std::size_t wrong = static_cast<std::size_t>(at.step.head) % groups;
+  if (wrong == right) return std::nullopt;
+  const Bounds& K = at.range(full);
+  const arma::uword first = wrong * width, last = first + width - 1;
+  return Bounds{K.lo.cols(first, last), K.hi.cols(first, last)};
+}
+
+// head{h}.kv computed as Kᵀ·V instead of φ(K)ᵀ·V; nullopt for any other step.
+std::optional<Bounds> kv_without_phi(const MistakeSite& at) {
+  if (at.step.made.op != Op::efficient || at.step.made.efficient != EfficientOp::matmul_tn)
+    return std::nullopt;
+  const Step& phi_k = at.input(at.step, 0);
+  if (phi_k.made.op != Op::efficient || phi_k.made.efficient != EfficientOp::elu_plus_one)
+    return std::nullopt;
+  return product_bounds(transposed_bounds(at.range(at.input(phi_k, 0))),
+                        at.range(at.input(at.step, 1)));
 }
 
 // The mistakes, in precedence order (diagnose.hpp: how to add one). A method
@@ -270,6 +338,41 @@ const CommonMistake kCommonMistakes[] = {
            return Message(N_("the softmax was taken of the scores not divided by {}, though the "
                              "scaled scores were right"),
                           {short_number(lesson.scale_divisor())});
+         }},
+    {.label = N_("no_rescale"),
+     .why = N_("When a key block raises the running max m, everything summed so far was measured "
+               "against the old max, so ℓ and O are multiplied by exp(m_old − m_new) before the "
+               "block's own terms are added."),
+     .lesson = "flash-tiles",
+     .starts_from = StepKind::tile,
+     .mistaken = unrescaled,
+     .detail =
+         [](const Lesson&) {
+           return Message(N_("ℓ and O were not rescaled: the new block's terms were added to "
+                             "ℓ_old and O_old instead of to rescale × ℓ_old and rescale × O_old"));
+         }},
+    {.label = N_("wrong_kv_head"),
+     .why = N_("Consecutive query heads share a K/V head: with heads / kv_heads query heads per "
+               "group, query head h reads K/V head ⌊h / (heads / kv_heads)⌋."),
+     .lesson = "gqa-kv-heads",
+     .starts_from = StepKind::head_slice,
+     .mistaken = wrong_kv_slice,
+     .detail =
+         [](const Lesson& lesson) {
+           return Message(N_("each query head h read K/V head h mod {} instead of ⌊h / {}⌋"),
+                          {std::to_string(lesson.kv_head_count()),
+                           std::to_string(lesson.heads / lesson.kv_head_count())});
+         }},
+    {.label = N_("phi_not_applied"),
+     .why = N_("Linear attention replaces exp(q·k) by φ(q)·φ(k), so the keys go through the "
+               "feature map φ(x) = elu(x) + 1 before they are summed with V: kv = φ(K)ᵀ·V."),
+     .lesson = "linear-attention",
+     .starts_from = StepKind::linear,
+     .mistaken = kv_without_phi,
+     .detail =
+         [](const Lesson&) {
+           return Message(N_("kv was computed as Kᵀ·V instead of φ(K)ᵀ·V: φ was not applied to "
+                             "the keys"));
          }},
     {.label = N_("arithmetic_slip"),
      .kind = MistakeKind::slip,

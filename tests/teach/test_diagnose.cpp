@@ -62,6 +62,36 @@ std::string label_of(const AnswerVerdict& a) {
   return a.diagnosis ? a.diagnosis->label : "none";
 }
 
+
+// One cell's answer, the value to `decimals`.
+std::string cell_answer(const char* step, std::size_t row, std::size_t col, double value,
+                        int decimals = 4) {
+  return fmt::format("[[answer]]\nstep = \"{}\"\ncell = [{}, {}]\nvalue = \"{:.{}f}\"\n", step,
+                     row, col, value, decimals);
+}
+
+// Every cell of M as one answer each, to `decimals`.
+std::string matrix_answers(const char* step, const arma::mat& M, int decimals = 4) {
+  std::string out;
+  for (std::size_t r = 0; r < M.n_rows; ++r)
+    for (std::size_t c = 0; c < M.n_cols; ++c) out += cell_answer(step, r, c, M(r, c), decimals);
+  return out;
+}
+
+// Whether verify names `label` on any answer of `m`.
+bool names(const Marked& m, const char* label) {
+  return std::any_of(m.report.answers.begin(), m.report.answers.end(),
+                     [&](const AnswerVerdict& a) { return label_of(a) == label; });
+}
+
+// Whether every answer of `m` is accepted: ok, or within what rounding explains.
+bool all_right(const Marked& m) {
+  return std::all_of(m.report.answers.begin(), m.report.answers.end(), [](const AnswerVerdict& a) {
+    return a.verdict == Verdict::ok || a.verdict == Verdict::rounded ||
+           a.verdict == Verdict::imprecise;
+  });
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -318,7 +348,9 @@ TEST_CASE(
     if (method)
       CHECK((m.starts_from == attn::StepKind::projection ||
              m.starts_from == attn::StepKind::scores || m.starts_from == attn::StepKind::scaled ||
-             m.starts_from == attn::StepKind::masked || m.starts_from == attn::StepKind::weights));
+             m.starts_from == attn::StepKind::masked || m.starts_from == attn::StepKind::weights ||
+             m.starts_from == attn::StepKind::tile || m.starts_from == attn::StepKind::head_slice ||
+             m.starts_from == attn::StepKind::linear));
   }
   CHECK(attn::find_common_mistake("no_such_mistake") == nullptr);
 
@@ -404,6 +436,123 @@ TEST_CASE("transposed_weights: three-words' Q, K and V as X·Wᵀ, transposed_an
   const Marked t("river-bank", page);
   CHECK(t.report.answers.at(0).verdict == Verdict::wrong);
   CHECK(label_of(t.report.answers.at(0)) == "transposed_answer");
+}
+
+
+namespace {
+
+// flash-tiles, query block 1 (tokens 2, 3) at key block 1 (keys 2, 3), by
+// plain loops from head0.masked and head0.V: ℓ and O with the old ones
+// rescaled (right) and not (no_rescale); `round_to` rounds ℓ_0, O_0 and α
+// (an honest hand calculation), 0 for none.
+struct TileBlock {
+  arma::mat l_right, l_wrong, acc_right, acc_wrong;
+};
+
+double rounded(double v, int decimals) {
+  if (decimals == 0) return v;
+  const double f = std::pow(10.0, decimals);
+  return std::round(v * f) / f;
+}
+
+TileBlock tile1_1(const arma::mat& S, const arma::mat& V, int round_to = 0) {
+  TileBlock t{arma::mat(2, 1), arma::mat(2, 1), arma::mat(2, V.n_cols), arma::mat(2, V.n_cols)};
+  for (std::size_t r = 0; r < 2; ++r) {
+    const std::size_t q = 2 + r;
+    const double m0 = std::max(S(q, 0), S(q, 1));
+    const double m1 = std::max({m0, S(q, 2), S(q, 3)});
+    const double alpha = rounded(std::exp(m0 - m1), round_to);
+    double l0 = 0, l1 = 0;
+    for (std::size_t j = 0; j < 2; ++j) l0 += std::exp(S(q, j) - m0);
+    for (std::size_t j = 2; j < 4; ++j) l1 += std::exp(S(q, j) - m1);
+    l0 = rounded(l0, round_to);
+    t.l_right(r, 0) = alpha * l0 + l1;
+    t.l_wrong(r, 0) = l0 + l1;
+    for (std::size_t k = 0; k < V.n_cols; ++k) {
+      double o0 = 0, o1 = 0;
+      for (std::size_t j = 0; j < 2; ++j) o0 += std::exp(S(q, j) - m0) * V(j, k);
+      for (std::size_t j = 2; j < 4; ++j) o1 += std::exp(S(q, j) - m1) * V(j, k);
+      o0 = rounded(o0, round_to);
+      t.acc_right(r, k) = alpha * o0 + o1;
+      t.acc_wrong(r, k) = o0 + o1;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("no_rescale: flash-tiles' ℓ and O at key block 1 added to ℓ_old and O_old unrescaled") {
+  const Marked probe("flash-tiles", cell_answer("head0.tile1_1.l", 0, 0, 0.0));
+  const TileBlock t = tile1_1(probe.step("head0.masked"), probe.step("head0.V"));
+  // Key block 1 raises the max: the two ways differ well beyond rounding.
+  REQUIRE(arma::abs(t.l_wrong - t.l_right).max() > 0.05);
+  CHECK(arma::approx_equal(t.l_right, probe.step("head0.tile1_1.l"), "absdiff", 1e-9));
+  CHECK(arma::approx_equal(t.acc_right, probe.step("head0.tile1_1.acc"), "absdiff", 1e-9));
+  const Marked l("flash-tiles", matrix_answers("head0.tile1_1.l", t.l_wrong));
+  for (const AnswerVerdict& a : l.report.answers)
+    if (a.verdict == Verdict::wrong) CHECK(label_of(a) == "no_rescale");
+  CHECK(names(l, "no_rescale"));
+  const Marked acc("flash-tiles", matrix_answers("head0.tile1_1.acc", t.acc_wrong));
+  CHECK(names(acc, "no_rescale"));
+  // The right values, and the right ones from ℓ_0, O_0 and α rounded to 3 decimals.
+  for (const TileBlock& honest : {t, tile1_1(probe.step("head0.masked"), probe.step("head0.V"), 3)}) {
+    const Marked right("flash-tiles", matrix_answers("head0.tile1_1.l", honest.l_right, 2) +
+                                          matrix_answers("head0.tile1_1.acc", honest.acc_right, 2));
+    CHECK(all_right(right));
+    CHECK_FALSE(names(right, "no_rescale"));
+  }
+  // Key block 0 has no old values: nothing to rescale, so nothing to name.
+  const Marked first("flash-tiles", matrix_answers("head0.tile1_0.l", probe.step("head0.tile1_0.l")));
+  CHECK(all_right(first));
+}
+
+TEST_CASE("wrong_kv_head: gqa-kv-heads' head 1 slices K/V head 1 mod 2 = 1, not ⌊1 / 2⌋ = 0") {
+  const Marked probe("gqa-kv-heads", cell_answer("head1.K", 0, 0, 0.0));
+  const arma::mat &K = probe.step("K"), &V = probe.step("V");
+  const std::size_t d_k = probe.step("head1.K").n_cols, d_v = probe.step("head1.V").n_cols;
+  // Query head h of 4 reads K/V head h / 2; taken in turn it would read h mod 2.
+  for (const int h : {1, 2}) {
+    arma::mat wrong_K(K.n_rows, d_k), wrong_V(V.n_rows, d_v);
+    const std::size_t taken = static_cast<std::size_t>(h) % 2;
+    for (std::size_t r = 0; r < K.n_rows; ++r) {
+      for (std::size_t c = 0; c < d_k; ++c) wrong_K(r, c) = K(r, taken * d_k + c);
+      for (std::size_t c = 0; c < d_v; ++c) wrong_V(r, c) = V(r, taken * d_v + c);
+    }
+    const std::string k_id = fmt::format("head{}.K", h), v_id = fmt::format("head{}.V", h);
+    REQUIRE(arma::abs(wrong_K - probe.step(k_id.c_str())).max() > 0.05);
+    const Marked m("gqa-kv-heads", matrix_answers(k_id.c_str(), wrong_K) +
+                                       matrix_answers(v_id.c_str(), wrong_V));
+    for (const AnswerVerdict& a : m.report.answers)
+      if (a.verdict == Verdict::wrong) CHECK(label_of(a) == "wrong_kv_head");
+    CHECK(names(m, "wrong_kv_head"));
+    const Marked right("gqa-kv-heads", matrix_answers(k_id.c_str(), probe.step(k_id.c_str()), 2));
+    CHECK(all_right(right));
+    CHECK_FALSE(names(right, "wrong_kv_head"));
+  }
+}
+
+TEST_CASE("phi_not_applied: linear-attention's kv computed as Kᵀ·V, not φ(K)ᵀ·V") {
+  const Marked probe("linear-attention", cell_answer("head0.kv", 0, 0, 0.0));
+  const arma::mat &K = probe.step("head0.K"), &V = probe.step("head0.V");
+  arma::mat wrong(K.n_cols, V.n_cols, arma::fill::zeros), right(K.n_cols, V.n_cols, arma::fill::zeros);
+  for (std::size_t p = 0; p < K.n_cols; ++p)
+    for (std::size_t q = 0; q < V.n_cols; ++q)
+      for (std::size_t t = 0; t < K.n_rows; ++t) {
+        const double k = K(t, p), phi = k > 0 ? k + 1 : std::exp(k);
+        wrong(p, q) += k * V(t, q);
+        right(p, q) += rounded(phi, 3) * V(t, q);  // φ(K) rounded to 3 decimals: honest
+      }
+  REQUIRE(arma::abs(wrong - probe.step("head0.kv")).max() > 0.05);
+  const Marked m("linear-attention", matrix_answers("head0.kv", wrong));
+  for (const AnswerVerdict& a : m.report.answers)
+    if (a.verdict == Verdict::wrong) CHECK(label_of(a) == "phi_not_applied");
+  CHECK(names(m, "phi_not_applied"));
+  for (const arma::mat& honest : {probe.step("head0.kv"), right}) {
+    const Marked r("linear-attention", matrix_answers("head0.kv", honest, 2));
+    CHECK(all_right(r));
+    CHECK_FALSE(names(r, "phi_not_applied"));
+  }
 }
 
 }  // namespace attn
