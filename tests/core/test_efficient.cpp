@@ -20,23 +20,6 @@ namespace attn {
 
 namespace {
 
-// The host composition under another name: what a CUDA backend looks like to
-// the pipeline, which computes the tiles and linear attention itself.
-class OtherBackend final : public Backend {
- public:
-  std::string_view name() const override { return "other"; }
-  arma::mat matmul(const arma::mat& A, const arma::mat& B) override {
-    return f64_arithmetic().matmul(A, B);
-  }
-  std::vector<HeadAttention> attend(const AttentionInput& in) override {
-    return attend_steps(in, f64_arithmetic());
-  }
-  std::unique_ptr<ForwardPlan> plan_forward(const ForwardShape&, const arma::mat&,
-                                            const arma::mat&) override {
-    throw BackendUnavailable("no forward plan");
-  }
-};
-
 Trace trace_of(const Lesson& lesson) {
   testing::HostBackend cpu;
   return run_pipeline(lesson, cpu);
@@ -48,7 +31,7 @@ TEST_CASE(
     "efficient: another backend's trace lists the tile and linear steps it computed on the host") {
   for (const char* id : {"flash-tiles", "linear-attention"}) {
     const Lesson lesson = find_lesson(id);
-    OtherBackend other;
+    testing::HostBackend other("other");  // what a CUDA backend looks like
     const Trace theirs = run_pipeline(lesson, other);
     const Trace ours = trace_of(lesson);
     CHECK(ours.host_steps.empty());

@@ -18,7 +18,10 @@ class HostBackend final : public Backend {
  public:
   // "cpu": the pipeline emulates a narrower format (--dtype) only on the
   // backend of that name, and this is the CPU's composition of the steps.
-  std::string_view name() const override { return "cpu"; }
+  // Another name makes it what a CUDA backend looks like to the pipeline,
+  // which then lists the steps it computes itself in Trace::host_steps.
+  explicit HostBackend(std::string_view name = "cpu") : name_(name) {}
+  std::string_view name() const override { return name_; }
 
   // A:(n,k) B:(k,p) -> (n,p)
   arma::mat matmul(const arma::mat& A, const arma::mat& B) override {
@@ -34,6 +37,9 @@ class HostBackend final : public Backend {
                                             const arma::mat&) override {
     throw BackendUnavailable("the core tests' host backend has no forward plan");
   }
+
+ private:
+  std::string_view name_;
 };
 
 }  // namespace attn::testing
