@@ -102,17 +102,18 @@ def main():
     args = nb.common_arguments(__doc__)
     if args.self_test:
         return nb.self_test(torch_oracle, "PyTorch", args.binary, args)
-    tally = nb.Tally("PyTorch")
+    tallies = (nb.Tally("PyTorch forward"), nb.Tally("PyTorch gradients"))
     with tempfile.TemporaryDirectory() as tmp:
         lessons = nb.lesson_files(args, tmp)
         print(nb.summary(lessons))
         for path, lesson in lessons:
             try:
-                nb.check_lesson(torch_oracle, tally, path, lesson, args.binary)
+                nb.check_lesson(torch_oracle, tallies, path, lesson, args.binary)
             except RuntimeError as error:
-                tally.problems.append(str(error))
-    tally.report()
-    return 0 if not tally.problems else 1
+                tallies[0].problems.append(str(error))
+    for tally in tallies:
+        tally.report()
+    return 0 if not any(t.problems for t in tallies) else 1
 
 
 if __name__ == "__main__":
