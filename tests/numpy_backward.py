@@ -869,15 +869,12 @@ def coverage(lessons):
 
 
 def summary(lessons):
-    embedded = [lesson for path, lesson in lessons if path.stem == lesson_key(lesson, path)]
-    random_ones = [(p, lesson) for p, lesson in lessons if p.stem != lesson_key(lesson, p)]
+    """One line: the embedded lessons and what the random ones cover."""
+    drawn = [(p, lesson) for p, lesson in lessons if p.stem.startswith("random-")]
+    embedded = [lesson for p, lesson in lessons if not p.stem.startswith("random-")]
     return (f"embedded lessons: {len(embedded)} (f64 softmax), "
             f"{sum('backward' in lesson for lesson in embedded)} with [backward]; "
-            f"random lessons: {len(random_ones)}: {coverage(random_ones)}")
-
-
-def lesson_key(lesson, path):
-    return path.stem if not path.stem.startswith("random-") else None
+            f"random lessons: {len(drawn)}: {coverage(drawn)}")
 
 
 def common_arguments(doc):

@@ -24,7 +24,6 @@ see each caught. Exit 77 (skipped) without torch.
 Usage: torch_backward.py [BINARY] [--random N] [--seed S] [--lessons DIR]
                          [--no-backward] [--self-test]
 """
-import pathlib
 import sys
 import tempfile
 
