@@ -17,34 +17,49 @@
 #include "core/lesson.hpp"
 #include "core/pipeline.hpp"
 #include "teach/answers.hpp"
+#include "teach/exercise.hpp"
 #include "teach/verify.hpp"
 
 namespace attn {
 
 namespace {
 
+using Mat = arma::mat;
+
+// `key = [[...], ...]` of a rows × cols matrix on the grid of 0.1 in [-1, 1],
+// drawn from `rng`.
+std::string drawn(const char* key, SplitMix64& rng, std::size_t rows, std::size_t cols) {
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::vector<std::string> row;
+    for (std::size_t c = 0; c < cols; ++c) row.push_back(fmt::format("{:.1f}", rng.between(-10, 10) / 10.0));
+    out.push_back(fmt::format("[{}]", fmt::join(row, ", ")));
+  }
+  return fmt::format("{} = [{}]\n", key, fmt::join(out, ", "));
+}
+
 // Self-attention with every matrix square (3 tokens, d_model = d_k = 3), so
-// that each transposed product exists, and a dense upstream gradient.
-std::string class_lesson(bool causal) {
-  return fmt::format(R"(
-[model]
-heads = 1
-d_k = 3
-causal = {}
-[input]
-tokens = ["a", "b", "c"]
-X = [[0.6, -0.2, 0.9], [-0.4, 0.8, 0.3], [0.7, 0.5, -0.6]]
+// that each transposed product exists, and a dense upstream gradient: the
+// class's own numbers (seed 0), or drawn from `seed`.
+std::string class_lesson(bool causal, std::uint64_t seed = 0) {
+  std::string head = fmt::format(
+      "[model]\nheads = 1\nd_k = 3\ncausal = {}\n[input]\ntokens = [\"a\", \"b\", \"c\"]\n",
+      causal);
+  if (seed != 0) {
+    SplitMix64 rng(seed);
+    return head + drawn("X", rng, 3, 3) + "[weights]\n" + drawn("W_Q", rng, 3, 3) +
+           drawn("W_K", rng, 3, 3) + drawn("W_V", rng, 3, 3) + "[backward]\n" +
+           drawn("upstream", rng, 3, 3);
+  }
+  return head + R"(X = [[0.6, -0.2, 0.9], [-0.4, 0.8, 0.3], [0.7, 0.5, -0.6]]
 [weights]
 W_Q = [[0.8, -0.5, 0.3], [0.2, 0.9, -0.7], [-0.6, 0.4, 0.5]]
 W_K = [[0.5, 0.7, -0.4], [-0.8, 0.3, 0.6], [0.4, -0.9, 0.2]]
 W_V = [[0.9, -0.3, 0.4], [0.1, 0.6, -0.8], [-0.5, 0.2, 0.7]]
 [backward]
 upstream = [[0.9, -0.6, 0.3], [-0.4, 0.8, 0.5], [0.6, 0.2, -0.9]]
-)",
-                     causal);
+)";
 }
-
-using Mat = arma::mat;
 
 // Plain loops, so that nothing here is the tool's arithmetic.
 Mat times(const Mat& A, const Mat& B) {
@@ -72,55 +87,64 @@ Mat kept(const Mat& M, int decimals) {
   return R;
 }
 
-enum class Habit {
-  right,
-  rounded,         // every value written to 2 decimals, each worked from the written ones
-  rounded_inputs,  // 3 decimals, the forward values it reads kept to 5 (as sheets ask)
-  diagonal,       // dS from the Jacobian's diagonal only: A(1 − A)·dA
-  no_row_dot,     // A ⊙ dA
-  unscaled,       // grad.scores = grad.scaled
-  scaled_twice,   // grad.scores = grad.scaled / s²
-  q_transposed,   // dQ = dSᵀ·K
-  k_untransposed, // dK = dS·Q
-  w_untransposed, // dW = X·dY
-  one_consumer,   // dX = dQ·W_Qᵀ only
-  diagonal_and_unscaled,  // two mistakes, the second on the first's wrong numbers
+// The mistakes of the way back a student makes (each at one step), and the
+// label verify should give it.
+enum Mistake : unsigned {
+  diagonal = 1,         // grad.head0.masked = A(1 − A)·dA: the Jacobian's diagonal only
+  no_row_dot = 2,       // grad.head0.masked = A ⊙ dA
+  unscaled = 4,         // grad.head0.scores = grad.scaled
+  scaled_twice = 8,     // grad.head0.scores = grad.scaled / s²
+  q_transposed = 16,    // dQ = dSᵀ·K
+  k_untransposed = 32,  // dK = dS·Q
+  w_untransposed = 64,  // dW = X·dY
+  one_consumer = 128,   // dX = dQ·W_Qᵀ only
 };
 
-struct Student {
-  Habit habit;
-  std::vector<std::string> wrong_steps;  // where the habit's mistakes are made
-  std::vector<std::string> labels;       // the label expected at each of them
+struct MistakeAt {
+  Mistake mistake;
+  std::vector<std::string> steps;
+  const char* label;
 };
 
-const std::vector<Student>& the_class() {
-  static const std::vector<Student> students = {
-      {Habit::right, {}, {}},
-      {Habit::rounded, {}, {}},
-      {Habit::rounded_inputs, {}, {}},
-      {Habit::diagonal, {"grad.head0.masked"}, {"softmax_grad_diagonal"}},
-      {Habit::no_row_dot, {"grad.head0.masked"}, {"softmax_grad_no_row_dot"}},
-      {Habit::unscaled, {"grad.head0.scores"}, {"grad_unscaled"}},
-      {Habit::scaled_twice, {"grad.head0.scores"}, {"grad_scaled_twice"}},
-      {Habit::q_transposed, {"grad.head0.Q"}, {"grad_q_transposed"}},
-      {Habit::k_untransposed, {"grad.head0.K"}, {"grad_k_not_transposed"}},
-      {Habit::w_untransposed, {"grad.W_Q", "grad.W_K", "grad.W_V"},
-       {"grad_not_transposed_w", "grad_not_transposed_w", "grad_not_transposed_w"}},
-      {Habit::one_consumer, {"grad.X"}, {"grad_one_consumer"}},
-      {Habit::diagonal_and_unscaled, {"grad.head0.masked", "grad.head0.scores"},
-       {"softmax_grad_diagonal", "grad_unscaled"}},
+const std::vector<MistakeAt>& mistakes_at() {
+  static const std::vector<MistakeAt> table = {
+      {diagonal, {"grad.head0.masked"}, "softmax_grad_diagonal"},
+      {no_row_dot, {"grad.head0.masked"}, "softmax_grad_no_row_dot"},
+      {unscaled, {"grad.head0.scores"}, "grad_unscaled"},
+      {scaled_twice, {"grad.head0.scores"}, "grad_scaled_twice"},
+      {q_transposed, {"grad.head0.Q"}, "grad_q_transposed"},
+      {k_untransposed, {"grad.head0.K"}, "grad_k_not_transposed"},
+      {w_untransposed, {"grad.W_Q", "grad.W_K", "grad.W_V"}, "grad_not_transposed_w"},
+      {one_consumer, {"grad.X"}, "grad_one_consumer"},
   };
+  return table;
+}
+
+// A student: the mistakes they make, the decimals they write (and reuse:
+// each step worked from their written numbers), and the decimals they keep of
+// the forward values they read (0: all).
+struct Habit {
+  unsigned mistakes = 0;
+  int decimals = 4;
+  int forward_decimals = 0;
+};
+
+std::vector<Habit> the_class() {
+  std::vector<Habit> students = {{0, 4, 0}, {0, 2, 0}, {0, 3, 5}};  // right, rounded twice
+  for (const MistakeAt& m : mistakes_at()) students.push_back({m.mistake, 4, 0});
+  students.push_back({diagonal | unscaled, 4, 0});  // the second on the first's wrong numbers
+  students.push_back({no_row_dot | k_untransposed, 3, 5});
   return students;
 }
 
 // The gradient steps a student answers, in the order worked, and their values.
-std::map<std::string, Mat> worked(const Trace& truth, const Mat& upstream, Habit habit) {
-  const int d = habit == Habit::rounded ? 2 : habit == Habit::rounded_inputs ? 3 : 0;
-  const auto in = [&](const char* id) {
-    return kept(truth.at(id).value, habit == Habit::rounded_inputs ? 5 : 0);
-  };
+std::map<std::string, Mat> worked(const Trace& truth, const Habit& habit) {
+  const auto makes = [&](Mistake m) { return (habit.mistakes & m) != 0; };
+  const int d = habit.decimals;
+  const auto in = [&](const char* id) { return kept(truth.at(id).value, habit.forward_decimals); };
   const Mat A = in("head0.weights"), Q = in("head0.Q"), K = in("head0.K"), V = in("head0.V"),
-            X = in("X"), W_Q = in("W_Q"), W_K = in("W_K"), W_V = in("W_V");
+            X = in("X"), W_Q = in("W_Q"), W_K = in("W_K"), W_V = in("W_V"),
+            upstream = truth.at("grad.concat").value;
   const double s = std::sqrt(3.0);
   std::map<std::string, Mat> out;
   const Mat dA = out["grad.head0.weights"] = kept(times(upstream, transpose(V)), d);
@@ -130,30 +154,27 @@ std::map<std::string, Mat> worked(const Trace& truth, const Mat& upstream, Habit
   D = out["grad.head0.row_dot"] = kept(D, d);
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = 0; j < 3; ++j) {
-      const bool diagonal = habit == Habit::diagonal || habit == Habit::diagonal_and_unscaled;
-      dM(i, j) = diagonal                       ? A(i, j) * (1 - A(i, j)) * dA(i, j)
-                 : habit == Habit::no_row_dot ? A(i, j) * dA(i, j)
-                                              : A(i, j) * (dA(i, j) - D(i, 0));
+      dM(i, j) = makes(diagonal)     ? A(i, j) * (1 - A(i, j)) * dA(i, j)
+                 : makes(no_row_dot) ? A(i, j) * dA(i, j)
+                                     : A(i, j) * (dA(i, j) - D(i, 0));
       if (truth.mask(i, j) != 0u) dM(i, j) = 0;  // A = 0 there: the learner writes 0
     }
   dM = out["grad.head0.masked"] = kept(dM, d);
-  const double by = habit == Habit::unscaled || habit == Habit::diagonal_and_unscaled ? 1
-                    : habit == Habit::scaled_twice                                      ? s * s
-                                                                                        : s;
+  const double by = makes(unscaled) ? 1 : makes(scaled_twice) ? s * s : s;
   const Mat dS = out["grad.head0.scores"] = kept(dM / by, d);
   const Mat dQ = out["grad.head0.Q"] =
-      kept(habit == Habit::q_transposed ? times(transpose(dS), K) : times(dS, K), d);
+      kept(makes(q_transposed) ? times(transpose(dS), K) : times(dS, K), d);
   const Mat dK = out["grad.head0.K"] =
-      kept(habit == Habit::k_untransposed ? times(dS, Q) : times(transpose(dS), Q), d);
+      kept(makes(k_untransposed) ? times(dS, Q) : times(transpose(dS), Q), d);
   const Mat dV = out["grad.head0.V"] = kept(times(transpose(A), upstream), d);
   const auto dW = [&](const Mat& dY) {
-    return kept(habit == Habit::w_untransposed ? times(X, dY) : times(transpose(X), dY), d);
+    return kept(makes(w_untransposed) ? times(X, dY) : times(transpose(X), dY), d);
   };
   out["grad.W_Q"] = dW(dQ);
   out["grad.W_K"] = dW(dK);
   out["grad.W_V"] = dW(dV);
   Mat dX = times(dQ, transpose(W_Q));
-  if (habit != Habit::one_consumer) dX += times(dK, transpose(W_K)) + times(dV, transpose(W_V));
+  if (!makes(one_consumer)) dX += times(dK, transpose(W_K)) + times(dV, transpose(W_V));
   out["grad.X"] = kept(dX, d);
   return out;
 }
@@ -182,50 +203,70 @@ bool accepted(Verdict v) {
   return v == Verdict::ok || v == Verdict::carried || v == Verdict::rounded;
 }
 
+// What verify made of a class: the label named at each mistake, the verdicts
+// of the answers without one, and the mistakes too small to show.
+struct Tally {
+  std::map<std::string, int> named, verdicts;
+  int unseen = 0;  // a mistake whose values differ from the right ones by less than 0.002
+};
+
+// The mistake of `habit` made at `step`, if any.
+const MistakeAt* mistake_at(const Habit& habit, const std::string& step) {
+  for (const MistakeAt& m : mistakes_at())
+    if ((habit.mistakes & m.mistake) &&
+        std::find(m.steps.begin(), m.steps.end(), step) != m.steps.end())
+      return &m;
+  return nullptr;
+}
+
+void mark_class(const Lesson& lesson, Tally& tally) {
+  const std::unique_ptr<Backend> cpu = make_backend("cpu");
+  const Trace truth = run_pipeline(lesson, *cpu);
+  // The right way, by plain loops, is the tool's.
+  for (const auto& [id, M] : worked(truth, Habit{0, 0, 0}))
+    CHECK_MESSAGE(arma::approx_equal(M, truth.at(id).value, "absdiff", 1e-12), id);
+  for (const Habit& habit : the_class()) {
+    const std::map<std::string, Mat> steps = worked(truth, habit);
+    const VerifyReport report = verify_answers(
+        lesson, *cpu, parse_answers(answers_of(steps, habit.decimals), "student.toml", truth));
+    for (const AnswerVerdict& a : report.answers) {
+      const std::string& step = a.answer.step;
+      const MistakeAt* m = mistake_at(habit, step);
+      INFO("mistakes ", habit.mistakes, ", decimals ", habit.decimals, ", step ", step, ": ",
+           verdict_name(a.verdict), " ", label_of(a));
+      // The same student without this mistake: right on their own numbers.
+      const Habit without{m ? habit.mistakes & ~m->mistake : 0, habit.decimals,
+                          habit.forward_decimals};
+      const double off = m ? arma::abs(steps.at(step) - worked(truth, without).at(step)).max() : 0;
+      if (!m || off < 0.002) {
+        // No right value marked wrong. Two decimals cannot show a gradient
+        // of 0.03 to two significant digits: such an answer is imprecise
+        // (asked again with more digits), never wrong.
+        CHECK((accepted(a.verdict) || (habit.decimals < 4 && a.verdict == Verdict::imprecise)));
+        ++tally.verdicts[std::string(verdict_name(a.verdict))];
+        tally.unseen += m != nullptr;
+        continue;
+      }
+      CHECK(a.verdict == Verdict::wrong);  // no wrong value marked ok
+      CHECK(label_of(a) == m->label);
+      tally.named[label_of(a)] += label_of(a) == m->label;
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("backward pass by hand: a simulated class, each habit marked as it is") {
-  for (const bool causal : {false, true}) {
-    const Lesson lesson = parse_lesson(class_lesson(causal), "class.toml");
-    const std::unique_ptr<Backend> cpu = make_backend("cpu");
-    const Trace truth = run_pipeline(lesson, *cpu);
-    const Mat upstream = truth.at("grad.concat").value;
-    // The right way, by plain loops, is the tool's.
-    for (const auto& [id, M] : worked(truth, upstream, Habit::right))
-      CHECK_MESSAGE(arma::approx_equal(M, truth.at(id).value, "absdiff", 1e-12), id);
-    std::map<std::string, int> named;
-    std::map<std::string_view, int> verdicts;  // of the answers without a mistake
-    for (const Student& student : the_class()) {
-      const int decimals = student.habit == Habit::rounded          ? 2
-                           : student.habit == Habit::rounded_inputs ? 3
-                                                                    : 4;
-      const std::map<std::string, Mat> steps = worked(truth, upstream, student.habit);
-      const VerifyReport report = verify_answers(
-          lesson, *cpu, parse_answers(answers_of(steps, decimals), "student.toml", truth));
-      for (const AnswerVerdict& a : report.answers) {
-        const std::string& step = a.answer.step;
-        const auto at = std::find(student.wrong_steps.begin(), student.wrong_steps.end(), step);
-        INFO("causal ", causal, ", habit ", static_cast<int>(student.habit), ", step ", step,
-             ": ", verdict_name(a.verdict), " ", label_of(a));
-        if (at == student.wrong_steps.end()) {
-          // No right value marked wrong. Two decimals cannot show a gradient
-          // of 0.03 to two significant digits: such an answer is imprecise
-          // (asked again with more digits), never wrong.
-          const bool rounds =
-              student.habit == Habit::rounded || student.habit == Habit::rounded_inputs;
-          CHECK((accepted(a.verdict) || (rounds && a.verdict == Verdict::imprecise)));
-          ++verdicts[verdict_name(a.verdict)];
-          continue;
-        }
-        CHECK(a.verdict == Verdict::wrong);  // no wrong value marked ok
-        const std::string expected = student.labels[at - student.wrong_steps.begin()];
-        CHECK(label_of(a) == expected);
-        named[label_of(a)] += label_of(a) == expected;
-      }
-    }
-    for (const auto& [label, count] : named) MESSAGE(causal, " ", label, ": ", count);
-    for (const auto& [verdict, count] : verdicts) MESSAGE(causal, " ", verdict, ": ", count);
-  }
+  // 15 students on the class's lesson and on 5 drawn ones, with and without
+  // a causal mask.
+  Tally tally;
+  for (const bool causal : {false, true})
+    for (std::uint64_t seed = 0; seed <= 5; ++seed)
+      mark_class(parse_lesson(class_lesson(causal, seed), "class.toml"), tally);
+  for (const auto& [label, count] : tally.named) MESSAGE(label, ": named ", count, " times");
+  for (const auto& [verdict, count] : tally.verdicts) MESSAGE(verdict, ": ", count);
+  MESSAGE("mistakes too small to see: ", tally.unseen);
+  for (const MistakeAt& m : mistakes_at()) CHECK(tally.named[m.label] >= 10);
 }
 
 }  // namespace attn
