@@ -550,10 +550,12 @@ std::string exercise_lesson_toml(const ExerciseSpec& spec, const Student& studen
   }
   out += "\n[weights]\n" + toml_matrix("W_Q", draw.W_Q, spec.decimals) +
          toml_matrix("W_K", draw.W_K, spec.decimals) + toml_matrix("W_V", draw.W_V, spec.decimals);
-  if (spec.backward == "upstream")
-    out += "\n[backward]\n" + toml_matrix("upstream", draw.upstream, spec.decimals);
-  else if (spec.backward == "half_sq")
-    out += "\n[backward]\nloss = \"half_sq\"\n" + toml_matrix("target", draw.upstream, spec.decimals);
+  // The Jacobian of the last query's row: every key is open there under a causal mask.
+  if (!spec.backward.empty())
+    out += fmt::format("\n[backward]\njacobian_row = {}\n", spec.tokens - 1) +
+           (spec.backward == "upstream"
+                ? toml_matrix("upstream", draw.upstream, spec.decimals)
+                : "loss = \"half_sq\"\n" + toml_matrix("target", draw.upstream, spec.decimals));
   // What verify and mark need: the steps asked, the answers' decimals, whose variant.
   out += fmt::format(
       "\n[exercise]\nask = {}\nanswer_decimals = {}\nstudent = {}\nvariant = \"{:016x}\"\n",
