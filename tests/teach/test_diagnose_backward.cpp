@@ -333,4 +333,30 @@ TEST_CASE("backward pass by hand: carried through the row dot and the Jacobian, 
   CHECK(label_of(k.answers.at(0)) == "grad_unscaled");
 }
 
+TEST_CASE("backward pass by hand: dA rounded to 2 decimals, D and dS worked from it, carried") {
+  const Lesson lesson = parse_lesson(class_lesson(true), "class.toml");
+  const std::unique_ptr<Backend> cpu = make_backend("cpu");
+  const Trace truth = run_pipeline(lesson, *cpu);
+  const Mat& dA = truth.at("grad.head0.weights").value;
+  // dA rounded to 2 decimals, D and dS worked from those and written to 4:
+  // carried (the vjp terms' intervals carry dA's ± 0.005 to dS), never wrong.
+  const Mat dA2 = kept(dA, 2), &W = truth.at("head0.weights").value;
+  Mat D2(3, 1, arma::fill::zeros), dS2(3, 3);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t k = 0; k < 3; ++k) D2(i, 0) += dA2(i, k) * W(i, k);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j)
+      dS2(i, j) = W(i, j) * (dA2(i, j) - D2(i, 0)) / std::sqrt(3.0);
+  const VerifyReport two = verify_answers(
+      lesson, *cpu,
+      parse_answers(answers_of({{"grad.head0.weights", dA2}}, 2) +
+                        answers_of({{"grad.head0.row_dot", D2}, {"grad.head0.scores", dS2}}, 4),
+                    "two.toml", truth));
+  for (const AnswerVerdict& a : two.answers) {
+    INFO(a.answer.step, ": ", verdict_name(a.verdict));
+    CHECK(a.verdict != Verdict::wrong);
+    if (a.answer.step != "grad.head0.weights") CHECK(a.verdict == Verdict::carried);
+  }
+}
+
 }  // namespace attn
