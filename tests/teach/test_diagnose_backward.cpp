@@ -229,6 +229,14 @@ void mark_class(const Lesson& lesson, Tally& tally) {
     const std::map<std::string, Mat> steps = worked(truth, habit);
     const VerifyReport report = verify_answers(
         lesson, *cpu, parse_answers(answers_of(steps, habit.decimals), "student.toml", truth));
+    // The first wrong cell is in the earliest step answered wrong (trace order).
+    std::size_t first = truth.steps.size();
+    for (const AnswerVerdict& a : report.answers)
+      if (a.verdict == Verdict::wrong)
+        for (std::size_t k = 0; k < first; ++k)
+          if (truth.steps[k].id == a.answer.step) first = k;
+    CHECK(report.first_wrong.has_value() == (first < truth.steps.size()));
+    if (report.first_wrong) CHECK(report.first_wrong->step == truth.steps[first].id);
     for (const AnswerVerdict& a : report.answers) {
       const std::string& step = a.answer.step;
       const MistakeAt* m = mistake_at(habit, step);
