@@ -108,6 +108,40 @@ def test_verify(tmp):
     check(code == 1 and labels == {"grad_unscaled"}, f"grad_unscaled named: {labels}")
 
 
+def fill(answers_path, steps, asked, written_as=None):
+    """The blank template filled with run's values to 3 decimals; written_as
+    maps an asked step to the step whose values the student wrote for it."""
+    text = ex.read(answers_path)
+    for step in asked:
+        rows = steps[(written_as or {}).get(step, step)]["data"]
+        block = re.search(r'step = "%s"\nvalues = \[\n(.*?)\n\]' % re.escape(step), text, re.S)
+        lines = block.group(1).split("\n")
+        filled = [lines[0]] + ["  [" + ", ".join(f'"{v:.3f}"' for v in row) + "]," for row in rows]
+        text = text[:block.start(1)] + "\n".join(filled) + text[block.end(1):]
+    with open(answers_path, "w") as f:
+        f.write(text)
+
+
+def test_mark(tmp):
+    """`mark` on a backprop class: the right student full marks, the one who
+    left out the scale on the way back loses grad.scores, named grad_unscaled."""
+    out = os.path.join(tmp, "m")
+    ex.generate(out, *CONFIGS[0])
+    asked = ["grad.head0.weights", "grad.head0.masked", "grad.head0.scores"]
+    for student, written_as in (("student-01", None),
+                                ("student-02", {"grad.head0.scores": "grad.head0.masked"})):
+        folder = os.path.join(out, student)
+        result = run("run", os.path.join(folder, "lesson.toml"), "--format", "json")
+        steps = {s["id"]: s for s in json.loads(result.stdout)["steps"]}
+        fill(os.path.join(folder, "answers.toml"), steps, asked, written_as)
+    result = run("mark", out)
+    check(result.returncode == 0, f"mark: {result.stderr}")
+    rows = ex.read(os.path.join(out, "marks.csv")).lstrip("\ufeff").splitlines()
+    check(rows[1].split(",")[5:10] == ["1", "1", "1", "3", "3"], f"student 1 full marks: {rows[1]}")
+    check(",0,2,3," in rows[2] and rows[2].endswith("grad_unscaled,,"),
+          f"student 2 loses grad.scores to grad_unscaled: {rows[2]}")
+
+
 def test_refusals(tmp):
     result = run("exercise", "--seed", "1", "--backward", "sideways", "--out",
                  os.path.join(tmp, "r"))
@@ -123,6 +157,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_lesson_and_key(tmp)
         test_verify(tmp)
+        test_mark(tmp)
         test_refusals(tmp)
     print(f"{len(failures)} failure(s)" if failures else "all backward exercise checks passed")
     return 1 if failures else 0
