@@ -6,7 +6,8 @@ Usage: test_exercise_backward.py ATTN_TRACE
 A backprop sheet (--ask grad.scores ..., --backward upstream|half_sq): the
 lesson has its [backward] table, every number of the key equals `run`'s, the
 key's answers verify all ok, a perturbed cell is the one wrong, a scale left
-out on the way back is named grad_unscaled, and the files are reproducible.
+out on the way back is named grad_unscaled (by verify and by mark), and the
+files are reproducible.
 """
 import json
 import os
