@@ -141,7 +141,8 @@ bool copies_a_gradient(const Step& step) {
 
 // grad.head{h}.scaled: with nothing masked, grad.head{h}.masked once more.
 bool gradient_of_scaled(const Trace& trace, const Step& step) {
-  return step.step_id.is_gradient() && trace.at(step.step_id.forward().str()).kind == StepKind::scaled;
+  return step.step_id.is_gradient() &&
+         trace.at(step.step_id.forward().str()).kind == StepKind::scaled;
 }
 
 // The step `name` means (an id, or a head-0 step's short name: Trace::id_of)

@@ -32,7 +32,8 @@ std::string drawn(const char* key, SplitMix64& rng, std::size_t rows, std::size_
   std::vector<std::string> out;
   for (std::size_t r = 0; r < rows; ++r) {
     std::vector<std::string> row;
-    for (std::size_t c = 0; c < cols; ++c) row.push_back(fmt::format("{:.1f}", rng.between(-10, 10) / 10.0));
+    for (std::size_t c = 0; c < cols; ++c)
+      row.push_back(fmt::format("{:.1f}", rng.between(-10, 10) / 10.0));
     out.push_back(fmt::format("[{}]", fmt::join(row, ", ")));
   }
   return fmt::format("{} = [{}]\n", key, fmt::join(out, ", "));
