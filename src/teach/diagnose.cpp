@@ -782,10 +782,21 @@ namespace {
 constexpr std::string_view kScaleModel = "√d_k";
 
 // Whether `step` divides by a scale that `decimals` cannot write exactly (√2, not 2).
+// The scale a step divides its first input by: the scaled scores', and on the
+// way back grad.head{h}.scores' (grad.scaled / s, one divide vjp); 1 for any other.
+double divisor_of(const Step& step) {
+  if (step.made.op == Op::divide) return step.made.divisor;
+  const std::vector<Vjp>& vjps = step.made.vjps;
+  if (step.made.op == Op::backward && vjps.size() == 1 && vjps[0].kind == VjpKind::divide)
+    return vjps[0].divisor;
+  return 1.0;
+}
+
 bool divides_by_inexact(const Step& step, int decimals) {
-  if (step.made.op != Op::divide || step.made.divisor == 1.0) return false;
+  const double divisor = divisor_of(step);
+  if (divisor == 1.0) return false;
   const double f = std::pow(10.0, decimals);
-  return std::round(step.made.divisor * f) / f != step.made.divisor;
+  return std::round(divisor * f) / f != divisor;
 }
 
 }  // namespace
@@ -809,7 +820,7 @@ Diagnoser::Mistaken Diagnoser::scale_rounded_trace(const std::string& step, int 
     const Step& s = base_.at(id);
     if (!divides_by_inexact(s, decimals)) continue;
     const double f = std::pow(10.0, decimals);
-    const double divisor = std::round(s.made.divisor * f) / f;
+    const double divisor = std::round(divisor_of(s) * f) / f;
     const Trace so_far = run_pipeline(lesson_, backend_, rounded);
     const Bounds input = trace_bounds(so_far, rounded, given).at(s.made.inputs.at(0));
     const arma::mat value = so_far.at(s.made.inputs.at(0)).value / divisor;

@@ -368,4 +368,19 @@ TEST_CASE("backward pass by hand: dA rounded to 2 decimals, D and dS worked from
   }
 }
 
+TEST_CASE("backward pass by hand: √3 taken as 1.73 on the way back is rounding, not wrong") {
+  const Lesson lesson = parse_lesson(class_lesson(false), "class.toml");
+  const std::unique_ptr<Backend> cpu = make_backend("cpu");
+  const Trace truth = run_pipeline(lesson, *cpu);
+  const Mat dS = truth.at("grad.head0.masked").value / 1.73;
+  REQUIRE(arma::abs(dS - truth.at("grad.head0.scores").value).max() > 2e-4);  // 4 decimals see it
+  const VerifyReport r = verify_answers(
+      lesson, *cpu, parse_answers(answers_of({{"grad.head0.scores", dS}}, 4), "s.toml", truth));
+  const AnswerVerdict& a = r.answers.at(0);
+  CHECK(a.verdict == Verdict::rounded);
+  REQUIRE(a.diagnosis);
+  CHECK(a.diagnosis->label == "rounding");
+  CHECK(a.diagnosis->rounded_step == "√d_k");
+}
+
 }  // namespace attn
