@@ -59,6 +59,7 @@ std::string canonical_command(const ExerciseOptions& o) {
   if (s.memory_tokens > 0) out += fmt::format(" --cross {}", s.memory_tokens);
   if (s.causal) out += " --causal";
   if (s.key_padding) out += " --key-padding";
+  if (!s.backward.empty()) out += fmt::format(" --backward {}", s.backward);
   out += fmt::format(" --decimals {} --answer-decimals {} --ask {} --format {}", s.decimals,
                      s.answer_decimals, fmt::join(s.ask, " "), fmt::join(o.formats, " "));
   if (document_language() == Language::zh) out += " --lang zh";
@@ -286,6 +287,10 @@ void setup_exercise(CLI::App& app, CommandContext& /*context*/) {
   cmd->add_option("--heads", spec.heads, text(N_("Heads (default 1)")))->check(up_to(kMaxExerciseHeads));
   cmd->add_flag("--causal", spec.causal, text(N_("Causal mask: no query sees a later key")));
   cmd->add_flag("--key-padding", spec.key_padding, text(N_("The last key is padding (<pad>)")));
+  cmd->add_option("--backward", spec.backward,
+                  text(N_("A backward pass: upstream (a drawn dL/dC) or half_sq (a drawn target "
+                          "T, L = ½‖C − T‖²); upstream when a grad.* step is asked")))
+      ->check(CLI::IsMember({"upstream", "half_sq"}));
   cmd->add_option("--cross", spec.memory_tokens,
                   text(N_("Cross-attention: keys and values from a memory of this many tokens")))
       ->check(up_to(kMaxExerciseTokens));

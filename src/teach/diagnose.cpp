@@ -126,6 +126,104 @@ std::optional<Bounds> kv_without_phi(const MistakeSite& at) {
                         at.range(at.input(at.step, 1)));
 }
 
+// The backward pass's mistakes (grad.* steps, Op::backward). Each reads the
+// one vjp of a gradient step (or its vjps, for a sum of consumers) and its
+// inputs' ranges; nullopt for any other step.
+
+// The gradient step's only vjp when it is of `kind` and goes back through a
+// step of kind `through` (StepKind::input: any); nullptr otherwise.
+const Vjp* only_vjp(const MistakeSite& at, VjpKind kind, StepKind through = StepKind::input) {
+  const Operation& op = at.step.made;
+  if (op.op != Op::backward || op.vjps.size() != 1 || op.vjps[0].kind != kind) return nullptr;
+  const Step* of = at.base.find(op.vjps[0].of);
+  if (!of || (through != StepKind::input && of->kind != through)) return nullptr;
+  return &op.vjps[0];
+}
+
+// The range of input k of vjp v (its G, its other factor …).
+const Bounds& vjp_range(const MistakeSite& at, const Vjp& v, std::size_t k) {
+  return at.range(at.input(at.step, v.first + k));
+}
+
+bool is_square(const Bounds& B) {
+  return B.lo.n_rows == B.lo.n_cols;
+}
+
+// grad.head{h}.K as dS·Q instead of dSᵀ·Q (dS square: self-attention).
+std::optional<Bounds> grad_k_untransposed(const MistakeSite& at) {
+  const Vjp* v = only_vjp(at, VjpKind::matmul_t_right, StepKind::scores);
+  if (!v || !is_square(vjp_range(at, *v, 0))) return std::nullopt;
+  return product_bounds(vjp_range(at, *v, 0), vjp_range(at, *v, 1));
+}
+
+// grad.head{h}.Q as dSᵀ·K instead of dS·K (dS square).
+std::optional<Bounds> grad_q_transposed(const MistakeSite& at) {
+  const Vjp* v = only_vjp(at, VjpKind::matmul_t_left, StepKind::scores);
+  if (!v || !is_square(vjp_range(at, *v, 0))) return std::nullopt;
+  return product_bounds(transposed_bounds(vjp_range(at, *v, 0)), vjp_range(at, *v, 1));
+}
+
+// grad.W (a given weight of Y = X·W) as X·dY instead of Xᵀ·dY (X square).
+std::optional<Bounds> grad_w_untransposed(const MistakeSite& at) {
+  const Vjp* v = only_vjp(at, VjpKind::matmul_right);
+  if (!v) return std::nullopt;
+  const Step* weight = at.base.find(at.step.step_id.forward().str());
+  if (!weight || weight->made.op != Op::given || !is_square(vjp_range(at, *v, 0)))
+    return std::nullopt;
+  return product_bounds(vjp_range(at, *v, 0), vjp_range(at, *v, 1));
+}
+
+// grad.head{h}.scores = grad.scaled / s with the division left out (power 0)
+// or made twice (power 2); nullopt where s = 1.
+std::optional<Bounds> grad_divided(const MistakeSite& at, int power) {
+  const Vjp* v = only_vjp(at, VjpKind::divide, StepKind::scaled);
+  if (!v || v->divisor == 1.0) return std::nullopt;
+  const Bounds& G = vjp_range(at, *v, 0);
+  const double by = std::pow(v->divisor, power);
+  return Bounds{G.lo / by, G.hi / by};
+}
+
+// [a(1 − a)] for a in [lo, hi]: a(1 − a) rises to ¼ at a = ½, then falls.
+std::pair<double, double> a_one_minus_a(double lo, double hi) {
+  const double at_lo = lo * (1 - lo), at_hi = hi * (1 - hi);
+  const double top = lo <= 0.5 && 0.5 <= hi ? 0.25 : std::max(at_lo, at_hi);
+  return {std::min(at_lo, at_hi), top};
+}
+
+// grad.head{h}.masked from the Jacobian's diagonal only, A(1 − A)·dA
+// (`diagonal`), or without the row dot, A ⊙ dA; a row the masked_row policy
+// set stays 0, as in the right step.
+std::optional<Bounds> softmax_grad_part(const MistakeSite& at, bool diagonal) {
+  const Vjp* v = only_vjp(at, VjpKind::softmax);
+  if (!v) return std::nullopt;
+  const Bounds &G = vjp_range(at, *v, 0), &A = vjp_range(at, *v, 1);
+  const Bounds& right = at.range(at.step);
+  Bounds out = times_bounds(A, G);
+  for (arma::uword r = 0; r < out.lo.n_rows; ++r)
+    for (arma::uword c = 0; c < out.lo.n_cols; ++c) {
+      if (right.lo(r, c) == 0 && right.hi(r, c) == 0 && arma::all(at.base.mask.row(r) != 0u)) {
+        out.lo(r, c) = out.hi(r, c) = 0;
+        continue;
+      }
+      if (!diagonal) continue;
+      const auto [lo, hi] = a_one_minus_a(A.lo(r, c), A.hi(r, c));
+      std::tie(out.lo(r, c), out.hi(r, c)) = interval_times(lo, hi, G.lo(r, c), G.hi(r, c));
+    }
+  return out;
+}
+
+// An input read by several products (X by Q, K and V) given the gradient of
+// the first alone, dQ·W_Qᵀ; nullopt unless every consumer is such a product.
+std::optional<Bounds> first_consumer_only(const MistakeSite& at) {
+  const Operation& op = at.step.made;
+  if (op.op != Op::backward || op.vjps.size() < 2 ||
+      std::any_of(op.vjps.begin(), op.vjps.end(),
+                  [](const Vjp& v) { return v.kind != VjpKind::matmul_left; }))
+    return std::nullopt;
+  const Vjp& v = op.vjps.front();
+  return product_bounds(vjp_range(at, v, 0), transposed_bounds(vjp_range(at, v, 1)));
+}
+
 // The mistakes, in precedence order (diagnose.hpp: how to add one). A method
 // mistake's computation reads the step's inputs from the op graph: the scores
 // are Q_h·K_hᵀ (inputs Q_h, K_h), scaled divides the scores, masked masks the
@@ -374,6 +472,95 @@ const CommonMistake kCommonMistakes[] = {
            return Message(N_("kv was computed as Kᵀ·V instead of φ(K)ᵀ·V: φ was not applied to "
                              "the keys"));
          }},
+    // The backward pass (grad.* steps), in the order the way back meets them.
+    {.label = N_("grad_not_transposed_w"),
+     .why = N_("For Y = X·W each weight W[i,j] meets column i of X, so dW = Xᵀ·dY: the factor on "
+               "the left of the product comes back transposed."),
+     .lesson = "backward-by-hand",
+     .starts_from = StepKind::gradient,
+     .mistaken = grad_w_untransposed,
+     .detail =
+         [](const Lesson&) {
+           return Message(N_("a weight's gradient was computed as X·dY instead of Xᵀ·dY"));
+         }},
+    {.label = N_("softmax_grad_diagonal"),
+     .why = N_("Each weight of a row depends on every score of the row: ∂A_k/∂S_j = A_k(δ_kj − "
+               "A_j), so dS_j = A_j(dA_j − Σ_k dA_k·A_k), not A_j(1 − A_j)·dA_j alone."),
+     .lesson = "backward-by-hand",
+     .starts_from = StepKind::gradient,
+     .mistaken = [](const MistakeSite& at) { return softmax_grad_part(at, true); },
+     .detail =
+         [](const Lesson&) {
+           return Message(N_("only the softmax Jacobian's diagonal was used: A(1 − A)·dA instead "
+                             "of A ⊙ (dA − D) with D = Σ_k dA·A"));
+         }},
+    {.label = N_("softmax_grad_no_row_dot"),
+     .why = N_("The weights of a row sum to 1, so raising one lowers the others: the softmax's "
+               "gradient subtracts the row dot D = Σ_k dA·A, dS = A ⊙ (dA − D)."),
+     .lesson = "backward-by-hand",
+     .starts_from = StepKind::gradient,
+     .mistaken = [](const MistakeSite& at) { return softmax_grad_part(at, false); },
+     .detail =
+         [](const Lesson&) {
+           return Message(N_("the row dot was left out: A ⊙ dA instead of A ⊙ (dA − D) with "
+                             "D = Σ_k dA·A"));
+         }},
+    {.label = N_("grad_unscaled"),
+     .why = N_("The forward pass divided the scores by the scale s, so on the way back each score "
+               "gets grad.scaled / s: a division by s once, as on the way forward."),
+     .lesson = "backward-by-hand",
+     .starts_from = StepKind::gradient,
+     .mistaken = [](const MistakeSite& at) { return grad_divided(at, 0); },
+     .detail =
+         [](const Lesson& lesson) {
+           return Message(N_("the scores' gradient was not divided by {}: grad.scores = "
+                             "grad.scaled"),
+                          {short_number(lesson.scale_divisor())});
+         }},
+    {.label = N_("grad_scaled_twice"),
+     .why = N_("scaled = scores / s has the derivative 1/s, so grad.scores = grad.scaled / s: "
+               "one division, not s²."),
+     .lesson = "backward-by-hand",
+     .starts_from = StepKind::gradient,
+     .mistaken = [](const MistakeSite& at) { return grad_divided(at, 2); },
+     .detail =
+         [](const Lesson& lesson) {
+           const double s = lesson.scale_divisor();
+           return Message(N_("the scores' gradient was divided by {} twice (by {}) instead of "
+                             "once"),
+                          {short_number(s), short_number(s * s)});
+         }},
+    {.label = N_("grad_q_transposed"),
+     .why = N_("For S = Q·Kᵀ, S[i,j] = q_i·k_j: row i of Q meets row i of dS, so dQ = dS·K, with "
+               "no transpose on dS."),
+     .lesson = "backward-by-hand",
+     .starts_from = StepKind::gradient,
+     .mistaken = grad_q_transposed,
+     .detail =
+         [](const Lesson&) {
+           return Message(N_("the queries' gradient was computed as dSᵀ·K instead of dS·K"));
+         }},
+    {.label = N_("grad_k_not_transposed"),
+     .why = N_("For S = Q·Kᵀ, key j meets column j of dS (every query's score for it), so dK = "
+               "dSᵀ·Q: the transpose moves to dS."),
+     .lesson = "backward-by-hand",
+     .starts_from = StepKind::gradient,
+     .mistaken = grad_k_untransposed,
+     .detail =
+         [](const Lesson&) {
+           return Message(N_("the keys' gradient was computed as dS·Q instead of dSᵀ·Q"));
+         }},
+    {.label = N_("grad_one_consumer"),
+     .why = N_("A step read by several others gets a gradient from each: X feeds Q, K and V, so "
+               "dX = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ."),
+     .lesson = "backward-by-hand",
+     .starts_from = StepKind::gradient,
+     .mistaken = first_consumer_only,
+     .detail =
+         [](const Lesson&) {
+           return Message(N_("only the first reader's gradient was taken (dQ·W_Qᵀ for X): the "
+                             "others' were not added"));
+         }},
     {.label = N_("arithmetic_slip"),
      .kind = MistakeKind::slip,
      .why = N_("Only one product of the sum is off; the method is right, so check that term "
@@ -595,10 +782,21 @@ namespace {
 constexpr std::string_view kScaleModel = "√d_k";
 
 // Whether `step` divides by a scale that `decimals` cannot write exactly (√2, not 2).
+// The scale a step divides its first input by: the scaled scores', and on the
+// way back grad.head{h}.scores' (grad.scaled / s, one divide vjp); 1 for any other.
+double divisor_of(const Step& step) {
+  if (step.made.op == Op::divide) return step.made.divisor;
+  const std::vector<Vjp>& vjps = step.made.vjps;
+  if (step.made.op == Op::backward && vjps.size() == 1 && vjps[0].kind == VjpKind::divide)
+    return vjps[0].divisor;
+  return 1.0;
+}
+
 bool divides_by_inexact(const Step& step, int decimals) {
-  if (step.made.op != Op::divide || step.made.divisor == 1.0) return false;
+  const double divisor = divisor_of(step);
+  if (divisor == 1.0) return false;
   const double f = std::pow(10.0, decimals);
-  return std::round(step.made.divisor * f) / f != step.made.divisor;
+  return std::round(divisor * f) / f != divisor;
 }
 
 }  // namespace
@@ -622,7 +820,7 @@ Diagnoser::Mistaken Diagnoser::scale_rounded_trace(const std::string& step, int 
     const Step& s = base_.at(id);
     if (!divides_by_inexact(s, decimals)) continue;
     const double f = std::pow(10.0, decimals);
-    const double divisor = std::round(s.made.divisor * f) / f;
+    const double divisor = std::round(divisor_of(s) * f) / f;
     const Trace so_far = run_pipeline(lesson_, backend_, rounded);
     const Bounds input = trace_bounds(so_far, rounded, given).at(s.made.inputs.at(0));
     const arma::mat value = so_far.at(s.made.inputs.at(0)).value / divisor;

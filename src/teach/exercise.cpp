@@ -106,6 +106,13 @@ std::optional<RuleBroken> zero_or_equal_rows(const IntMatrix& M, const char* nam
   return std::nullopt;
 }
 
+std::optional<RuleBroken> zero_rows(const IntMatrix& M, const char* name) {
+  for (std::size_t r = 0; r < M.size(); ++r)
+    if (std::all_of(M[r].begin(), M[r].end(), [](std::int64_t v) { return v == 0; }))
+      return RuleBroken{N_("zero row"), fmt::format("{} row {} is all zeros", name, r)};
+  return std::nullopt;
+}
+
 std::optional<RuleBroken> zero_column(const IntMatrix& W, const char* name) {
   if (W.empty()) return std::nullopt;
   for (std::size_t c = 0; c < W.front().size(); ++c)
@@ -121,11 +128,31 @@ double distance_to_midpoint(double value, int decimals) {
   return std::abs(scaled - std::floor(scaled) - 0.5) / units;
 }
 
+// A gradient step that only copies or places its reader's gradient (grad.Q
+// from grad.head0.Q, grad.head0.context from grad.concat): with one head it
+// repeats that step.
+bool copies_a_gradient(const Step& step) {
+  return step.made.op == Op::backward &&
+         std::all_of(step.made.vjps.begin(), step.made.vjps.end(), [](const Vjp& v) {
+           return v.kind == VjpKind::same || v.kind == VjpKind::unslice ||
+                  v.kind == VjpKind::concat_part;
+         });
+}
+
+// grad.head{h}.scaled: with nothing masked, grad.head{h}.masked once more.
+bool gradient_of_scaled(const Trace& trace, const Step& step) {
+  return step.step_id.is_gradient() &&
+         trace.at(step.step_id.forward().str()).kind == StepKind::scaled;
+}
+
 // The step `name` means (an id, or a head-0 step's short name: Trace::id_of)
 // when students may be asked it; empty otherwise.
 std::string step_for_short_name(const Trace& trace, const std::string& name,
                                 const std::vector<std::string>& valid) {
-  const std::string id = trace.id_of(name);
+  std::string id = trace.id_of(name);
+  // grad.scores: the gradient of head 0's scores, as scores is head0.scores.
+  if (name.starts_with("grad.") && std::find(valid.begin(), valid.end(), id) == valid.end())
+    id = "grad." + trace.id_of(name.substr(5));
   return std::find(valid.begin(), valid.end(), id) != valid.end() ? id : std::string();
 }
 
@@ -166,6 +193,8 @@ void check_spec_limits(const ExerciseSpec& spec) {
                          : tr_format("--key-padding pads the last of {} key(s), leaving none to "
                                      "attend to; use at least 2 tokens",
                                      keys));
+  if (!spec.backward.empty() && spec.backward != "upstream" && spec.backward != "half_sq")
+    throw InputError(tr_format("--backward {}: choose upstream or half_sq", spec.backward));
   if (spec.decimals < 0 || spec.decimals > kMaxExerciseDecimals)
     throw InputError(
         tr_format("--decimals {}: choose 0 to {} (inputs on a grid a person can "
@@ -191,6 +220,7 @@ Trace shape_trace(const ExerciseSpec& spec) {
     zeros.memory = IntMatrix(spec.memory_tokens, std::vector<std::int64_t>(spec.d_model));
   zeros.W_Q = zeros.W_K = zeros.W_V =
       IntMatrix(spec.d_model, std::vector<std::int64_t>(spec.heads * spec.d_k));
+  zeros.upstream = IntMatrix(spec.tokens, std::vector<std::int64_t>(spec.heads * spec.d_k));
   const Lesson lesson = parse_lesson(exercise_lesson_toml(zero_spec, probe, zeros, 1), "probe");
   const std::unique_ptr<Backend> backend = make_backend("cpu");
   return run_pipeline(lesson, *backend);
@@ -476,6 +506,7 @@ ExerciseDraw draw_inputs(const ExerciseSpec& spec, SplitMix64& rng) {
   draw.W_Q = draw_matrix(rng, spec.d_model, width, units);
   draw.W_K = draw_matrix(rng, spec.d_model, width, units);
   draw.W_V = draw_matrix(rng, spec.d_model, width, units);
+  if (!spec.backward.empty()) draw.upstream = draw_matrix(rng, spec.tokens, width, units);
   return draw;
 }
 
@@ -520,6 +551,12 @@ std::string exercise_lesson_toml(const ExerciseSpec& spec, const Student& studen
   }
   out += "\n[weights]\n" + toml_matrix("W_Q", draw.W_Q, spec.decimals) +
          toml_matrix("W_K", draw.W_K, spec.decimals) + toml_matrix("W_V", draw.W_V, spec.decimals);
+  // The Jacobian of the last query's row: every key is open there under a causal mask.
+  if (!spec.backward.empty())
+    out += fmt::format("\n[backward]\njacobian_row = {}\n", spec.tokens - 1) +
+           (spec.backward == "upstream"
+                ? toml_matrix("upstream", draw.upstream, spec.decimals)
+                : "loss = \"half_sq\"\n" + toml_matrix("target", draw.upstream, spec.decimals));
   // What verify and mark need: the steps asked, the answers' decimals, whose variant.
   out += fmt::format(
       "\n[exercise]\nask = {}\nanswer_decimals = {}\nstudent = {}\nvariant = \"{:016x}\"\n",
@@ -530,10 +567,14 @@ std::string exercise_lesson_toml(const ExerciseSpec& spec, const Student& studen
 void normalise_spec(ExerciseSpec& spec) {
   check_spec_limits(spec);
   // The valid steps: those of a lesson of this shape, minus the inputs.
+  if (spec.backward.empty() && std::any_of(spec.ask.begin(), spec.ask.end(), [](const auto& a) {
+        return a.starts_with("grad.");
+      }))
+    spec.backward = "upstream";
   const Trace trace = shape_trace(spec);
   std::vector<std::string> valid;
   for (const Step& step : trace.steps)
-    if (step.kind != StepKind::input) valid.push_back(step.id);
+    if (step.kind != StepKind::input && step.made.op != Op::given) valid.push_back(step.id);
   const std::vector<std::string> ids = asked_step_ids(spec.ask, valid, trace);
   spec.ask.clear();
   for (const std::string& id : valid)  // trace order, each once
@@ -546,6 +587,8 @@ std::optional<RuleBroken> input_rule_broken(const ExerciseDraw& draw) {
   if (auto broken = zero_column(draw.W_Q, "W_Q")) return broken;
   if (auto broken = zero_column(draw.W_K, "W_K")) return broken;
   if (auto broken = zero_column(draw.W_V, "W_V")) return broken;
+  // An upstream row of zeros sends nothing back from that query: no work.
+  if (auto broken = zero_rows(draw.upstream, "upstream")) return broken;
   return std::nullopt;
 }
 
@@ -595,9 +638,10 @@ std::vector<const Step*> key_steps(const ExerciseSpec& spec, const Trace& trace)
   for (const Step& step : trace.steps) {
     const bool asked = std::find(spec.ask.begin(), spec.ask.end(), step.id) != spec.ask.end();
     const bool repeats =
-        (spec.heads == 1 && (step.kind == StepKind::head_slice || step.kind == StepKind::concat)) ||
-        (step.kind == StepKind::masked && !any_masked);
-    if (step.kind == StepKind::input || (repeats && !asked)) continue;
+        (spec.heads == 1 && (step.kind == StepKind::head_slice || step.kind == StepKind::concat ||
+                             copies_a_gradient(step))) ||
+        (!any_masked && (step.kind == StepKind::masked || gradient_of_scaled(trace, step)));
+    if (step.kind == StepKind::input || step.made.op == Op::given || (repeats && !asked)) continue;
     out.push_back(&step);
   }
   return out;

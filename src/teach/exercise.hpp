@@ -56,6 +56,10 @@ struct ExerciseSpec {
   int decimals = 1;              // inputs are multiples of 10^-decimals in [-1, 1]
   int answer_decimals = 3;       // the key and the students' answers
   std::vector<std::string> ask;  // step ids, in trace order (normalise_spec)
+  // The backward pass: "" (none), "upstream" (a drawn dL/d(concat)) or
+  // "half_sq" (a drawn target, L = ½‖concat − target‖²); normalise_spec makes
+  // it "upstream" when a grad.* step is asked and none was chosen.
+  std::string backward;
   std::string command;           // the arguments that regenerate the files
 };
 
@@ -109,10 +113,14 @@ struct Exercise {
 // The integer grid values of one draw: entry / 10^decimals is the number.
 struct ExerciseDraw {
   std::vector<std::vector<std::int64_t>> X, memory, W_Q, W_K, W_V;
+  std::vector<std::vector<std::int64_t>> upstream;  // spec.backward: the upstream or the target
 };
 
 // Draws one candidate from `rng`, in this order, each matrix row by row:
-// X, memory (cross only), W_Q, W_K, W_V; each entry uniform on [-10^D, 10^D].
+// X, memory (cross only), W_Q, W_K, W_V, and with a backward pass the upstream
+// gradient or the target (n × heads·d_k, drawn last, so that the forward
+// inputs of a seed are those of the same seed without it); each entry uniform
+// on [-10^D, 10^D].
 ExerciseDraw draw_inputs(const ExerciseSpec& spec, SplitMix64& rng);
 
 // The lesson TOML of a draw (loads with parse_lesson; numbers written with D decimals).

@@ -98,6 +98,26 @@ ConventionLine scale_line(std::size_t d_k) {
                     d_k, d_k, whole ? "=" : "\\approx", value)};
 }
 
+// The backward pass's lines: where the gradient starts and the rule of each step back.
+void backward_lines(const Lesson& lesson, std::vector<ConventionLine>& lines) {
+  if (lesson.backward->target)
+    lines.push_back(
+        {std::string(tr("Loss L = ½‖C − T‖² of the context C and the target T, so grad.concat = "
+                        "dL/dC = C − T.")),
+         std::string(tr("Loss $L = \\tfrac12 \\lVert C - T \\rVert^2$ of the context $C$ and the "
+                        "target $T$, so $\\partial L / \\partial C = C - T$."))});
+  lines.push_back(
+      {std::string(tr("Backward, with G = dL/dC: dA = G·Vᵀ, dV = Aᵀ·G; D_i = Σ_k dA[i,k]·A[i,k], "
+                      "dS = A ⊙ (dA − D) (0 where masked), then ÷ √d_k; dQ = dS·K, dK = dSᵀ·Q; "
+                      "dW_Q = Xᵀ·dQ (K, V alike); dX adds up what comes back through every product "
+                      "that reads X.")),
+       std::string(tr("Backward, with $G = \\partial L / \\partial C$: $dA = G V^\\top$, "
+                      "$dV = A^\\top G$; $D_i = \\sum_k dA_{ik} A_{ik}$, $dS = A \\odot (dA - D)$ "
+                      "(0 where masked), then $\\div \\sqrt{d_k}$; $dQ = dS\\,K$, "
+                      "$dK = dS^\\top Q$; $dW_Q = X^\\top dQ$ ($K$, $V$ alike); $dX$ adds up what "
+                      "comes back through every product that reads $X$."))});
+}
+
 // The convention's lines in the documents' language (tr): each in Unicode and
 // in LaTeX, the same words.
 std::vector<ConventionLine> convention(const ExerciseSpec& spec, const Lesson& lesson) {
@@ -149,6 +169,7 @@ std::vector<ConventionLine> convention(const ExerciseSpec& spec, const Lesson& l
           : ConventionLine{
                 std::string(tr("Context = weights · V (a weighted sum of the rows of V).")),
                 std::string(tr("Context $= A V$ (a weighted sum of the rows of $V$)."))});
+  if (lesson.backward) backward_lines(lesson, lines);
   const std::string answers = tr_format(
       "Write each answer to {0} decimals. Keep at least {1} decimals while you work "
       "and round only the answers you write.",
@@ -205,6 +226,12 @@ SheetModel make_sheet_model(const ExerciseSpec& spec, const Exercise& exercise) 
   model.inputs.push_back(input_matrix("W_Q", name(N_("Query weights")), lesson.W_Q, model_rows));
   model.inputs.push_back(input_matrix("W_K", name(N_("Key weights")), lesson.W_K, model_rows));
   model.inputs.push_back(input_matrix("W_V", name(N_("Value weights")), lesson.W_V, model_rows));
+  if (lesson.backward && lesson.backward->upstream)
+    model.inputs.push_back(input_matrix("grad.concat", name(N_("Upstream gradient dL/dC")),
+                                        *lesson.backward->upstream, lesson.tokens));
+  if (lesson.backward && lesson.backward->target)
+    model.inputs.push_back(
+        input_matrix("target", name(N_("Target T")), *lesson.backward->target, lesson.tokens));
 
   for (const std::string& id : exercise.asked)
     model.asked.push_back(step_matrix(exercise, exercise.trace.at(id)));

@@ -352,16 +352,22 @@ std::vector<PracticeCell> PracticeSession::cells_in_order(const Step& step) cons
     const PracticeCell cell{step.id, r, c};
     if (std::find(cells.begin(), cells.end(), cell) == cells.end()) cells.push_back(cell);
   };
-  const bool attention =
-      attention_shaped(step) && truth_.mask.n_rows == n && truth_.mask.n_cols == m;
+  const bool mask_shaped = truth_.mask.n_rows == n && truth_.mask.n_cols == m;
+  const bool attention = attention_shaped(step) && mask_shaped;
+  // The gradient of a query × key step: its masked cells are 0 (or, for
+  // grad.weights, multiplied by a weight of 0), so they are not asked.
+  const bool gradient = mask_shaped && step.step_id.is_gradient() &&
+                        attention_shaped(truth_.at(step.step_id.forward().str()));
   if (attention && step.kind != StepKind::scores && step.kind != StepKind::scaled) {
     const arma::uvec masked = arma::find(truth_.mask);
     if (!masked.empty()) add(masked(0) % n, masked(0) / n);  // column-major index
   }
-  if (attention && n > 1 && m > 1) add(1, 1);
+  if ((attention || gradient) && n > 1 && m > 1) add(1, 1);
   for (std::size_t k = 0; k < n * m; ++k) add(k % n, (3 * k + 1 + k / n) % m);
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t c = 0; c < m; ++c) add(r, c);
+  if (gradient)
+    std::erase_if(cells, [&](const PracticeCell& c) { return truth_.mask(c.row, c.col) != 0u; });
   return cells;
 }
 

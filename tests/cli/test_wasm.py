@@ -87,6 +87,25 @@ def test_engine(node, lesson):
               f"{name} answers a JSON object with a boolean ok: {answer[:200]!r}")
 
 
+def test_gradient_practice(node, lesson):
+    """The engine on a gradient step (backward-by-hand, grad.head0.masked):
+    it asks the step's cells, marks the true value ok and names the softmax
+    Jacobian's diagonal alone (A(1 − A)·dA = 0.1354 for [word1, word2])."""
+    saved = "# practice: cells 2\n# practice: position 0\n# practice: step grad.head0.masked\n"
+    view = json.loads(call_module(node, ENGINE, [["attn_practice", [lesson, saved, "view", "", "", "en"]]])[0]
+                      or "{}")
+    check(view.get("ok") and view["current"]["name"] == "grad.head0.masked[word1, word2]"
+          and len(view["records"]) == 2, f"a gradient step asked: {str(view)[:300]}")
+    if not view.get("ok"):
+        return
+    marks = [json.loads(a or "{}").get("mark", {}) for a in call_module(node, ENGINE, [
+        ["attn_practice", [lesson, view["saved"], "answer", "", typed, "en"]]
+        for typed in ("-0.0086", "0.135")])]
+    check(marks[0].get("verdict") == "ok", f"the true value is ok: {marks[0]}")
+    check(marks[1].get("verdict") == "wrong" and "softmax_grad_diagonal" in marks[1].get("text", ""),
+          f"the diagonal alone is named: {marks[1]}")
+
+
 def test_installed():
     """cmake --install puts the module in share/attn-trace/, as built."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -236,6 +255,7 @@ check(ENGINE.exists(), f"the build wrote {ENGINE}")
 check(PROBE.exists(), f"the build wrote {PROBE}")
 if ENGINE.exists():
     test_engine(node, (SOURCE / "lessons" / "river-bank.toml").read_text(encoding="utf-8"))
+    test_gradient_practice(node, (SOURCE / "lessons" / "backward-by-hand.toml").read_text(encoding="utf-8"))
     test_installed()
     explore_all(node, sorted((SOURCE / "lessons").glob("*.toml")), str(BUILD / "attn-trace"))
 if PROBE.exists():

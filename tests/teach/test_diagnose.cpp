@@ -350,7 +350,7 @@ TEST_CASE(
              m.starts_from == attn::StepKind::scores || m.starts_from == attn::StepKind::scaled ||
              m.starts_from == attn::StepKind::masked || m.starts_from == attn::StepKind::weights ||
              m.starts_from == attn::StepKind::tile || m.starts_from == attn::StepKind::head_slice ||
-             m.starts_from == attn::StepKind::linear));
+             m.starts_from == attn::StepKind::linear || m.starts_from == attn::StepKind::gradient));
   }
   CHECK(attn::find_common_mistake("no_such_mistake") == nullptr);
 

@@ -554,3 +554,42 @@ TEST_CASE(
   for (const attn::ProductTerm& t : e.worked[5].sum->terms) total += t.product();
   CHECK(total == doctest::Approx(e.trace.at("head0.context").value(2, 0)).epsilon(1e-12));
 }
+
+TEST_CASE("a backprop exercise: grad short names, the upstream drawn last, its key and lesson") {
+  attn::ExerciseSpec spec;
+  spec.ask = {"grad.scores", "grad.head0.K", "grad.masked"};
+  attn::normalise_spec(spec);
+  CHECK(spec.backward == "upstream");  // a grad.* step asked: an upstream gradient drawn
+  CHECK(spec.ask == std::vector<std::string>{"grad.head0.masked", "grad.head0.scores",
+                                             "grad.head0.K"});
+  // The forward inputs are those of the same stream without a backward pass.
+  attn::ExerciseSpec forward = spec_with(3, 3, 2, 1);
+  attn::SplitMix64 a(7), b(7);
+  const attn::ExerciseDraw with = attn::draw_inputs(spec, a), without = attn::draw_inputs(forward, b);
+  CHECK(with.X == without.X);
+  CHECK(with.W_V == without.W_V);
+  CHECK(without.upstream.empty());
+  REQUIRE(with.upstream.size() == 3);
+  CHECK(with.upstream[0].size() == 2);
+  const attn::Exercise e = attn::generate_exercise(spec, {{}, "Ada", "ada"});
+  REQUIRE(e.lesson.backward);
+  CHECK(e.lesson.backward->jacobian_row == 2);  // the last query: every key open
+  std::vector<std::string> ids;
+  for (const attn::Step* s : attn::key_steps(spec, e.trace)) ids.push_back(s->id);
+  // Given (grad.concat) and copies with one head (grad.head0.context, grad.Q,
+  // grad.head0.scaled with nothing masked) are left out.
+  for (const char* left_out : {"grad.concat", "grad.head0.context", "grad.Q", "grad.head0.scaled"})
+    CHECK(std::find(ids.begin(), ids.end(), left_out) == ids.end());
+  for (const char* shown : {"grad.head0.jacobian", "grad.head0.row_dot", "grad.W_Q", "grad.X"})
+    CHECK(std::find(ids.begin(), ids.end(), shown) != ids.end());
+  // half_sq: the target drawn instead; a bad name refused.
+  attn::ExerciseSpec half = spec;
+  half.backward = "half_sq";
+  attn::normalise_spec(half);
+  const attn::Exercise h = attn::generate_exercise(half, {{}, "Ada", "ada"});
+  REQUIRE(h.lesson.backward);
+  CHECK(h.lesson.backward->target);
+  CHECK(h.lesson_toml.find("loss = \"half_sq\"") != std::string::npos);
+  half.backward = "sideways";
+  CHECK_THROWS_AS(attn::normalise_spec(half), attn::InputError);
+}

@@ -253,4 +253,86 @@ TEST_CASE("practice: back, skip and a restored session go on where the learner s
                        InputError);
 }
 
+namespace {
+
+// backward-by-hand with a causal mask and an upstream gradient in every cell,
+// so that grad.head0.masked has masked cells and every row sends something back.
+Lesson causal_backward() {
+  std::string toml = embedded_lesson("backward-by-hand").text;
+  toml.replace(toml.find("[model]\nheads = 1"), 17, "[model]\nheads = 1\ncausal = true");
+  toml.replace(toml.find("upstream = ["), toml.find("jacobian_row") - toml.find("upstream = ["),
+               "upstream = [[0.9, -0.6, 0.3], [-0.4, 0.8, 0.5], [0.6, 0.2, -0.9]]\n");
+  return parse_lesson(toml, "causal-backward.toml");
+}
+
+}  // namespace
+
+TEST_CASE("practice: gradient steps, their masked cells not asked, the diagonal-only Jacobian named") {
+  const Lesson lesson = causal_backward();
+  const std::unique_ptr<Backend> cpu = make_backend("cpu");
+  PracticeSession s(lesson, *cpu,
+                    {.steps = {"grad.head0.weights", "grad.head0.masked", "grad.head0.scaled"},
+                     .cells = 6});
+  const Trace& t = s.truth();
+  std::map<std::string, std::size_t> asked;
+  for (const PracticeRecord& r : s.records()) {
+    CHECK(t.mask(r.cell.row, r.cell.col) == 0u);  // a masked cell's gradient is 0: not asked
+    ++asked[r.cell.step];
+  }
+  CHECK(asked["grad.head0.masked"] == 6);  // the 6 open cells of a causal 3 × 3
+  CHECK(asked["grad.head0.weights"] == 6);
+  // The learner: grad.weights right, grad.masked from the Jacobian's diagonal
+  // alone, A(1 − A)·dA (plain loops), then the scaled step on their own numbers.
+  const arma::mat &A = t.at("head0.weights").value, &dA = t.at("grad.head0.weights").value;
+  std::vector<std::string> named;
+  std::map<std::pair<std::size_t, std::size_t>, std::string> mine;
+  for (int guard = 0; !s.finished() && guard < 100; ++guard) {
+    const PracticeCell c = s.current().cell;
+    double v = true_value(s, c);
+    if (c.step != "grad.head0.weights")
+      v = A(c.row, c.col) * (1 - A(c.row, c.col)) * dA(c.row, c.col);
+    if (c.step == "grad.head0.masked") mine[{c.row, c.col}] = typed(v);
+    if (c.step == "grad.head0.scaled" && mine.count({c.row, c.col})) v = std::stod(mine[{c.row, c.col}]);
+    const CellMark m = s.answer(typed(v));
+    if (m.diagnosis) named.push_back(m.diagnosis->label);
+    // Wrong where the diagonal alone differs (not row 0: one open key, A = 1, both 0).
+    const bool wrong = c.step == "grad.head0.masked" && std::abs(v - true_value(s, c)) > 1e-3;
+    CHECK_MESSAGE((m.cell.verdict == Verdict::wrong) == wrong, c.step, " ", c.row, ",", c.col);
+    if (m.cell.verdict == Verdict::wrong) s.skip();
+  }
+  REQUIRE(!named.empty());
+  CHECK(named.front() == "softmax_grad_diagonal");
+}
+
+TEST_CASE("practice: the default steps of a backward lesson, and hints on a gradient cell") {
+  Fixture f("backward-by-hand");
+  PracticeSession s(f.lesson, *f.backend, {.steps = {}, .cells = 1});
+  std::vector<std::string> ids;
+  for (const Step* step : s.steps())
+    if (step->step_id.is_gradient() || step->kind == StepKind::jacobian ||
+        step->id.starts_with("grad."))
+      ids.push_back(step->id);
+  // In the order the way back meets them (V, K, Q: the reverse of the forward
+  // pass). grad.concat is given, grad.head0.context and grad.Q/K/V copy with
+  // one head, grad.head0.scaled copies grad.head0.masked with nothing masked.
+  const std::vector<std::string> want = {
+      "grad.head0.weights", "grad.head0.row_dot", "grad.head0.jacobian", "grad.head0.masked",
+      "grad.head0.scores",  "grad.head0.V",       "grad.head0.K",        "grad.head0.Q",
+      "grad.W_V",           "grad.W_K",           "grad.W_Q",            "grad.X"};
+  CHECK_MESSAGE(ids == want, fmt::format("{}", fmt::join(ids, " ")));
+  PracticeSession h(f.lesson, *f.backend, {.steps = {"grad.head0.masked"}, .cells = 1});
+  const PracticeCell c = h.current().cell;
+  const Trace& t = h.truth();
+  const Hint h1 = h.hint(), h2 = h.hint(), h3 = h.hint();
+  CHECK(h1.rung == 1);
+  CHECK(h3.rung == 3);
+  CHECK_MESSAGE(h3.text.find(format_by_hand(t.at(c.step).value(c.row, c.col), 4)) !=
+                    std::string::npos,
+                h3.text);
+  // Rung 2 names the cell's terms: dA and D of its row.
+  CHECK_MESSAGE(h2.text.find(format_by_hand(t.at("grad.head0.row_dot").value(c.row, 0), 4)) !=
+                    std::string::npos,
+                h2.text);
+}
+
 }  // namespace attn

@@ -167,3 +167,34 @@ TEST_CASE("web page: the sheet without script, and a lesson's text cannot end th
   CHECK(page.find("<td data-cell=\"head0.scores:0:1\" class=\"asked\"><sup>") != std::string::npos);
   CHECK(page.find("<figure class=\"given\" data-step=\"W_Q\">") != std::string::npos);
 }
+
+TEST_CASE("web engine and page: gradient steps of backward-by-hand, asked, marked and drawn") {
+  const std::string text = attn::embedded_lesson("backward-by-hand").text;
+  const auto json = [&](const std::string& saved, const std::string& action,
+                        const std::string& typed = "") {
+    return parse_json(attn::practice_json(
+        {.lesson_toml = text, .saved = saved, .action = action, .cell = "", .typed = typed,
+         .lang = "en"}));
+  };
+  const std::string saved = "# practice: cells 2\n# practice: position 0\n"
+                            "# practice: step grad.head0.masked\n";
+  const JsonValue start = json(saved, "view");
+  REQUIRE(start["ok"].boolean);
+  CHECK(start["records"].size() == 2);
+  CHECK(start["current"]["name"].text.rfind("grad.head0.masked[", 0) == 0);
+  const JsonValue wrong = json(start["saved"].text, "answer", "7");
+  REQUIRE(wrong["ok"].boolean);
+  CHECK(wrong["mark"]["verdict"].text == "wrong");
+  // The page: the upstream gradient among the given, a 3×3 grid to fill.
+  const attn::Lesson lesson = attn::parse_lesson(text, "lesson.toml");
+  attn::ReferenceBackend backend;
+  const attn::PracticeSession session(lesson, backend,
+                                      {.steps = {"grad.head0.masked"}, .cells = 2});
+  const std::string page = attn::practice_page(session, {.lesson_text = text,
+                                                         .engine_script = "",
+                                                         .engine_module_gz = "",
+                                                         .page_script = "",
+                                                         .page_style = ""});
+  CHECK(page.find("<figure class=\"given\" data-step=\"grad.concat\">") != std::string::npos);
+  CHECK(page.find("data-cell=\"grad.head0.masked:2:2\"") != std::string::npos);
+}
