@@ -93,6 +93,18 @@ std::optional<Edge> layer_norm_edge(const Trace& trace, const Step& y, std::size
   return e;
 }
 
+// The edges that read G alone, with the forward step's offset or divisor:
+// slice (G placed back in its columns), divide, rotate (turned back).
+Edge parameter_edge(const Step& y) {
+  const VjpKind kind = y.made.op == Op::slice    ? VjpKind::unslice
+                       : y.made.op == Op::divide ? VjpKind::divide
+                                                 : VjpKind::rotate;
+  Edge e = edge(kind, y, {grad_id(y.id)});
+  e.vjp.offset = y.made.offset;
+  e.vjp.divisor = y.made.divisor;
+  return e;
+}
+
 // Where the gradient of `y` goes back to its input number i (see Edge).
 std::optional<Edge> edge_of(const Trace& trace, const Step& y, std::size_t i) {
   const std::string G = grad_id(y.id);
@@ -102,16 +114,10 @@ std::optional<Edge> edge_of(const Trace& trace, const Step& y, std::size_t i) {
     case Op::matmul:
     case Op::matmul_t:
       return product_edge(trace, y, i);
-    case Op::slice: {
-      Edge e = edge(VjpKind::unslice, y, {G});
-      e.vjp.offset = y.made.offset;
-      return e;
-    }
-    case Op::divide: {
-      Edge e = edge(VjpKind::divide, y, {G});
-      e.vjp.divisor = y.made.divisor;
-      return e;
-    }
+    case Op::slice:
+    case Op::divide:
+    case Op::rotate:
+      return parameter_edge(y);
     case Op::mask:
       return edge(VjpKind::mask, y, {G});
     case Op::softmax:  // as one operation: the exp and row sum are its working on paper
@@ -135,11 +141,6 @@ std::optional<Edge> edge_of(const Trace& trace, const Step& y, std::size_t i) {
       return edge(VjpKind::relu, y, {G, x.id});
     case Op::gelu:
       return edge(VjpKind::gelu, y, {G, x.id});
-    case Op::rotate: {
-      Edge e = edge(VjpKind::rotate, y, {G});
-      e.vjp.offset = y.made.offset;
-      return e;
-    }
     case Op::given:
     case Op::positional:
     case Op::rows:

@@ -1029,7 +1029,6 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
   Forward pass(lesson, backend, overrides);
   const std::vector<std::string>& queries = lesson.tokens;
   const std::vector<std::string>& keys = lesson.key_tokens();
-
   // 1. Inputs: X:(n,d) (+ PE), and memory:(m,d_mem) (+ PE) for cross-attention.
   pass.warn_about_fill();
   const StepId x = pass.queries_input();
@@ -1082,8 +1081,7 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
     for (std::size_t h = 0; h < lesson.heads; ++h) pass.decode_check(h);  // (n,1)
   }
 
-  // 8. The backward pass (lesson [backward]): dL/d(every step) in reverse order.
-  Trace trace = pass.finish();
+  Trace trace = pass.finish();  // 8. [backward]: dL/d(every step), in reverse order
   if (lesson.backward) run_backward(lesson, trace, overrides);
   return trace;
 }

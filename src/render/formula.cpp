@@ -12,6 +12,7 @@
 #include "core/i18n.hpp"
 #include "core/number_text.hpp"
 #include "core/pipeline.hpp"
+#include "core/costs.hpp"
 #include "render/escape.hpp"
 
 namespace attn {
@@ -690,10 +691,8 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
   const Context c{lesson, trace, step, lang, h, subscript(h)};
   const bool decoding = step.decoding >= 0;
   switch (step.made.op) {
-    case Op::given:  // the upstream gradient and the loss's target are the backward pass's
-      return step.step_id.is_gradient() || step.step_id == StepId::given(Given::target)
-                 ? backward_formula(trace, step, lang)
-                 : given(step, lang);
+    case Op::given:  // the upstream gradient and the loss's target: the backward pass's
+      return is_backward_step(step) ? backward_formula(trace, step, lang) : given(step, lang);
     case Op::positional:
       return positions(c);
     case Op::add_positions:

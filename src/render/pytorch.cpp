@@ -492,7 +492,8 @@ class ScriptWriter {
                     "against attn-trace's value\")",
                     comment_text(trace_.lesson_id)));
     shape_key();
-    for (const Step& step : trace_.steps) emit(step);
+    for (const Step& step : trace_.steps)
+      if (!is_backward_step(step)) emit(step);  // the backward pass is not exported (docs/pytorch.md)
     if (why_not_mha_.empty())
       multihead_attention();
     else
@@ -732,7 +733,6 @@ class ScriptWriter {
   }
 
   void emit(const Step& step) {
-    if (is_backward_step(step)) return;  // not exported (docs/pytorch.md)
     if (step.decoding >= 0 || step.kind == StepKind::decode_check) {
       if (!decoded_) decode_loop();
       decoded_ = true;
@@ -783,13 +783,12 @@ class ScriptWriter {
         return emit_gelu(step);
       case Op::identity:
         return emit_identity(step);
-      case Op::rows:
+      case Op::rows:  // decoding steps: decode_loop(); the backward pass: not emitted
       case Op::max_abs_diff:
-        break;  // decoding steps: decode_loop()
+      case Op::backward:
+        return;
       case Op::efficient:
         return emit_efficient(step);
-      case Op::backward:  // skipped above
-        return;
     }
     throw std::logic_error("export: no PyTorch code for step " + step.id);
   }
