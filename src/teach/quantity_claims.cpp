@@ -315,10 +315,10 @@ std::string softmax_grad_place(const QuantityClaim& c, std::string_view vectors,
 // quantity = "softmax_grad_median" | "softmax_grad_vanished": sampled rows of
 // one query against `keys` keys; within the tolerance plus 4 standard errors.
 QuantityVerdict check_softmax_grad(const Lesson& lesson, const QuantityClaim& c) {
-  SoftmaxGradSpec spec{{c.d_k, c.samples, c.seed,
-                        c.unit_length ? QkVectors::unit_length : QkVectors::unit_variance},
-                       c.keys,
-                       c.scaled};
+  SoftmaxGradSpec spec{
+      {c.d_k, c.samples, c.seed, c.unit_length ? QkVectors::unit_length : QkVectors::unit_variance},
+      c.keys,
+      c.scaled};
   try {
     validate(spec);
   } catch (const InputError& e) {

@@ -15,9 +15,8 @@ namespace {
 
 // One query's row: scores s_j = q·k_j (÷ √d_k), a = softmax(s) computed with
 // the row max subtracted, then max_i a_i(1 − a_i).
-double row_max_gradient(NormalStream& normals, const SoftmaxGradSpec& spec,
-                        std::vector<double>& q, std::vector<double>& k,
-                        std::vector<double>& scores) {
+double row_max_gradient(NormalStream& normals, const SoftmaxGradSpec& spec, std::vector<double>& q,
+                        std::vector<double>& k, std::vector<double>& scores) {
   const auto draw = [&](std::vector<double>& v) {
     double length2 = 0.0;
     for (double& x : v) {
@@ -62,8 +61,8 @@ void validate(const SoftmaxGradSpec& spec) {
     throw InputError(tr_format(
         "samples {} × (keys {} + 1) × d_k {} = {} components in all is more than {} (kept under "
         "a second); give at most {} samples",
-        spec.draws.samples, spec.keys, spec.draws.d_k, spec.draws.samples * per_row,
-        kMaxQkNumbers, kMaxQkNumbers / per_row));
+        spec.draws.samples, spec.keys, spec.draws.d_k, spec.draws.samples * per_row, kMaxQkNumbers,
+        kMaxQkNumbers / per_row));
 }
 
 SoftmaxGradStats sample_softmax_grad(const SoftmaxGradSpec& spec) {
@@ -80,9 +79,9 @@ SoftmaxGradStats sample_softmax_grad(const SoftmaxGradSpec& spec) {
   const double S = static_cast<double>(largest.size());
   const double middle = (S - 1.0) / 2.0, spread = std::sqrt(S) / 2.0;
   SoftmaxGradStats out;
-  out.median = largest.size() % 2 ? at_rank(largest, middle)
-                                  : 0.5 * (largest[largest.size() / 2 - 1] +
-                                           largest[largest.size() / 2]);
+  out.median = largest.size() % 2
+                   ? at_rank(largest, middle)
+                   : 0.5 * (largest[largest.size() / 2 - 1] + largest[largest.size() / 2]);
   out.median_error = 0.5 * (at_rank(largest, middle + spread) - at_rank(largest, middle - spread));
   out.vanished = static_cast<double>(vanished) / S;
   out.vanished_error = std::sqrt(out.vanished * (1.0 - out.vanished) / S);

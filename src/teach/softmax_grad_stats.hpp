@@ -16,9 +16,9 @@ namespace attn {
 inline constexpr double kVanishedGrad = 0.0025;
 
 struct SoftmaxGradSpec {
-  QkSampleSpec draws;       // d_k, samples (rows), seed, vectors
-  std::uint64_t keys = 9;   // keys per row (m)
-  bool scaled = false;      // divide each score by √d_k
+  QkSampleSpec draws;      // d_k, samples (rows), seed, vectors
+  std::uint64_t keys = 9;  // keys per row (m)
+  bool scaled = false;     // divide each score by √d_k
 };
 
 struct SoftmaxGradStats {
