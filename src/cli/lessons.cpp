@@ -40,7 +40,7 @@ std::string course_listing(std::size_t width) {
   std::string out = wrap_text(
       tr("The embedded lessons in teaching order: each after the lessons it builds on. Levels: 1 "
          "one head by hand, 2 scaling and softmax, 3 masks and positions, 4 several heads and "
-         "sequences. `attn-trace lessons show ID` prints a lesson's TOML."),
+         "sequences, 5 the backward pass. `attn-trace lessons show ID` prints a lesson's TOML."),
       width, "", "");
   out += fmt::format("\n{:>{}}  {:<{}}  {}  {}{}\n", "#", number_width, "id", id_width,
                      pad_right(level, level_width), title_inline ? pad_right(doc, doc_width) : doc,

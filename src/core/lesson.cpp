@@ -146,7 +146,8 @@ class LessonParser {
       if (level < kMinLevel || level > kMaxLevel)
         toml_.fail(n, "lesson.level",
                    tr_format("{} is not a level; write {} to {} (1 one head by hand, 2 scaling "
-                             "and softmax, 3 masks and positions, 4 several heads and sequences)",
+                             "and softmax, 3 masks and positions, 4 several heads and sequences, 5 "
+                             "the backward pass)",
                              level, kMinLevel, kMaxLevel));
       lesson_.level = static_cast<int>(level);
     }

@@ -340,6 +340,7 @@ QuantityVerdict check_softmax_grad(const Lesson& lesson, const QuantityClaim& c)
   v.computed = v.computed_number;
   const auto details = [&](Language lang) {
     return fill(translate(lang,
+                          // xgettext:no-c-format
                           "sampled {:.4g} ± {:.2g} (standard error) from {} rows, seed {}; per "
                           "row the largest |∂a_i/∂s_j| = max a_i(1 − a_i), at most 0.25: median "
                           "{:.4g}, {:.1f}% of rows below 0.0025 (1% of 0.25: vanished)"),
