@@ -18,6 +18,7 @@ set(ATTN_CORE_SOURCES
   src/core/ops/layer_norm.cpp src/core/ops/ffn.cpp src/core/ops/decoding.cpp
   src/core/ops/positions_rope_alibi.cpp
   src/core/ops/tiles.cpp src/core/ops/linear.cpp
+  src/core/ops/backward.cpp src/core/backward.cpp
   src/core/step_id.cpp
   src/core/folder_lock.cpp
   src/core/golden.cpp src/core/install_paths.cpp src/core/lesson.cpp src/core/lesson_library.cpp
@@ -27,7 +28,8 @@ set(ATTN_CORE_SOURCES
   src/core/mask_pattern.cpp src/core/mask_pattern_read.cpp)
 
 set(ATTN_RENDER_SOURCES
-  src/render/escape.cpp src/render/expansion.cpp src/render/formula.cpp src/render/heatmap.cpp
+  src/render/escape.cpp src/render/expansion.cpp src/render/formula.cpp
+  src/render/formula_backward.cpp src/render/heatmap.cpp
   src/render/html.cpp src/render/json.cpp
   src/render/json_writer.cpp src/render/latex.cpp src/render/svg.cpp src/render/markdown.cpp
   src/render/line_break.cpp src/render/numbers.cpp src/render/pytorch.cpp src/render/select.cpp src/render/text.cpp

@@ -100,8 +100,22 @@ bool is_second_computation(const Trace& trace, const Step& step) {
          id.head_part() <= HeadStep::weights;
 }
 
+bool is_backward_step(const Step& step) {
+  const StepFamily family = step.step_id.family();
+  return family == StepFamily::gradient || family == StepFamily::backward ||
+         step.step_id == StepId::given(Given::target);
+}
+
+std::uint64_t backward_pass_flops(const Trace& trace) {
+  std::uint64_t total = 0;
+  for (const Step& step : trace.steps)
+    if (is_backward_step(step)) total += step_flops(trace, step);
+  return total;
+}
+
 bool counts_in_pass(const Trace& trace, const Step& step) {
   if (step.kind == StepKind::head_summary || is_decode_step(step)) return false;
+  if (is_backward_step(step)) return false;
   if (is_second_computation(trace, step)) return false;
   if (step.made.op != Op::given) return true;
   return step.rows == query_labels(trace) || step.rows == key_labels(trace);  // X, memory

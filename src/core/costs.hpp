@@ -59,8 +59,13 @@ bool is_second_computation(const Trace& trace, const Step& step);
 // the lesson (they are parameters, not activations), not a teaching summary
 // over heads (heads.mean, heads.max), not a decoding step (the KV cache
 // computes the attention a second way; decoding_flops counts it) and not
-// another second computation (is_second_computation).
+// another second computation (is_second_computation), not the backward pass.
 bool counts_in_pass(const Trace& trace, const Step& step);
+
+// A step of the backward pass (lesson [backward]): grad.*, and the loss's target.
+bool is_backward_step(const Step& step);
+// The FLOPs of the backward pass's steps (0 without [backward]).
+std::uint64_t backward_pass_flops(const Trace& trace);
 
 // The whole pass: the sums over the steps counts_in_pass() keeps.
 std::uint64_t pass_flops(const Trace& trace, const CostSizes& sizes = {});

@@ -67,7 +67,8 @@ class LessonParser {
   Lesson parse() {
     const toml::table& root = toml_.root();
     toml_.require_known_keys(
-        root, "", {"lesson", "model", "input", "weights", "layer", "decode", "exercise", "claim"});
+        root, "", {"lesson", "model", "input", "weights", "layer", "decode", "backward", "exercise",
+                "claim"});
     lesson_.origin = toml_.origin();
     read_header(root);
     read_model(root);
@@ -81,6 +82,7 @@ class LessonParser {
     read_claims(root);
     check_shapes();
     check_layer_shapes();
+    read_backward(root);  // needs the result's shape
     check_lesson_limits(lesson_);  // before a trace allocates anything
     return std::move(lesson_);
   }
@@ -146,8 +148,8 @@ class LessonParser {
       if (level < kMinLevel || level > kMaxLevel)
         toml_.fail(n, "lesson.level",
                    tr_format("{} is not a level; write {} to {} (1 one head by hand, 2 scaling "
-                             "and softmax, 3 masks and positions, 4 several heads and sequences, 5 "
-                             "the backward pass)",
+                             "and softmax, 3 masks and positions, 4 several heads and sequences, 5 the "
+                             "backward pass)",
                              level, kMinLevel, kMaxLevel));
       lesson_.level = static_cast<int>(level);
     }
@@ -603,6 +605,73 @@ class LessonParser {
                  tr_format("the KV cache steps apply the causal mask only, but the lesson also "
                            "masks by input.{}; remove it or set kv_cache = false",
                            l.keep ? "keep" : "key_padding"));
+  }
+
+  // The shape of the step a [backward] loss is taken of (its `result`).
+  std::pair<std::size_t, std::size_t> result_shape() const {
+    const Lesson& l = lesson_;
+    if (l.layer) return {l.queries(), l.X.n_cols};
+    if (l.W_O) return {l.queries(), l.W_O->n_cols};
+    return {l.queries(), l.heads * l.d_v};
+  }
+
+  // [backward]: upstream = [[...]] or loss = "half_sq" with target = [[...]],
+  // the result's shape; jacobian_row < n. In f64 softmax attention only.
+  void read_backward(const toml::table& root) {
+    const toml::table* t = toml_.table(root, "backward");
+    if (!t) return;
+    toml_.require_known_keys(*t, "backward", {"upstream", "loss", "target", "jacobian_row"});
+    const Lesson& l = lesson_;
+    const char* result = l.layer ? "layer.output" : l.W_O ? "output" : "concat";
+    if (l.attention == AttentionKind::linear)
+      toml_.fail(t, "backward", tr("the backward pass is traced through softmax attention only; "
+                                   "remove [backward] or write attention = \"softmax\""));
+    if (l.dtype != Dtype::f64)
+      toml_.fail(t, "backward", tr("the backward pass is traced in f64 only; remove [backward] or "
+                                   "write dtype = \"f64\""));
+    BackwardPass pass;
+    const toml::node* upstream = t->get("upstream");
+    const toml::node* loss = t->get("loss");
+    const toml::node* target = t->get("target");
+    if ((upstream != nullptr) == (loss != nullptr))
+      toml_.fail(t, "backward",
+                 tr_format("give either upstream = [[...]] (dL/d{}, its shape) or loss = "
+                           "\"half_sq\" with target = [[...]]",
+                           result));
+    if (upstream) {
+      if (target)
+        toml_.fail(target, "backward.target", tr("a target goes with loss = \"half_sq\"; remove "
+                                                 "it or write loss instead of upstream"));
+      pass.upstream = backward_matrix(*upstream, "backward.upstream", result);
+    } else {
+      choice<int>(*loss, "backward.loss", "loss", {{"half_sq", 0}});
+      if (!target)
+        toml_.fail(t, "backward.target",
+                   tr_format("missing; loss = \"half_sq\" is ½‖{} − target‖², so give the "
+                             "target, {}'s shape",
+                             result, result));
+      pass.target = backward_matrix(*target, "backward.target", result);
+    }
+    if (const toml::node* n = t->get("jacobian_row")) {
+      const long long r = toml_.integer(*n, "backward.jacobian_row");
+      if (r < 0 || static_cast<std::size_t>(r) >= l.queries())
+        toml_.fail(n, "backward.jacobian_row",
+                   tr_format("{} is not a row of the weights; give a query row from 0 to {}", r,
+                             l.queries() - 1));
+      pass.jacobian_row = static_cast<std::size_t>(r);
+    }
+    lesson_.backward = std::move(pass);
+  }
+
+  // A matrix of [backward] with the result's shape and finite numbers.
+  arma::mat backward_matrix(const toml::node& n, const char* key, const char* result) const {
+    const arma::mat M = toml_.matrix(n, key);
+    const auto [rows, cols] = result_shape();
+    if (M.n_rows != rows || M.n_cols != cols)
+      toml_.fail(&n, key,
+                 tr_format("is {}, but {} is {}; give one number per cell of {}",
+                           shape_str(M.n_rows, M.n_cols), result, shape_str(rows, cols), result));
+    return M;
   }
 
   void read_exercise(const toml::table& root) {

@@ -48,6 +48,16 @@ struct EncoderLayer {
   arma::rowvec ln2_gamma, ln2_beta;  // (d_model)
 };
 
+// [backward]: the scalar loss whose gradient the trace follows back through
+// every step (docs/backward.md). Exactly one of `upstream` (dL/d(result),
+// given) and `target` (L = ½‖result − target‖²) is set; both the result's shape.
+// The result is layer.output with [layer], else output with W_O, else concat.
+struct BackwardPass {
+  std::optional<arma::mat> upstream;
+  std::optional<arma::mat> target;
+  std::size_t jacobian_row = 0;  // the row whose softmax Jacobian is its own step
+};
+
 // A number as the document or the learner wrote it: the value and how many
 // decimals were written (the default tolerance is half a unit in the last one).
 struct WrittenNumber {
@@ -114,7 +124,7 @@ struct Claim : StepValues {
 
 // The levels of the course: [lesson] level is one of these.
 inline constexpr int kMinLevel = 1;
-inline constexpr int kMaxLevel = 4;
+inline constexpr int kMaxLevel = 5;
 
 // A shape or a quantity a source document states (docs/lesson-format.md,
 // "Shape and quantity claims"): a [[claim]] with `shape` or `quantity`.
@@ -184,7 +194,7 @@ struct Lesson {
   std::string origin;  // file path, or "lessons/<id>.toml (embedded)"
   // Where it sits in the course (docs/lesson-format.md): 1 one head by hand,
   // 2 scaling and softmax, 3 masks and positions, 4 several heads and
-  // sequences; the lessons it builds on; the lesson it varies (one setting
+  // sequences, 5 the backward pass; the lessons it builds on; the lesson it varies (one setting
   // changed), listed on that lesson's line.
   int level = 1;
   std::vector<std::string> after;
@@ -235,6 +245,9 @@ struct Lesson {
   // [decode] kv_cache = true: the trace also decodes token by token with a KV
   // cache (causal self-attention only, no other mask; checked on load).
   bool kv_cache = false;
+
+  // [backward]: also trace the gradient of a loss back through every step.
+  std::optional<BackwardPass> backward;
 
   // [exercise] (a lesson written by `exercise`): the steps its sheet asks for,
   // the decimals answers are to be written with, and whose variant it is.

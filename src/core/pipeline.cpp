@@ -64,6 +64,19 @@ std::vector<std::string> ids_of(std::initializer_list<StepId> steps) {
 
 }  // namespace
 
+arma::mat with_overrides(const Overrides& overrides, const std::string& id, arma::mat computed) {
+  const auto it = overrides.find(id);
+  if (it == overrides.end()) return computed;
+  const StepOverride& o = it->second;
+  if (o.value.n_rows != computed.n_rows || o.value.n_cols != computed.n_cols ||
+      o.given.n_rows != computed.n_rows || o.given.n_cols != computed.n_cols)
+    throw InputError(fmt::format("values given for step {} are {}, but the step is {}", id,
+                                 dims(o.value), dims(computed)));
+  const arma::uvec cells = arma::find(o.given);
+  computed.elem(cells) = o.value.elem(cells);
+  return computed;
+}
+
 std::vector<std::string> feature_labels(std::size_t count) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < count; ++i) out.push_back(fmt::format("d{}", i));
@@ -896,16 +909,7 @@ class Forward {
 
   // `computed`, with the cells the caller overrides for step `id` replaced.
   arma::mat overridden(const std::string& id, arma::mat computed) const {
-    const auto it = overrides_.find(id);
-    if (it == overrides_.end()) return computed;
-    const StepOverride& o = it->second;
-    if (o.value.n_rows != computed.n_rows || o.value.n_cols != computed.n_cols ||
-        o.given.n_rows != computed.n_rows || o.given.n_cols != computed.n_cols)
-      throw InputError(fmt::format("values given for step {} are {}, but the step is {}", id,
-                                   dims(o.value), dims(computed)));
-    const arma::uvec cells = arma::find(o.given);
-    computed.elem(cells) = o.value.elem(cells);
-    return computed;
+    return with_overrides(overrides_, id, std::move(computed));
   }
 
   // Rows of head h's weights that are not what they seem: every key masked,
@@ -1077,7 +1081,11 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
       for (std::size_t h = 0; h < lesson.heads; ++h) pass.decode_step(t, h);
     for (std::size_t h = 0; h < lesson.heads; ++h) pass.decode_check(h);  // (n,1)
   }
-  return pass.finish();
+
+  // 8. The backward pass (lesson [backward]): dL/d(every step) in reverse order.
+  Trace trace = pass.finish();
+  if (lesson.backward) run_backward(lesson, trace, overrides);
+  return trace;
 }
 
 }  // namespace attn

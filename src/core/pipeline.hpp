@@ -32,6 +32,16 @@ using Overrides = std::map<std::string, StepOverride, std::less<>>;
 // differs from its step's is an InputError naming both shapes.
 Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& overrides = {});
 
+// `computed` with the cells `overrides` gives for step `id` replaced; an
+// InputError naming both shapes when they differ.
+arma::mat with_overrides(const Overrides& overrides, const std::string& id, arma::mat computed);
+
+// The backward pass of lesson.backward (core/backward.cpp, docs/backward.md):
+// appends grad.<id> for every step the result depends on, in reverse order,
+// each with the cells `overrides` gives replaced. Throws InputError when the
+// trace is not f64.
+void run_backward(const Lesson& lesson, Trace& trace, const Overrides& overrides);
+
 // The whole-step arithmetic of the operations the pipeline computes on the
 // host, each defined in its op family's file (core/ops/: positional.cpp,
 // masks.cpp, heads.cpp, layer_norm.cpp, ffn.cpp, decoding.cpp).

@@ -31,8 +31,9 @@ constexpr GivenSpelling kGiven[] = {
     {"ln1_gamma", GivenRole::scale, 1}, {"ln1_beta", GivenRole::shift, 1},
     {"ln2_gamma", GivenRole::scale, 2}, {"ln2_beta", GivenRole::shift, 2},
     {"W_1", GivenRole::weight, 0},      {"b_1", GivenRole::bias, 0},
-    {"W_2", GivenRole::weight, 0},      {"b_2", GivenRole::bias, 0}};
-static_assert(std::size(kGiven) == static_cast<std::size_t>(Given::b_2) + 1);
+    {"W_2", GivenRole::weight, 0},      {"b_2", GivenRole::bias, 0},
+    {"target", GivenRole::input, 0}};
+static_assert(std::size(kGiven) == static_cast<std::size_t>(Given::target) + 1);
 
 constexpr const char* kPositionalIds[] = {"PE", "X+PE", "memory+PE"};
 static_assert(std::size(kPositionalIds) == static_cast<std::size_t>(Positional::memory_PE) + 1);
@@ -97,6 +98,11 @@ constexpr const char* kLinearStepNames[] = {"phi_q",
                                             "quadratic_numerator",
                                             "linear_check"};
 static_assert(std::size(kLinearStepNames) == static_cast<std::size_t>(LinearStep::check) + 1);
+
+constexpr const char* kBackwardStepNames[] = {"row_dot", "jacobian"};
+static_assert(std::size(kBackwardStepNames) == static_cast<std::size_t>(BackwardStep::jacobian) + 1);
+
+constexpr std::string_view kGradientPrefix = "grad.";
 
 int number(std::size_t n) {
   return static_cast<int>(n);
@@ -165,8 +171,25 @@ std::optional<StepId> read_efficient_id(std::size_t head, std::string_view rest)
   return std::nullopt;
 }
 
+std::optional<StepId> read_step_id(std::string_view text);
+
+// After "grad.": a forward step's id, or "head{h}.row_dot" / "head{h}.jacobian".
+std::optional<StepId> read_gradient_id(std::string_view rest) {
+  std::string_view head_part = rest;
+  if (consume(head_part, "head")) {
+    const std::optional<std::size_t> head = consume_number(head_part);
+    if (head && consume(head_part, "."))
+      if (const std::optional<int> k = index_in(kBackwardStepNames, head_part))
+        return StepId::backward(*head, static_cast<BackwardStep>(*k));
+  }
+  const std::optional<StepId> forward = read_step_id(rest);
+  if (!forward || forward->family() == StepFamily::gradient) return std::nullopt;
+  return StepId::gradient(*forward);
+}
+
 // Any spelling that names a step, "head01.scores" included.
 std::optional<StepId> read_step_id(std::string_view text) {
+  if (std::string_view rest = text; consume(rest, kGradientPrefix)) return read_gradient_id(rest);
   if (const auto k = index_in(kGiven, text, [](const GivenSpelling& g) { return g.id; }))
     return StepId::given(static_cast<Given>(*k));
   if (const auto k = index_in(kPositionalIds, text))
@@ -248,6 +271,32 @@ StepId StepId::linear(std::size_t head, LinearStep part) {
   return {StepFamily::linear, number(head), -1, static_cast<int>(part)};
 }
 
+StepId StepId::gradient(const StepId& forward) {
+  if (forward.family_ == StepFamily::gradient || forward.family_ == StepFamily::backward)
+    throw std::logic_error(fmt::format("StepId::gradient: {} is not a forward step", forward.str()));
+  StepId id = forward;
+  id.forward_family_ = forward.family_;
+  id.family_ = StepFamily::gradient;
+  return id;
+}
+
+StepId StepId::backward(std::size_t head, BackwardStep part) {
+  return {StepFamily::backward, number(head), -1, static_cast<int>(part)};
+}
+
+StepId StepId::forward() const {
+  if (family_ != StepFamily::gradient)
+    throw std::logic_error(fmt::format("step {}: not a gradient step", str()));
+  StepId id = *this;
+  id.family_ = forward_family_;
+  id.forward_family_ = StepFamily::given;
+  return id;
+}
+
+BackwardStep StepId::backward_part() const {
+  return static_cast<BackwardStep>(part_in(StepFamily::backward));
+}
+
 int StepId::part_in(StepFamily family) const {
   if (family_ != family)
     throw std::logic_error(fmt::format("step {}: its part is read as another family's", str()));
@@ -327,6 +376,10 @@ std::string StepId::str() const {
       return fmt::format("head{}.{}", head_, kTiledStepNames[part_]);
     case StepFamily::linear:
       return fmt::format("head{}.{}", head_, kLinearStepNames[part_]);
+    case StepFamily::gradient:
+      return std::string(kGradientPrefix) + forward().str();
+    case StepFamily::backward:
+      return fmt::format("{}head{}.{}", kGradientPrefix, head_, kBackwardStepNames[part_]);
   }
   return "";
 }

@@ -26,6 +26,9 @@ enum class StepFamily {
   tile,    // [TileStep] head{h}.tile{i}_{j}.scores ... .acc: query block i, key block j
   tiled,   // [TiledStep] head{h}.tiled_context, head{h}.tiled_check
   linear,  // [LinearStep] head{h}.phi_q ... head{h}.linear_check
+  // The backward pass (docs/backward.md, lesson [backward]):
+  gradient,  // grad.<forward id>: dL/d(that step), the forward step's shape (forward())
+  backward,  // [BackwardStep] grad.head{h}.row_dot, grad.head{h}.jacobian: the softmax's helpers
 };
 
 // The matrices a lesson gives, in the order a trace records them.
@@ -48,6 +51,7 @@ enum class Given {
   b_1,
   W_2,
   b_2,
+  target,  // [backward] loss = "half_sq": the output the loss compares with
 };
 
 enum class Positional { PE, X_PE, memory_PE };  // "PE", "X+PE", "memory+PE"
@@ -120,6 +124,11 @@ enum class LinearStep {
   check,                // per row, max |numerator − quadratic_numerator|
 };
 
+// The backward pass's own per-head steps (docs/backward.md): the row dot
+// D_i = Σ_k dA[i,k]·A[i,k] that the softmax's gradient subtracts, and the
+// softmax Jacobian of one row, J[i,j] = ∂A[r,i]/∂S[r,j] = A[r,i](δ_ij − A[r,j]).
+enum class BackwardStep { row_dot, jacobian };
+
 // One step id. Made by the named constructors only, so that every field agrees
 // with the family; read the part with the accessor of the family's enum.
 class StepId {
@@ -139,6 +148,9 @@ class StepId {
                      TileStep part);
   static StepId tiled(std::size_t head, TiledStep part);
   static StepId linear(std::size_t head, LinearStep part);
+  // grad.<forward's id>: the gradient of the loss with respect to `forward`.
+  static StepId gradient(const StepId& forward);
+  static StepId backward(std::size_t head, BackwardStep part);
 
   StepFamily family() const { return family_; }
   // The head of a head, decode, decode_check or head_position step; -1 for the others.
@@ -161,6 +173,10 @@ class StepId {
   TileStep tile_part() const;
   TiledStep tiled_part() const;
   LinearStep linear_part() const;
+  BackwardStep backward_part() const;
+  // The forward step a gradient step is of; std::logic_error for another family.
+  StepId forward() const;
+  bool is_gradient() const { return family_ == StepFamily::gradient; }
 
   // The id as the trace, JSON and golden files spell it: "head0.scores".
   std::string str() const;
@@ -178,6 +194,7 @@ class StepId {
   int part_ = 0;  // the family's enum as a number; 0 for concat and decode_check
   int query_block_ = -1;  // tile steps: the query block i
   int key_block_ = -1;    // tile steps: the key block j
+  StepFamily forward_family_ = StepFamily::given;  // gradient steps: the forward step's family
 };
 
 // The id a person wrote, read: "head0.scores", "decode.t2.head1.K_cache", "W_Q";

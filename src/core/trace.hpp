@@ -52,13 +52,16 @@ enum class StepKind {
   tile,    // head{h}.tile{i}_{j}.*: one block of the tiled (online) softmax
   tiled,   // head{h}.tiled_context, head{h}.tiled_check
   linear,  // head{h}.phi_q ... head{h}.linear_check: linear attention's steps
+  // The backward pass (lesson [backward], docs/backward.md):
+  gradient,  // grad.<id>: dL/d(a forward step); grad.head{h}.row_dot
+  jacobian,  // grad.head{h}.jacobian: the softmax Jacobian of one row
 };
 
 // What made a step, so that whatever explains a cell (--expand, errata,
 // diagnoses) reads the dataflow instead of knowing it by heart. `inputs` are
 // ids of earlier steps of the same trace, in operand order. What each one
 // means is its row of the op table (core/ops/op.hpp, which says how to add
-// one); row_max_abs_diff stays last (kOpCount counts up to it).
+// one); backward stays last (kOpCount counts up to it).
 enum class Op {
   given,          // read from the lesson: X, memory, W_Q, b_Q, ...; no inputs
   positional,     // PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(same)
@@ -90,6 +93,50 @@ enum class Op {
   rotate,         // pairs (2i, 2i+1) of inputs[0]'s row p rotated by (p + offset)·10000^(−2i/d)
   alibi,          // −slope·|i − j|: no inputs
   row_max_abs_diff,  // row i: max_j |inputs[1][i, j] − inputs[0][i, j]|: one column
+  backward,       // a gradient step: Σ of Operation::vjps, each reading its own inputs
+};
+
+// One term of a gradient step (Op::backward): the part of dL/dx that flows
+// back through one consumer y = f(x, …) of x, as a vector-Jacobian product.
+// It reads Operation::inputs[first], [first + 1], … in the order listed; G is
+// dL/dy (the consumer's gradient step). core/ops/backward.cpp defines each.
+enum class VjpKind {
+  matmul_left,     // y = x·B (+ b):   G, B     -> G·Bᵀ
+  matmul_right,    // y = A·x (+ b):   A, G     -> Aᵀ·G
+  bias,            // y = A·B + x, y = γ⊙x̂ + x: G -> Σ_i G[i, c] (one row)
+  matmul_t_left,   // y = x·Bᵀ:        G, B     -> G·B
+  matmul_t_right,  // y = A·xᵀ:        G, A     -> Gᵀ·A
+  unslice,         // y = x[:, offset:]: G      -> G in columns [offset, offset + width), 0 elsewhere
+  concat_part,     // y = [… | x | …]: G        -> G[:, offset:offset + width]
+  divide,          // y = x / divisor: G        -> G / divisor
+  mask,            // y = x masked:    G        -> G, 0 at masked cells (Trace::mask)
+  softmax,         // y = softmax(x):  G, y, D  -> y ⊙ (G − D) (D = grad.head{h}.row_dot)
+  same,            // y = x + z, y = x: G       -> G
+  row_mean,        // y = mean of x's row: G    -> G[r] / divisor (divisor = the row's width)
+  row_var_x,       // y = Σ(x − μ)²/d about μ: G, x, μ -> 2(x − μ)/d · G[r]
+  row_var_mean,    //                  G, x, μ  -> −2 Σ_j (x[r,j] − μ[r])/d · G[r]
+  normalise_x,     // x̂ = (x − μ)/√(v + eps): G, v -> G / √(v + eps)
+  normalise_mean,  //                  G, v     -> −Σ_j G[r,j] / √(v + eps)
+  normalise_var,   //                  G, x, μ, v -> −½ Σ_j G[r,j](x[r,j] − μ[r])(v + eps)^(−3/2)
+  scale_x,         // y = γ ⊙ x + β:   G, γ     -> G ⊙ γ
+  scale_gamma,     //                  G, x     -> Σ_i G[i,c]·x[i,c] (one row)
+  relu,            // y = max(0, x):   G, x     -> G where x > 0, else 0
+  gelu,            // y = x·Φ(x):      G, x     -> G·(Φ(x) + x·φ(x))
+  rotate,          // y = x rotated:   G        -> G rotated back (−angle), offset as forward
+  half_sq,         // L = ½‖y − T‖²:   y, T     -> y − T (the seed of the backward pass)
+  row_dot,         // D = Σ_k G[r,k]·A[r,k]:   G, A -> one column
+  jacobian,        // J of row `offset`:        A    -> A[r,i](δ_ij − A[r,j])
+};
+
+struct Vjp {
+  VjpKind kind = VjpKind::same;
+  std::size_t first = 0;     // its first input in Operation::inputs
+  std::size_t offset = 0;    // unslice, concat_part: the column; rotate: the position shift;
+                             // jacobian: the row
+  double divisor = 1.0;      // divide: the scale; row_mean, row_var_*: the row's width
+  double eps = 0.0;          // normalise_*
+  std::size_t inner = 0;     // a product's or a sum's length per cell (its FLOPs)
+  std::string of{};          // the forward step it goes back through ("Q", "head0.weights")
 };
 
 // The operations of the tiled (online) softmax, one query block i and key
@@ -119,6 +166,7 @@ struct Operation {
   double slope = 0.0;      // alibi: the head's slope m_h
   std::size_t col_offset = 0;  // tile_block: the first column; running_acc: V's first row
   EfficientOp efficient = EfficientOp::tile_block;  // Op::efficient: which of them
+  std::vector<Vjp> vjps{};  // Op::backward: the terms summed, in order (one per consumer)
 };
 
 struct Step {

@@ -738,6 +738,8 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
       return position_formula(c);
     case Op::efficient:
       return efficient_formula(c);
+    case Op::backward:
+      return backward_formula(trace, step, lang);
   }
   return {};
 }

@@ -21,6 +21,9 @@ struct StepFormula {
 StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& step,
                          Language lang = Language::en);
 
+// A gradient step's formula (Op::backward), from its vjps (render/formula_backward.cpp).
+StepFormula backward_formula(const Trace& trace, const Step& step, Language lang);
+
 // "₀", "₁₂": a head number as a subscript.
 std::string subscript(std::size_t n);
 

@@ -96,6 +96,8 @@ const char* given_section(Given given) {
     case Given::W_2:
     case Given::b_2:
       return "Encoder layer";
+    case Given::target:
+      return "Backward pass";
   }
   return "Encoder layer";
 }
@@ -729,6 +731,11 @@ class ScriptWriter {
   }
 
   void emit(const Step& step) {
+    // The backward pass is not exported (docs/pytorch.md): tests/torch_backward.py
+    // compares it with autograd.
+    if (step.step_id.is_gradient() || step.step_id.family() == StepFamily::backward ||
+        step.id == "target")
+      return;
     if (step.decoding >= 0 || step.kind == StepKind::decode_check) {
       if (!decoded_) decode_loop();
       decoded_ = true;
@@ -784,6 +791,8 @@ class ScriptWriter {
         break;  // decoding steps: decode_loop()
       case Op::efficient:
         return emit_efficient(step);
+      case Op::backward:  // skipped above
+        return;
     }
     throw std::logic_error("export: no PyTorch code for step " + step.id);
   }

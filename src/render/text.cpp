@@ -137,6 +137,11 @@ std::string text_footer(const Trace& trace, const RenderOptions& options) {
                       "heads.mean/max, which only compare the heads; a product (n×k)·(k×m), k the "
                       "shared inner width, counts 2·n·k·m: a multiply and an add per term)",
                       pass_flops(trace)));
+  if (const std::uint64_t back = backward_pass_flops(trace); options.summary == Summary::on && back)
+    out += para(tr_format("FLOPs of the backward pass: {}, {:.2f} times the forward pass's (each "
+                          "product of the forward pass has two products on the way back, one per "
+                          "factor)",
+                          back, static_cast<double>(back) / static_cast<double>(pass_flops(trace))));
   if (const std::vector<std::uint64_t> decoding = decoding_flops(trace);
       options.summary == Summary::on && !decoding.empty()) {
     std::vector<std::string> per_step;

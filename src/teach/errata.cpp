@@ -159,6 +159,7 @@ class OwnNumbers {
       case Op::row_max_abs_diff:
       case Op::given:
       case Op::positional:
+      case Op::backward:
         return Own::as_computed;
     }
     return Own::as_computed;

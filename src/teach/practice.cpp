@@ -63,6 +63,11 @@ bool worth_asking(const Step& step) {
     case Op::alibi:
     case Op::row_max_abs_diff:
       return true;
+    case Op::backward:  // a gradient that only copies or places its consumer's asks nothing new
+      return std::any_of(step.made.vjps.begin(), step.made.vjps.end(), [](const Vjp& v) {
+        return v.kind != VjpKind::same && v.kind != VjpKind::unslice &&
+               v.kind != VjpKind::concat_part;
+      });
   }
   return false;
 }
@@ -121,6 +126,8 @@ bool attention_shaped(const Step& step) {
     case StepKind::tile:
     case StepKind::tiled:
     case StepKind::linear:
+    case StepKind::gradient:  // the backward pass: its own order (docs/practice.md)
+    case StepKind::jacobian:
       return false;
   }
   return false;

@@ -134,6 +134,7 @@ std::optional<std::pair<arma::mat, Bound>> reference_operation(const BackendOp& 
     case attn::Op::rotate:
     case attn::Op::alibi:
     case attn::Op::row_max_abs_diff:
+    case attn::Op::backward:
     case attn::Op::efficient:  // tiles and linear attention: on the host
       return std::nullopt;
   }

@@ -34,6 +34,8 @@ extern const OpFacets tile_block, running_max, rescale, running_sum, running_acc
     row_diff;
 extern const OpFacets elu_plus_one, matmul_tn, normaliser;
 extern const OpFacets efficient;
+// backward.cpp: the gradient steps of the backward pass (Op::backward).
+extern const OpFacets backward;
 
 // e's next source: cell (row, col) of the step `id`.
 void add_source(CellExpansion& e, const Trace& trace, const std::string& id, std::size_t row,

@@ -21,7 +21,7 @@
 
 namespace attn {
 
-inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::row_max_abs_diff) + 1;
+inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::backward) + 1;
 
 // Cell (row, col) of the step's input number i (Operation::inputs[i]): the
 // trace's own value, or a number someone wrote for it (errata, practice).

@@ -118,6 +118,7 @@ const OpFacets* const kFacets[] = {
     &ops::rotate,
     &ops::alibi,
     &ops::row_max_abs_diff,
+    &ops::backward,
 };
 static_assert(std::size(kFacets) == kOpCount, "every Op has its facets in kFacets");
 
