@@ -55,8 +55,11 @@ std::string product_rule(const Vjp& v, const std::vector<std::string>& in, const
 // The LayerNorm's rules (x, μ, σ² as the forward step's inputs).
 std::string layer_norm_rule(const Vjp& v, const std::vector<std::string>& in, const Notation& n) {
   const std::string G = n.id(in[0]);
-  const std::string root = n.latex ? fmt::format("\\sqrt{{{} + \\varepsilon}}", n.id(in[1]))
-                                   : fmt::format("√({} + ε)", in[1]);
+  // Only the normalise_* vjps read a variance (in[1]); row_mean has one input.
+  const auto root = [&] {
+    return n.latex ? fmt::format("\\sqrt{{{} + \\varepsilon}}", n.id(in[1]))
+                   : fmt::format("√({} + ε)", in[1]);
+  };
   switch (v.kind) {
     case VjpKind::row_mean:
       return fmt::format("{} / {}", G, v.divisor);
@@ -67,9 +70,9 @@ std::string layer_norm_rule(const Vjp& v, const std::vector<std::string>& in, co
       return fmt::format("-2 {}_j ({}{}{}) / {}{}{}", n.sum(), n.id(in[1]), n.minus(), n.id(in[2]),
                          v.divisor, n.odot(), G);
     case VjpKind::normalise_x:
-      return fmt::format("{} / {}", G, root);
+      return fmt::format("{} / {}", G, root());
     case VjpKind::normalise_mean:
-      return fmt::format("-{}_j {} / {}", n.sum(), G, root);
+      return fmt::format("-{}_j {} / {}", n.sum(), G, root());
     case VjpKind::normalise_var:
       return n.latex ? fmt::format("-\\tfrac12 {}_j {}{}({} - {})\\,({} + \\varepsilon)^{{-3/2}}",
                                    n.sum(), G, n.odot(), n.id(in[1]), n.id(in[2]), n.id(in[3]))
