@@ -247,6 +247,52 @@ with tempfile.TemporaryDirectory() as tmp:
     c = got["unscaled: none vanished (wrong)"]
     check(c["status"] == "disagrees" and c["computed_exact"] > 0.4, f"unscaled d_k 256: {c}")
 
+# The saturation lessons (level 5): the Jacobian's largest entry and ‖dS‖,
+# recomputed here with numpy from the lessons' own vectors, and the verdicts.
+import numpy as np
+import tomllib
+
+LESSONS = pathlib.Path(__file__).resolve().parents[2] / "lessons"
+
+
+def softmax_rows(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def saturation(lesson_id, divisor):
+    """(largest |J| of jacobian_row, ‖dL/d(scores)‖) of an identity-projection
+    cross-attention lesson with an upstream gradient."""
+    t = tomllib.loads((LESSONS / f"{lesson_id}.toml").read_text(encoding="utf-8"))
+    q, k = np.array(t["input"]["X"], float), np.array(t["input"]["memory"], float)
+    up = np.array(t["backward"]["upstream"], float)
+    a = softmax_rows(q @ k.T / divisor)
+    r = t["backward"].get("jacobian_row", 0)
+    jac = np.diag(a[r]) - np.outer(a[r], a[r])
+    d_a = up @ k.T
+    d_s = a * (d_a - (d_a * a).sum(axis=1, keepdims=True)) / divisor
+    return np.abs(jac).max(), np.linalg.norm(d_s)
+
+
+for lesson_id, divisor, vanished in (("why-scale-gradient", 8, None),
+                                     ("why-scale-gradient-unscaled", 1, "agrees"),
+                                     ("saturation-d64", 8, None),
+                                     ("saturation-d64-unscaled", 1, "disagrees")):
+    largest, norm = saturation(lesson_id, divisor)
+    got = {c["kind"] + " " + c["step"]: c for c in json.loads(
+        run("check", lesson_id, "--format", "json").stdout)["quantity_claims"] if c["step"]}
+    jac = got["max_abs grad.head0.jacobian"]
+    check(abs(jac["computed_exact"] - largest) < 1e-15, f"{lesson_id}: max |J| = {largest}: {jac}")
+    scores = got["norm grad.head0.scores"]
+    check(abs(scores["computed_exact"] - norm) < 1e-14 and scores["status"] == "agrees",
+          f"{lesson_id}: ‖dS‖ = {norm}: {scores}")
+    if vanished:  # "the gradient vanishes": below 1% of 0.25
+        check(jac["status"] == vanished and jac["tolerance"] == 0.0025
+              and (largest < 0.0025) == (vanished == "agrees"), f"{lesson_id}: vanished? {jac}")
+s0, _ = saturation("why-scale-gradient", 8)
+s1, _ = saturation("why-scale-gradient-unscaled", 1)
+check(abs(s0 - 0.6926419834 * 0.3073580166) < 1e-9 and s1 < 0.0025 < s0, f"8.5 vs 2: {s0}, {s1}")
+
 if failures:
     sys.exit(f"{len(failures)} failure(s)")
 print("quantity claims: all checks passed")
