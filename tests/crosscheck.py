@@ -37,6 +37,7 @@ except ModuleNotFoundError:
     sys.exit(77)  # CTest's SKIP_RETURN_CODE: the cross-check cannot run here
 
 import bounds  # noqa: E402  (the order-independent bounds, shared by the Python tests)
+import numpy_backward  # noqa: E402  (the backward pass written out by hand, with numpy)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -397,7 +398,30 @@ def recompute(lesson, golden_values):
         take("layer.output", y, bounds.exact())
     if lesson.get("decode", {}).get("kv_cache", False):
         decode_with_cache(take, out.value, heads, s, n)
+    if "backward" in lesson:
+        backward_steps(lesson, golden_values, out)
     return out.steps
+
+
+def backward_steps(lesson, golden, out):
+    """The backward pass ([backward]) by the chain rule written out with numpy
+    (tests/numpy_backward.py, which tests/torch_backward.py checks against
+    autograd), from the golden forward values, in the golden file's order of
+    the grad.* steps. Bound: 1e-12 of the largest |value| of the gradients, at
+    least 1 (each gradient is a chain of products and sums of those sizes)."""
+    found = dict(golden)
+    for sid, value, _ in out.steps:
+        found.setdefault(sid, value)
+    given = {k: found[k] for k in numpy_backward.GIVEN if k in found}
+    model = numpy_backward.Model(lesson, given)
+    grads = numpy_backward.numpy_backward(model, given, found)
+    grads.update(numpy_backward.formula_steps(model, found, grads))
+    if "target" in lesson["backward"]:
+        grads["target"] = np.array(lesson["backward"]["target"], dtype=float)
+    scale = max([1.0] + [float(np.nanmax(np.abs(v))) for v in grads.values() if np.isfinite(v).any()])
+    order = [sid for sid in golden if sid.startswith("grad.") or sid == "target"]
+    for sid in order + sorted(set(grads) - set(order)):
+        out.take(sid, grads[sid], bounds.Bound(absolute=1e-12 * scale))
 
 
 def rope_rotate(x, shift):

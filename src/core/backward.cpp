@@ -392,10 +392,14 @@ class Backward {
 }  // namespace
 
 void run_backward(const Lesson& lesson, Trace& trace, const Overrides& overrides) {
-  if (trace.dtype != Dtype::f64)
-    throw InputError(tr_format("{}: the backward pass is traced in f64 only; run it with --dtype "
-                               "f64 (or remove [backward])",
-                               lesson.origin));
+  if (trace.dtype != Dtype::f64) {  // run --dtype: the forward pass in that format, no gradients
+    trace.warnings.push_back(
+        {std::nullopt, {N_("the backward pass ([backward]) is traced in f64 only, so this run in "
+                           "{} shows the forward pass alone; run without --dtype to see the "
+                           "gradients"),
+                        {std::string(dtype_name(trace.dtype))}}});
+    return;
+  }
   Backward(lesson, trace, overrides).run();
 }
 

@@ -38,8 +38,8 @@ arma::mat with_overrides(const Overrides& overrides, const std::string& id, arma
 
 // The backward pass of lesson.backward (core/backward.cpp, docs/backward.md):
 // appends grad.<id> for every step the result depends on, in reverse order,
-// each with the cells `overrides` gives replaced. Throws InputError when the
-// trace is not f64.
+// each with the cells `overrides` gives replaced. In another format than f64
+// (run --dtype) it records nothing but a warning saying so.
 void run_backward(const Lesson& lesson, Trace& trace, const Overrides& overrides);
 
 // The whole-step arithmetic of the operations the pipeline computes on the

@@ -690,8 +690,10 @@ StepFormula step_formula(const Lesson& lesson, const Trace& trace, const Step& s
   const Context c{lesson, trace, step, lang, h, subscript(h)};
   const bool decoding = step.decoding >= 0;
   switch (step.made.op) {
-    case Op::given:
-      return given(step, lang);
+    case Op::given:  // the upstream gradient and the loss's target are the backward pass's
+      return step.step_id.is_gradient() || step.step_id == StepId::given(Given::target)
+                 ? backward_formula(trace, step, lang)
+                 : given(step, lang);
     case Op::positional:
       return positions(c);
     case Op::add_positions:

@@ -24,9 +24,10 @@ struct Notation {
   const char* odot() const { return latex ? " \\odot " : " ⊙ "; }
   const char* minus() const { return latex ? " - " : " − "; }
   const char* sum() const { return latex ? "\\textstyle\\sum" : "Σ"; }
-  std::string words(const char* msgid) const {
-    return latex ? fmt::format("\\text{{{}}}", tex_math_text_in(lang, translate(lang, msgid)))
-                 : std::string(translate(lang, msgid));
+  // The words of `msgid` in the language, its {} filled with `arg`.
+  std::string words(const char* msgid, const std::string& arg = "") const {
+    const std::string said = fmt::format(fmt::runtime(translate(lang, msgid)), arg);
+    return latex ? fmt::format("\\text{{{}}}", tex_math_text_in(lang, said)) : said;
   }
 };
 
@@ -55,10 +56,10 @@ std::string product_rule(const Vjp& v, const std::vector<std::string>& in, const
 // The LayerNorm's rules (x, μ, σ² as the forward step's inputs).
 std::string layer_norm_rule(const Vjp& v, const std::vector<std::string>& in, const Notation& n) {
   const std::string G = n.id(in[0]);
-  // Only the normalise_* vjps read a variance (in[1]); row_mean has one input.
-  const auto root = [&] {
-    return n.latex ? fmt::format("\\sqrt{{{} + \\varepsilon}}", n.id(in[1]))
-                   : fmt::format("√({} + ε)", in[1]);
+  const auto root = [&] {  // normalise_*: in[1] or in[3] is σ²
+    const std::string& var = in.at(v.kind == VjpKind::normalise_var ? 3 : 1);
+    return n.latex ? fmt::format("\\sqrt{{{} + \\varepsilon}}", n.id(var))
+                   : fmt::format("√({} + ε)", var);
   };
   switch (v.kind) {
     case VjpKind::row_mean:
@@ -149,8 +150,23 @@ std::string formula_in(const Step& step, const Notation& n) {
 
 }  // namespace
 
+// The given steps of the backward pass: the upstream gradient, the target.
+StepFormula backward_given(const Step& step, Language lang) {
+  const std::string shape = shape_str(step.value.n_rows, step.value.n_cols);
+  const Notation text{false, lang}, tex{true, lang};
+  if (!step.step_id.is_gradient())  // target
+    return {fmt::format("target: {}", text.words(N_("given in the lesson; L = ½‖result − target‖²"))),
+            fmt::format("T: {}", tex.words(N_("given in the lesson; L = ½‖result − target‖²"))),
+            shape};
+  const std::string of = step.step_id.forward().str();
+  const char* words = N_("the upstream gradient dL/d({}), given in the lesson");
+  return {fmt::format("{} = {}", step.id, text.words(words, of)),
+          fmt::format("{} = {}", tex.id(step.id), tex.words(words, of)), shape};
+}
+
 StepFormula backward_formula(const Trace& trace, const Step& step, Language lang) {
   (void)trace;
+  if (step.made.op == Op::given) return backward_given(step, lang);
   const std::string out = shape_str(step.value.n_rows, step.value.n_cols);
   std::string via;
   for (const Vjp& v : step.made.vjps) via += (via.empty() ? "" : ", ") + v.of;

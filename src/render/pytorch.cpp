@@ -14,6 +14,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/costs.hpp"
 #include "core/error.hpp"
 #include "core/golden.hpp"
 #include "core/number_text.hpp"
@@ -731,11 +732,7 @@ class ScriptWriter {
   }
 
   void emit(const Step& step) {
-    // The backward pass is not exported (docs/pytorch.md): tests/torch_backward.py
-    // compares it with autograd.
-    if (step.step_id.is_gradient() || step.step_id.family() == StepFamily::backward ||
-        step.id == "target")
-      return;
+    if (is_backward_step(step)) return;  // not exported (docs/pytorch.md)
     if (step.decoding >= 0 || step.kind == StepKind::decode_check) {
       if (!decoded_) decode_loop();
       decoded_ = true;
@@ -1641,6 +1638,7 @@ class ScriptWriter {
             0);
     out_ += "TOOL = {\n";
     for (const Step& step : trace_.steps) {
+      if (is_backward_step(step)) continue;
       if (!kept_in_golden(step)) {
         out_ += fmt::format("    {}: ({}, {}),\n", py_string(step.id), step.value.n_rows,
                             step.value.n_cols);

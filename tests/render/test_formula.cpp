@@ -5,6 +5,7 @@
 #include "core/lesson_library.hpp"
 #include "core/pipeline.hpp"
 #include "render/formula.hpp"
+#include "render/render.hpp"
 
 namespace {
 
@@ -91,4 +92,51 @@ TEST_CASE("formula: the encoder layer's steps, Post-LN and Pre-LN") {
   const Traced gelu("encoder-layer-gelu");
   CHECK(gelu("layer.ffn.activation").text.find("GELU(h) = h·Φ(h) = h·(1 + erf(h/√2))/2") !=
         std::string::npos);
+}
+
+TEST_CASE("formula: every gradient step of every lesson given an upstream gradient has a "
+          "formula naming what it goes back through, and every format renders it") {
+  attn::CpuBackend cpu;
+  std::size_t steps = 0;
+  for (attn::Lesson lesson : attn::all_embedded_lessons()) {
+    if (lesson.dtype != attn::Dtype::f64 || lesson.attention != attn::AttentionKind::softmax ||
+        lesson.queries() * lesson.keys() > 4096)
+      continue;
+    const attn::Trace forward = attn::run_pipeline(lesson, cpu);
+    const attn::Step* result = forward.find("layer.output");
+    if (!result) result = forward.find("output");
+    if (!result) result = &forward.at("concat");
+    if (!lesson.backward) {
+      lesson.backward.emplace();
+      lesson.backward->upstream = arma::mat(result->value.n_rows, result->value.n_cols,
+                                            arma::fill::ones);
+    }
+    const attn::Trace trace = attn::run_pipeline(lesson, cpu);
+    CAPTURE(lesson.id);
+    for (const attn::Step& step : trace.steps) {
+      if (step.made.op != attn::Op::backward) continue;
+      const attn::StepFormula f = attn::step_formula(lesson, trace, step);
+      CHECK(f.text.starts_with(step.id + " = "));
+      CHECK(!f.latex.empty());
+      for (const attn::Vjp& v : step.made.vjps) CHECK(f.shapes.find(v.of) != std::string::npos);
+      ++steps;
+    }
+    const attn::RenderOptions options;
+    CHECK(attn::render_text(lesson, trace, options).find("grad.X") != std::string::npos);
+    CHECK(attn::render_latex(lesson, trace, options).find("grad.X") != std::string::npos);
+    CHECK(attn::render_html(lesson, trace, options).find("grad.X") != std::string::npos);
+    CHECK(attn::render_json(lesson, trace, options).find("\"grad.X\"") != std::string::npos);
+  }
+  CHECK(steps > 500);
+}
+
+TEST_CASE("formula: the backward steps of backward-by-hand, as on paper") {
+  const Traced f("backward-by-hand");
+  CHECK(f("grad.head0.masked").text ==
+        "grad.head0.masked = head0.weights ⊙ (grad.head0.weights − grad.head0.row_dot)");
+  CHECK(f("grad.head0.Q").text == "grad.head0.Q = grad.head0.scores·head0.K");
+  CHECK(f("grad.head0.K").text == "grad.head0.K = grad.head0.scoresᵀ·head0.Q");
+  CHECK(f("grad.X").text == "grad.X = (grad.Q·W_Qᵀ) + (grad.K·W_Kᵀ) + (grad.V·W_Vᵀ)");
+  CHECK(f("grad.head0.scores").text == "grad.head0.scores = grad.head0.scaled / 1.73205");
+  CHECK(f("grad.head0.weights").shapes == "3×3 (back through head0.context)");
 }
