@@ -136,6 +136,9 @@ struct QuantityClaim {
     sampled,  // a statistic of q·k by sampling: qk_mean, qk_variance, qk_std, qk_beyond_3
     kv_cache_bytes,  // the bytes a KV cache holds: g·(d_k + d_v) per token, × keys per sequence
     attended,  // cells a mask pattern lets attend: "attended" (a count) or "attended_fraction"
+    step_size,     // the size of a step's cells: "max_abs" (largest |cell|) or "norm" (Frobenius)
+    softmax_grad,  // the softmax's largest |∂a_i/∂s_j| by sampling: "softmax_grad_median",
+                   // "softmax_grad_vanished" (the share of rows below kVanishedGrad)
   };
   Kind kind = Kind::shape;
   std::string quantity;             // "shape", "bytes", "flops", "qk_variance", ...
@@ -166,6 +169,9 @@ struct QuantityClaim {
   std::uint64_t chunk = 0;
   std::uint64_t overlap = 0;
   bool fraction = false;
+  // softmax_grad: each sample is one query against `keys` keys (the sampled
+  // keys share d_k, samples, seed, vectors and scaled above).
+  std::uint64_t keys = 9;
   std::string says;
   std::string says_zh;  // optional: the label in Simplified Chinese (--lang zh)
   bool derived = false;  // the lesson's own number, not a document's (Claim::derived)

@@ -233,6 +233,7 @@ const std::vector<SourceSection>& source_sections() {
        "核心细节解析手把手拆解“It’s a pleasant walk by the river bank”全程计算"},
       {"000_0ccc5db2bedb29fc.txt", "3.1", "数据准备从句子到向量矩阵的完整链路"},
       {"000_0ccc5db2bedb29fc.txt", "4", "实操过程在PyTorch中从零实现单头自注意力含可运行代码"},
+      {"000_0ccc5db2bedb29fc.txt", "4.2", "关键参数调试指南d_k为什么常设为64"},
       {"000_0ccc5db2bedb29fc.txt", "5.1", "问题速查表从现象反推根本原因"},
       {"000_0ccc5db2bedb29fc.txt", "6.1", "BERT Encoder的完整流水线不只是QKV"},
       {"001_ac27b42bbe3ea7c7.txt", "2.1", "Query-Key-Value三元组揭秘"},

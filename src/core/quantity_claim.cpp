@@ -24,6 +24,16 @@ constexpr std::pair<std::string_view, double> kByteUnits[] = {
 
 constexpr std::string_view kSampled[] = {"qk_mean", "qk_variance", "qk_std", "qk_beyond_3"};
 
+// Sampled statistics of the softmax's gradient (teach/softmax_grad_stats.hpp).
+constexpr std::string_view kSoftmaxGrad[] = {"softmax_grad_median", "softmax_grad_vanished"};
+
+// Rows a softmax-gradient claim samples unless it says (each row draws
+// (keys + 1)·d_k numbers, so fewer than the 20000 pairs of a qk_* claim).
+constexpr std::uint64_t kSoftmaxGradSamples = 2000;
+
+// The most keys a softmax-gradient sample draws per query.
+constexpr long long kMaxSampledKeys = 4096;
+
 class QuantityClaimReader {
  public:
   QuantityClaimReader(const TomlReader& toml, const toml::node& item, const std::string& where)
@@ -34,7 +44,7 @@ class QuantityClaimReader {
         t_, where_,
         {"step", "shape", "quantity", "value", "unit", "tolerance", "batch", "seq", "dtype", "d_k",
          "samples", "seed", "vectors", "scaled", "says", "says_zh", "derived", "per",
-         "kv_heads", "window", "global", "stride", "causal", "chunk", "overlap"});
+         "kv_heads", "window", "global", "stride", "causal", "chunk", "overlap", "keys"});
     c_.key = where_;
     c_.line = toml_.line_of(&item_);
     if (const toml::node* n = t_.get("says")) c_.says = toml_.string(*n, key("says"));
@@ -120,7 +130,19 @@ class QuantityClaimReader {
           tr_format("a {} claim needs value = <the number the document states>", c_.quantity));
     if (c_.quantity != "kv_cache_bytes")
       refuse({"per", "kv_heads"}, tr("only a KV-cache claim (quantity = \"kv_cache_bytes\") has it"));
-    if (c_.quantity == "kv_cache_bytes") {
+    if (!is_one_of(kSoftmaxGrad, c_.quantity))
+      refuse({"keys"}, tr("only a sampled softmax-gradient claim (quantity = "
+                          "\"softmax_grad_median\" or \"softmax_grad_vanished\") has it"));
+    if (c_.quantity == "max_abs" || c_.quantity == "norm") {
+      read_step_size();
+    } else if (is_one_of(kSoftmaxGrad, c_.quantity)) {
+      c_.kind = QuantityClaim::Kind::softmax_grad;
+      refuse({"step", "batch", "seq", "dtype", "unit"},
+             tr("a sampled statistic is about random vectors, not a step of the lesson"));
+      c_.samples = kSoftmaxGradSamples;
+      read_sampling();
+      if (t_.get("keys")) c_.keys = positive("keys", kMaxSampledKeys);
+    } else if (c_.quantity == "kv_cache_bytes") {
       read_kv_cache_keys();
     } else if (c_.quantity == "bytes" || c_.quantity == "flops") {
       c_.kind = c_.quantity == "bytes" ? QuantityClaim::Kind::bytes : QuantityClaim::Kind::flops;
@@ -133,8 +155,7 @@ class QuantityClaimReader {
         read_bytes_keys();
     } else if (is_attended(c_.quantity)) {
       read_attended();
-    } else if (std::find(std::begin(kSampled), std::end(kSampled), c_.quantity) !=
-               std::end(kSampled)) {
+    } else if (is_one_of(kSampled, c_.quantity)) {
       c_.kind = QuantityClaim::Kind::sampled;
       refuse({"step", "batch", "seq", "dtype", "unit"},
              tr("a sampled statistic is about random vectors, not a step of the lesson"));
@@ -143,8 +164,9 @@ class QuantityClaimReader {
       toml_.fail(&node, key("quantity"),
                  tr_format("\"{}\" is not a quantity; write \"bytes\", \"flops\", "
                            "\"kv_cache_bytes\", \"qk_mean\", \"qk_variance\", \"qk_std\", "
-                           "\"qk_beyond_3\", \"attended\" or \"attended_fraction\" (or shape = "
-                           "[rows, cols] instead)",
+                           "\"qk_beyond_3\", \"attended\", \"attended_fraction\", \"max_abs\", "
+                           "\"norm\", \"softmax_grad_median\" or \"softmax_grad_vanished\" (or "
+                           "shape = [rows, cols] instead)",
                            c_.quantity));
     }
     c_.value = toml_.number(*value, key("value"));
@@ -175,6 +197,24 @@ class QuantityClaimReader {
       toml_.fail(t_.get(c_.batch ? "batch" : "seq"), key(c_.batch ? "batch" : "seq"),
                  tr("a per-token count has no batch or seq; remove it or write per = \"sequence\""));
     read_bytes_keys();
+  }
+
+  template <std::size_t N>
+  static bool is_one_of(const std::string_view (&names)[N], std::string_view quantity) {
+    return std::find(std::begin(names), std::end(names), quantity) != std::end(names);
+  }
+
+  // quantity = "max_abs" | "norm": the size of one step's cells (or of every
+  // head's, with step = "head*.<step>"); nothing but step, value, tolerance.
+  void read_step_size() {
+    c_.kind = QuantityClaim::Kind::step_size;
+    refuse({"batch", "seq", "dtype", "unit", "d_k", "samples", "seed", "vectors", "scaled"},
+           tr("the size of a step is read from the lesson's own trace; it takes step, value "
+              "and tolerance"));
+    if (c_.step.empty())
+      toml_.fail(&item_, key("step"),
+                 tr_format("a {} claim needs step = \"<step id>\", e.g. \"grad.head0.jacobian\"",
+                           c_.quantity));
   }
 
   static bool is_attended(std::string_view quantity) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/costs.hpp"
 #include "core/error.hpp"
@@ -15,6 +16,7 @@
 #include "render/json_writer.hpp"
 #include "render/numbers.hpp"
 #include "teach/qk_stats.hpp"
+#include "teach/softmax_grad_stats.hpp"
 
 namespace attn {
 
@@ -267,6 +269,88 @@ QuantityVerdict check_sampled(const Lesson& lesson, const QuantityClaim& c) {
   return v;
 }
 
+// quantity = "max_abs" | "norm": the largest |cell| or the Frobenius norm
+// √(Σ cell²) over the claimed steps (every head's for head*.), NaN if a
+// cell is NaN.
+QuantityVerdict check_step_size(const QuantityClaim& c, const std::vector<const Step*>& steps) {
+  QuantityVerdict v;
+  v.claim = c;
+  const bool norm = c.quantity == "norm";
+  double value = 0.0;
+  std::size_t cells = 0;
+  for (const Step* step : steps) {
+    cells += step->value.n_elem;
+    value = norm ? std::hypot(value, arma::norm(arma::vectorise(step->value), 2))
+                 : std::max(value, arma::abs(step->value).max());
+    if (step->value.has_nan()) value = std::numeric_limits<double>::quiet_NaN();
+  }
+  const auto place = [&](Language lang) {
+    return fill(norm ? translate(lang, "{} norm") : translate(lang, "{} largest |cell|"), c.step);
+  };
+  v.place = place(Language::en);
+  v.place_zh = place(Language::zh);
+  v.computed_value = value;
+  v.tolerance = c.tolerance.value_or(half_unit(c.value.decimals));
+  v.agrees = std::abs(c.value.value - value) <= v.tolerance;
+  v.stated = as_stated(c.value.value, c);
+  v.computed_number = as_stated(value, c, 4);
+  v.computed = v.computed_number;
+  const auto details = [&](Language lang) {
+    return fill(norm ? translate(lang, "√(Σ cell²) over {} cells = {:.6g}")
+                     : translate(lang, "max |cell| over {} cells = {:.6g}"),
+                cells, value);
+  };
+  v.details = details(Language::en);
+  v.details_zh = details(Language::zh);
+  return v;
+}
+
+// "softmax_grad_median of softmax(q·k) (unit_variance, d_k 64, 9 keys)", in `lang`.
+std::string softmax_grad_place(const QuantityClaim& c, std::string_view vectors, Language lang) {
+  return fill(c.scaled ? translate(lang, "{} of softmax(q·k/√d_k) ({}, d_k {}, {} keys)")
+                       : translate(lang, "{} of softmax(q·k) ({}, d_k {}, {} keys)"),
+              c.quantity, vectors, c.d_k, c.keys);
+}
+
+// quantity = "softmax_grad_median" | "softmax_grad_vanished": sampled rows of
+// one query against `keys` keys; within the tolerance plus 4 standard errors.
+QuantityVerdict check_softmax_grad(const Lesson& lesson, const QuantityClaim& c) {
+  SoftmaxGradSpec spec{
+      {c.d_k, c.samples, c.seed, c.unit_length ? QkVectors::unit_length : QkVectors::unit_variance},
+      c.keys,
+      c.scaled};
+  try {
+    validate(spec);
+  } catch (const InputError& e) {
+    fail(lesson, c, 0, "samples", e.what());
+  }
+  const SoftmaxGradStats stats = sample_softmax_grad(spec);
+  const bool median = c.quantity == "softmax_grad_median";
+  const double value = median ? stats.median : stats.vanished;
+  const double error = median ? stats.median_error : stats.vanished_error;
+  QuantityVerdict v;
+  v.claim = c;
+  v.place = softmax_grad_place(c, vectors_name(spec.draws.vectors), Language::en);
+  v.place_zh = softmax_grad_place(c, vectors_name(spec.draws.vectors), Language::zh);
+  v.computed_value = value;
+  v.tolerance = c.tolerance.value_or(half_unit(c.value.decimals)) + kSamplingErrors * error;
+  v.agrees = std::abs(c.value.value - value) <= v.tolerance;
+  v.stated = as_stated(c.value.value, c);
+  v.computed_number = as_stated(value, c, 4);
+  v.computed = v.computed_number;
+  const auto details = [&](Language lang) {
+    return fill(translate(lang,
+                          // xgettext:no-c-format
+                          "sampled {:.4g} ± {:.2g} (standard error) from {} rows, seed {}; per "
+                          "row the largest |∂a_i/∂s_j| = max a_i(1 − a_i), at most 0.25: median "
+                          "{:.4g}, {:.1f}% of rows below 0.0025 (1% of 0.25: vanished)"),
+                value, error, c.samples, c.seed, stats.median, 100.0 * stats.vanished);
+  };
+  v.details = details(Language::en);
+  v.details_zh = details(Language::zh);
+  return v;
+}
+
 // "window 2, global [0], stride 4, causal", in `lang`; "full attention" when none.
 std::string pattern_text(const MaskPattern& p, Language lang) {
   std::vector<std::string> parts;
@@ -367,6 +451,14 @@ std::vector<QuantityVerdict> check_quantity_claims(const Lesson& lesson, const T
     }
     if (c.kind == QuantityClaim::Kind::attended) {
       out.push_back(check_attended(lesson, trace, c));
+      continue;
+    }
+    if (c.kind == QuantityClaim::Kind::softmax_grad) {
+      out.push_back(check_softmax_grad(lesson, c));
+      continue;
+    }
+    if (c.kind == QuantityClaim::Kind::step_size) {
+      out.push_back(check_step_size(c, claimed_steps(lesson, trace, c)));
       continue;
     }
     const std::vector<const Step*> steps = claimed_steps(lesson, trace, c);

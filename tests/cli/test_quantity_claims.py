@@ -165,7 +165,14 @@ with tempfile.TemporaryDirectory() as tmp:
             ('step = "Q"\nshape = [3, 4]\nquantity = "bytes"', "claim[0].quantity", "not both"),
             ('quantity = "flops"\ndtype = "f32"\nvalue = 1', "claim[0].dtype", "no unit or dtype"),
             ('quantity = "qk_std"\nd_k = 64\nsamples = 1000000\nvalue = 1', "claim[0].samples", "kept under a second"),
-            ('quantity = "qk_std"\nstep = "Q"\nd_k = 4\nvalue = 1', "claim[0].step", "random vectors")):
+            ('quantity = "qk_std"\nstep = "Q"\nd_k = 4\nvalue = 1', "claim[0].step", "random vectors"),
+            ('quantity = "max_abs"\nvalue = 1', "claim[0].step", "needs step"),
+            ('step = "Q"\nquantity = "norm"\nseq = 4\nvalue = 1', "claim[0].seq", "own trace"),
+            ('step = "Q"\nquantity = "norm"\nkeys = 4\nvalue = 1', "claim[0].keys", "softmax-gradient"),
+            ('quantity = "qk_std"\nd_k = 4\nkeys = 4\nvalue = 1', "claim[0].keys", "softmax-gradient"),
+            ('quantity = "softmax_grad_median"\nd_k = 64\nkeys = 0\nvalue = 1', "claim[0].keys", "out of range"),
+            ('quantity = "softmax_grad_median"\nd_k = 256\nvalue = 1', "claim[0].samples", "kept under a second"),
+            ('quantity = "softmax_grad_vanished"\nstep = "Q"\nd_k = 4\nvalue = 1', "claim[0].step", "random vectors")):
         path.write_text(LESSON + "\n[[claim]]\n" + claim + "\n", encoding="utf-8")
         r = run("check", str(path))
         first = LESSON.count("\n") + 2  # the [[claim]] line; its keys follow
@@ -173,6 +180,118 @@ with tempfile.TemporaryDirectory() as tmp:
         check(r.returncode == 2 and words in r.stderr and m is not None
               and first <= int(m.group(1)) <= first + 4,
               f"bad claim {claim!r}: exit 2 with {key} and '{words}' (got {r.returncode}: {r.stderr.strip()})")
+
+# The size of a step (max_abs, norm), recomputed here from the JSON trace.
+SIZE_CLAIMS = """
+[[claim]]
+step = "head0.weights"
+quantity = "max_abs"
+value = 0.5035
+says = "largest weight"
+[[claim]]
+step = "head*.scores"
+quantity = "norm"
+value = 1.7321
+says = "norm of every head's scores"
+[[claim]]
+step = "Q"
+quantity = "norm"
+value = 1.8
+tolerance = 0.05
+says = "norm of Q, wrong"
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    path = pathlib.Path(tmp) / "q-claims.toml"
+    path.write_text(LESSON + SIZE_CLAIMS, encoding="utf-8")
+    trace = {s["id"]: s["data"] for s in json.loads(run("run", str(path), "--format", "json").stdout)["steps"]}
+    largest = max(abs(x) for row in trace["head0.weights"] for x in row)
+    norm = sum(x * x for h in (0, 1) for row in trace[f"head{h}.scores"] for x in row) ** 0.5
+    q_norm = sum(x * x for row in trace["Q"] for x in row) ** 0.5
+    got = {c["says"]: c for c in json.loads(run("check", str(path), "--format", "json").stdout)
+           ["quantity_claims"]}
+    c = got["largest weight"]
+    check(abs(c["computed_exact"] - largest) < 1e-15 and c["status"] == "agrees"
+          and c["kind"] == "max_abs", f"max_abs = {largest}: {c}")
+    c = got["norm of every head's scores"]
+    check(abs(c["computed_exact"] - norm) < 1e-14 and c["status"] == "agrees"
+          and "over 18 cells" in c["details"], f"norm over both heads = {norm}: {c}")
+    c = got["norm of Q, wrong"]
+    check(abs(c["computed_exact"] - q_norm) < 1e-14 and c["status"] == "disagrees",
+          f"norm of Q = {q_norm} (√3), not 1.8 ± 0.05: {c}")
+
+# Sampled softmax gradients: scaled, the typical row keeps about 0.2 of the
+# 0.25 maximum at any d_k; unscaled at d_k 256 most rows have vanished.
+GRAD_CLAIMS = """
+[[claim]]
+quantity = "softmax_grad_median"
+d_k = 256
+scaled = true
+samples = 1000
+value = 0.22
+tolerance = 0.01
+says = "scaled median"
+[[claim]]
+quantity = "softmax_grad_vanished"
+d_k = 256
+samples = 1000
+value = 0.00
+says = "unscaled: none vanished (wrong)"
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    path = pathlib.Path(tmp) / "q-claims.toml"
+    path.write_text(LESSON + GRAD_CLAIMS, encoding="utf-8")
+    got = {c["says"]: c for c in json.loads(run("check", str(path), "--format", "json").stdout)
+           ["quantity_claims"]}
+    c = got["scaled median"]
+    check(c["status"] == "agrees" and 0.2 < c["computed_exact"] < 0.24, f"scaled median: {c}")
+    c = got["unscaled: none vanished (wrong)"]
+    check(c["status"] == "disagrees" and c["computed_exact"] > 0.4, f"unscaled d_k 256: {c}")
+
+# The saturation lessons (level 5): the Jacobian's largest entry and ‖dS‖,
+# recomputed here with numpy from the lessons' own vectors, and the verdicts.
+import numpy as np
+import tomllib
+
+LESSONS = pathlib.Path(__file__).resolve().parents[2] / "lessons"
+
+
+def softmax_rows(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def saturation(lesson_id, divisor):
+    """(largest |J| of jacobian_row, ‖dL/d(scores)‖) of an identity-projection
+    cross-attention lesson with an upstream gradient."""
+    t = tomllib.loads((LESSONS / f"{lesson_id}.toml").read_text(encoding="utf-8"))
+    q, k = np.array(t["input"]["X"], float), np.array(t["input"]["memory"], float)
+    up = np.array(t["backward"]["upstream"], float)
+    a = softmax_rows(q @ k.T / divisor)
+    r = t["backward"].get("jacobian_row", 0)
+    jac = np.diag(a[r]) - np.outer(a[r], a[r])
+    d_a = up @ k.T
+    d_s = a * (d_a - (d_a * a).sum(axis=1, keepdims=True)) / divisor
+    return np.abs(jac).max(), np.linalg.norm(d_s)
+
+
+for lesson_id, divisor, vanished in (("why-scale-gradient", 8, None),
+                                     ("why-scale-gradient-unscaled", 1, "agrees"),
+                                     ("saturation-d64", 8, None),
+                                     ("saturation-d64-unscaled", 1, "disagrees")):
+    largest, norm = saturation(lesson_id, divisor)
+    got = {c["kind"] + " " + c["step"]: c for c in json.loads(
+        run("check", lesson_id, "--format", "json").stdout)["quantity_claims"] if c["step"]}
+    jac = got["max_abs grad.head0.jacobian"]
+    check(abs(jac["computed_exact"] - largest) < 1e-15, f"{lesson_id}: max |J| = {largest}: {jac}")
+    scores = got["norm grad.head0.scores"]
+    check(abs(scores["computed_exact"] - norm) < 1e-14 and scores["status"] == "agrees",
+          f"{lesson_id}: ‖dS‖ = {norm}: {scores}")
+    if vanished:  # "the gradient vanishes": below 1% of 0.25
+        check(jac["status"] == vanished and jac["tolerance"] == 0.0025
+              and (largest < 0.0025) == (vanished == "agrees"), f"{lesson_id}: vanished? {jac}")
+s0, _ = saturation("why-scale-gradient", 8)
+s1, _ = saturation("why-scale-gradient-unscaled", 1)
+check(abs(s0 - 0.6926419834 * 0.3073580166) < 1e-9 and s1 < 0.0025 < s0, f"8.5 vs 2: {s0}, {s1}")
 
 if failures:
     sys.exit(f"{len(failures)} failure(s)")
