@@ -316,9 +316,9 @@ Message mask_accepted_note(const Trace& truth, double written) {
 // open: there any fill this low weighs exactly 0.
 bool accepted_as_mask(const Marking& m, const Step& step, const AnswerCell& cell) {
   const double g = cell.given.value;
+  // Only a mask step's cells are read in the mask (a gradient of W_Q has more rows).
   const bool masked_cell = step.made.op == Op::mask && m.truth.mask(cell.row, cell.col) != 0u;
-  const bool row_open = arma::any(m.truth.mask.row(cell.row) == 0u);
-  return masked_cell && row_open && m.lesson.mask_fill <= kMaskLike && g <= kMaskLike &&
+  return masked_cell && arma::any(m.truth.mask.row(cell.row) == 0u) && m.lesson.mask_fill <= kMaskLike && g <= kMaskLike &&
          g != cell.expected;
 }
 
