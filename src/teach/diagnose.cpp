@@ -917,9 +917,14 @@ std::vector<Diagnosis> Diagnoser::diagnose(const std::string& step, std::size_t 
                                            std::size_t col, double written, double tolerance,
                                            int decimals, const std::vector<WrittenCell>& answer) {
   std::vector<Diagnosis> out;
-  for (const Mistaken& m : method_mistakes())
-    if (meets(m.bounds.at(step), row, col, written, tolerance))
-      out.push_back(diagnosed(*m.mistake, m.detail, m.trace.at(step).value(row, col)));
+  // On a gradient step a mistake made on the way back comes first: dividing
+  // grad.scaled by s twice gives the same number as scores divided by d_k.
+  const bool backward_step = base_.at(step).kind == StepKind::gradient;
+  for (const bool way_back_first : {true, false})
+    for (const Mistaken& m : method_mistakes())
+      if ((m.mistake->starts_from == StepKind::gradient) == (way_back_first == backward_step) &&
+          meets(m.bounds.at(step), row, col, written, tolerance))
+        out.push_back(diagnosed(*m.mistake, m.detail, m.trace.at(step).value(row, col)));
   if (std::optional<Diagnosis> d = slip(step, row, col, written, tolerance))
     out.push_back(std::move(*d));
   const Bounds& right = base_bounds_.at(step);
