@@ -9,10 +9,11 @@ at every layer's input. Each claim's computed_exact from `attn-trace check
 --format json` must agree to 1e-10 (relative): the tool and this file add in
 different orders, and twelve layers of LayerNorm carry the rounding along.
 
-Lessons: a Post-LN ReLU lesson with k = 2 (with and without residual sums, a
+Lessons: a Post-LN ReLU lesson with k = 2 (with and without residual sums), a
 Pre-LN GELU one with k = 3, and lessons/residual-gradient.toml's own claims.
-Also asserted: with residual sums the ratio at layer 1 of 12 stays of order
-one, without them it is far smaller (the contrast 000 section 6.1 describes).
+Also asserted, on a d_model 4 lesson over seeds 1 to 10: the median ratio at
+layer 1 of 12 without residual sums is under a tenth of the median with them
+(the contrast 000 section 6.1 describes; single seeds scatter widely).
 
 Usage: stack_grad.py BINARY
 """
@@ -24,7 +25,11 @@ import sys
 import tempfile
 import tomllib
 
-import numpy as np
+try:
+    import numpy as np
+except ModuleNotFoundError:
+    print(f"SKIPPED: {sys.executable} has no numpy")
+    sys.exit(77)  # CTest's SKIP_RETURN_CODE
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MASK = (1 << 64) - 1
@@ -206,7 +211,8 @@ def main():
     problems = []
     cases = [(1, "post", "relu", 8, [(2, 1, 7, True), (2, 1, 7, False), (2, 2, 3, True)]),
              (2, "pre", "gelu", 5, [(3, 1, 11, True), (3, 2, 11, False)]),
-             (2, "post", "relu", 16, [(12, 1, 5, True), (12, 1, 5, False)])]
+             (2, "post", "relu", 16, [(12, 1, s, res) for res in (True, False)
+                                      for s in range(1, 11)])]
     with tempfile.TemporaryDirectory() as tmp:
         for i, (heads, norm, activation, d_ff, claims) in enumerate(cases):
             text = test_lesson(heads, norm, activation, d_ff, claims, i)
@@ -214,8 +220,11 @@ def main():
             path.write_text(text, encoding="utf-8")
             found = compare(binary, path, tomllib.loads(text), problems)
             if i == 2:  # 000 section 6.1: without residual sums the gradient fades
-                with_r, without = found[0]["computed_exact"], found[1]["computed_exact"]
-                if not (with_r > 0.1 and without < 0.1 * with_r):
+                ratios = [c["computed_exact"] for c in found]
+                with_r, without = np.median(ratios[:10]), np.median(ratios[10:])
+                print(f"12 layers, layer 1 over layer 12, median of seeds 1-10: with residual "
+                      f"sums {with_r:.3g}, without {without:.3g}")
+                if not without < 0.1 * with_r:
                     problems.append(f"12 layers: with residual {with_r}, without {without}")
     lesson_path = ROOT / "lessons" / "residual-gradient.toml"
     if lesson_path.exists():
