@@ -2,12 +2,11 @@
 #include "teach/stack_grad.hpp"
 
 #include <cmath>
-#include <memory>
 
-#include "backend/backend.hpp"
 #include "core/error.hpp"
 #include "core/i18n.hpp"
 #include "core/pipeline.hpp"
+#include "core/reference_backend.hpp"
 #include "teach/qk_stats.hpp"
 
 namespace attn {
@@ -56,7 +55,7 @@ Lesson stack_layer_template(const Lesson& lesson, bool residual) {
 
 // Layer after layer: each one's lesson (weights drawn, X its input), forward only.
 std::vector<Lesson> stack_forward(const Lesson& base, NormalStream& normals, std::size_t layers,
-                                  Backend& cpu) {
+                                  Backend& backend) {
   const std::size_t d = base.X.n_cols, kv = base.kv_head_count(), d_ff = base.layer->W_1.n_cols;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   std::vector<Lesson> stack(layers, base);
@@ -72,7 +71,7 @@ std::vector<Lesson> stack_forward(const Lesson& base, NormalStream& normals, std
     if (l == 0) continue;
     if (one.positional_encoding == PositionalEncoding::sinusoidal)
       one.positional_encoding = PositionalEncoding::none;  // added to the stack's input only
-    one.X = run_pipeline(stack[l - 1], cpu).at("layer.output").value;
+    one.X = run_pipeline(stack[l - 1], backend).at("layer.output").value;
   }
   return stack;
 }
@@ -81,14 +80,15 @@ std::vector<Lesson> stack_forward(const Lesson& base, NormalStream& normals, std
 
 std::vector<double> stack_input_grad_norms(const Lesson& lesson, const StackGradSpec& spec) {
   const Lesson base = stack_layer_template(lesson, spec.residual);
-  const std::unique_ptr<Backend> cpu = make_backend("cpu");
+  // The plain-loop backend of core: the practice page's engine has no other.
+  ReferenceBackend reference;
   NormalStream normals(spec.seed);
-  std::vector<Lesson> stack = stack_forward(base, normals, spec.layers, *cpu);
+  std::vector<Lesson> stack = stack_forward(base, normals, spec.layers, reference);
   arma::mat upstream = draw(normals, base.X.n_rows, base.X.n_cols, 1.0);
   std::vector<double> norms(spec.layers);
   for (std::size_t l = spec.layers; l-- > 0;) {
     stack[l].backward = BackwardPass{upstream, std::nullopt, 0};
-    upstream = run_pipeline(stack[l], *cpu).at("grad.X").value;
+    upstream = run_pipeline(stack[l], reference).at("grad.X").value;
     norms[l] = arma::norm(arma::vectorise(upstream), 2);
   }
   return norms;
