@@ -112,6 +112,14 @@ TraceSize trace_size(const Lesson& lesson) {
     step(n * lesson.layer->W_1.n_cols, 2);  // hidden, activation
     step(n * d, 12);                        // residuals, LayerNorms, output
   }
+  if (lesson.backward) {  // a gradient of every step above but the constants, exp and row sums
+    std::uint64_t constant = h * (n * m + n) + (h > 1 ? 2 * n * m : 0);  // exp, row_sum, heads.*
+    if (inputs == 3) constant += n * d + (lesson.memory ? m * d_mem : 0);  // PE
+    if (lesson.positional_encoding == PositionalEncoding::alibi) constant += h * n * m;  // bias
+    const std::uint64_t forward = size.cells;
+    step(forward - std::min(forward, constant));
+    step(m * m + n, h);  // grad.head{h}.jacobian, .row_dot
+  }
   if (lesson.kv_cache)  // step t: q, its cache of t+1 rows, scores, scaled, weights, context
     step(h * (n * (n + 1) / 2 * (d_k + d_v + 3) + n * (d_k + d_v)));
   if (lesson.tile) {  // the blocks' scores; m, rescale, l and acc per key block; O/ℓ, check

@@ -164,8 +164,8 @@ TEST_CASE("backward: central finite differences of the loss agree with grad.X an
   CHECK(compared > 100);
 }
 
-TEST_CASE("backward: a fully masked row gets no gradient into its scores (zero, uniform); "
-          "masked cells get exactly 0") {
+TEST_CASE("backward: a fully masked row gets no gradient into its scores (zero, uniform), "
+          "and masked cells get exactly 0") {
   testing::HostBackend backend;
   Lesson lesson = testing::random_lesson(3);
   lesson.memory.reset();

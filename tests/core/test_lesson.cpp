@@ -264,10 +264,10 @@ TEST_CASE("[lesson] level, after and variant_of: read, defaulted, checked") {
   CHECK(L.level == 3);
   CHECK(L.after == std::vector<std::string>{"a", "c"});
   CHECK(L.variant_of == "a");
-  SUBCASE("a level outside 1 to 4") {
-    const std::string m = error_of("[lesson]\nlevel = 5\n" + input + kWeights);
+  SUBCASE("a level outside 1 to 5") {
+    const std::string m = error_of("[lesson]\nlevel = 6\n" + input + kWeights);
     CHECK(has(m, "bad.toml:2: key 'lesson.level'"));
-    CHECK(has(m, "write 1 to 4"));
+    CHECK(has(m, "write 1 to 5"));
   }
   SUBCASE("after naming the lesson itself, or not a list of strings") {
     CHECK(has(error_of("[lesson]\nid = \"x\"\nafter = [\"x\"]\n" + input + kWeights),
