@@ -41,6 +41,7 @@ set(ATTN_TEACH_SOURCES
   src/teach/exercise_sheets.cpp src/teach/fingerprint.cpp src/teach/mark.cpp
   src/teach/moodle.cpp src/teach/names.cpp src/teach/practice.cpp src/teach/qk_stats.cpp
   src/teach/quantity_claims.cpp src/teach/softmax_grad_stats.cpp
+  src/teach/stack_grad.cpp
   src/teach/sheet_html.cpp
   src/teach/sheet_latex.cpp src/teach/sheet_markdown.cpp src/teach/slips.cpp
   src/teach/typed_number.cpp src/teach/verify.cpp src/teach/verify_report.cpp)

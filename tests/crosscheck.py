@@ -384,7 +384,8 @@ def recompute(lesson, golden_values):
     if "W_O" in w:
         output = project(concat, "output", "W_O", concat.shape[1])
     if layer:  # Post-LN: y = LN2(h + FFN(h)), h = LN1(x + out); Pre-LN: y = h + FFN(LN2(h)), h = x + out
-        residual1 = take("layer.residual1", x_in + output, bounds.exact())
+        skip = 1.0 if layer.get("residual", True) else 0.0  # residual = false: no sums
+        residual1 = take("layer.residual1", skip * x_in + output, bounds.exact())
         h = residual1 if pre_ln else layer_norm(take, w, 1, residual1, eps)
         ffn_in = layer_norm(take, w, 2, h, eps) if pre_ln else h
         hidden = project(ffn_in, "layer.ffn.hidden", "W_1", None)
@@ -393,7 +394,7 @@ def recompute(lesson, golden_values):
         else:
             act = take("layer.ffn.activation", np.maximum(hidden, 0), bounds.exact())
         ffn_out = project(act, "layer.ffn.out", "W_2", None)
-        residual2 = take("layer.residual2", h + ffn_out, bounds.exact())
+        residual2 = take("layer.residual2", skip * h + ffn_out, bounds.exact())
         y = residual2 if pre_ln else layer_norm(take, w, 2, residual2, eps)
         take("layer.output", y, bounds.exact())
     if lesson.get("decode", {}).get("kv_cache", False):

@@ -114,7 +114,8 @@ class Model:
         if self.layer is not None:
             self.layer = {"norm": self.layer.get("norm", "post"),
                           "activation": self.layer.get("activation", "relu"),
-                          "eps": float(self.layer.get("eps", 1e-5))}
+                          "eps": float(self.layer.get("eps", 1e-5)),
+                          "residual": self.layer.get("residual", True)}
         n = given["X"].shape[0]
         m = given["memory"].shape[0] if "memory" in given else n
         self.blocked = blocked(lesson, n, m)
@@ -325,13 +326,15 @@ def ffn(model, ops, record, leaf, x):
 
 
 def encoder(model, ops, record, leaf, x, output):
-    r1 = record("layer.residual1", x + output)
+    """[layer] residual = false: each residual step is the sub-layer's output alone."""
+    skip = (lambda a, b: a + b) if model.layer["residual"] else (lambda a, b: b)
+    r1 = record("layer.residual1", skip(x, output))
     if model.layer["norm"] == "post":
         h = layer_norm(model, ops, record, r1, "1", leaf)
-        r2 = record("layer.residual2", h + ffn(model, ops, record, leaf, h))
+        r2 = record("layer.residual2", skip(h, ffn(model, ops, record, leaf, h)))
         return record("layer.output", layer_norm(model, ops, record, r2, "2", leaf))
     h2 = layer_norm(model, ops, record, r1, "2", leaf)
-    r2 = record("layer.residual2", r1 + ffn(model, ops, record, leaf, h2))
+    r2 = record("layer.residual2", skip(r1, ffn(model, ops, record, leaf, h2)))
     return record("layer.output", r2)
 
 
@@ -513,18 +516,20 @@ def ffn_back(model, given, found, d_out, x, g):
 
 
 def encoder_back(model, given, found, top, g):
-    """(dL/d(output), dL/d(X or X+PE) through the residual) of an encoder layer."""
+    """(dL/d(output), dL/d(X or X+PE) through the residual) of an encoder layer;
+    without residual sums ([layer] residual = false) the second is 0."""
+    r = 1.0 if model.layer["residual"] else 0.0
     g["grad.layer.output"] = top
     if model.layer["norm"] == "post":
         d_r2 = g["grad.layer.residual2"] = layer_norm_back(model, found, given, "2", top, g)
-        d_ln1 = d_r2 + ffn_back(model, given, found, d_r2, found["layer.ln1"], g)
+        d_ln1 = r * d_r2 + ffn_back(model, given, found, d_r2, found["layer.ln1"], g)
         d_r1 = layer_norm_back(model, found, given, "1", d_ln1, g)
     else:
         g["grad.layer.residual2"] = top
         d_ln2 = ffn_back(model, given, found, top, found["layer.ln2"], g)
-        d_r1 = top + layer_norm_back(model, found, given, "2", d_ln2, g)
+        d_r1 = r * top + layer_norm_back(model, found, given, "2", d_ln2, g)
     g["grad.layer.residual1"] = d_r1
-    return d_r1, d_r1
+    return d_r1, r * d_r1
 
 
 def formula_steps(model, found, grads):
@@ -641,6 +646,8 @@ def layer_lines(r, mat, d_model):
               f'activation = "{r.choice(["relu", "gelu"])}"']
     if r.random() < 0.3:
         lines.append(f"eps = {number(r.choice([1e-3, 1e-6, 0.5]))}")
+    if r.random() < 0.25:
+        lines.append("residual = false")
     return lines
 
 

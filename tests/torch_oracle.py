@@ -80,6 +80,8 @@ def why_not_comparable(lesson):
         return "masks are not compared here"
     if any(isinstance(w[k], str) for k in ("W_Q", "W_K", "W_V", "W_O")):
         return "\"identity\" weights are not read here"
+    if not lesson["layer"].get("residual", True):
+        return "nn.TransformerEncoderLayer always adds its residual sums"
     return None
 
 

@@ -29,6 +29,12 @@ struct ExportOptions {
 
 void export_command(const ExportOptions& o) {
   const Lesson lesson = find_lesson(o.lesson);
+  if (lesson.layer && !lesson.layer->residual)
+    throw InputError(tr_format(
+        "export: lesson {} has [layer] residual = false, and nn.TransformerEncoderLayer always "
+        "adds its residual sums, so the script could not check layer.output; remove residual = "
+        "false (or set it to true) to export the lesson",
+        lesson.id));
   // A symbolic link is refused as such when the script is written, --force or not.
   std::error_code ec;
   const std::filesystem::file_status out = std::filesystem::symlink_status(o.out, ec);

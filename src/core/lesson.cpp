@@ -483,7 +483,7 @@ class LessonParser {
                                key, key));
       return;
     }
-    toml_.require_known_keys(*t, "layer", {"kind", "norm", "activation", "eps"});
+    toml_.require_known_keys(*t, "layer", {"kind", "norm", "activation", "eps", "residual"});
     EncoderLayer layer = layer_options(*t);
     layer.W_1 = layer_weight("W_1");
     layer.W_2 = layer_weight("W_2");
@@ -519,6 +519,8 @@ class LessonParser {
                              "number such as 1e-5",
                              layer.eps));
     }
+    if (const toml::node* n = get(&t, "residual"))
+      layer.residual = toml_.boolean(*n, "layer.residual");
     return layer;
   }
 

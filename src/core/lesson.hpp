@@ -46,6 +46,9 @@ struct EncoderLayer {
   std::optional<arma::rowvec> b_2;   // (d_model)
   arma::rowvec ln1_gamma, ln1_beta;  // (d_model): default 1 and 0, as PyTorch starts them
   arma::rowvec ln2_gamma, ln2_beta;  // (d_model)
+  // false: no residual sums; layer.residual1/2 are the sub-layer's output alone
+  // (a stack without residual connections, 000 section 6.1).
+  bool residual = true;
 };
 
 // [backward]: the scalar loss whose gradient the trace follows back through
@@ -139,6 +142,7 @@ struct QuantityClaim {
     step_size,     // the size of a step's cells: "max_abs" (largest |cell|) or "norm" (Frobenius)
     softmax_grad,  // the softmax's largest |∂a_i/∂s_j| by sampling: "softmax_grad_median",
                    // "softmax_grad_vanished" (the share of rows below kVanishedGrad)
+    stack_grad_norm,  // ‖dL/d(input of layer at)‖ / ‖dL/d(input of layer k)‖ in a seeded stack
   };
   Kind kind = Kind::shape;
   std::string quantity;             // "shape", "bytes", "flops", "qk_variance", ...
@@ -172,6 +176,12 @@ struct QuantityClaim {
   // softmax_grad: each sample is one query against `keys` keys (the sampled
   // keys share d_k, samples, seed, vectors and scaled above).
   std::uint64_t keys = 9;
+  // stack_grad_norm: `layers` encoder layers shaped like the lesson's, weights
+  // from `seed` (teach/stack_grad.hpp), with or without the residual sums; the
+  // gradient's norm at the input of layer `at` over the one at layer `layers`.
+  std::uint64_t layers = 0;
+  std::uint64_t at = 0;
+  bool residual = true;
   std::string says;
   std::string says_zh;  // optional: the label in Simplified Chinese (--lang zh)
   bool derived = false;  // the lesson's own number, not a document's (Claim::derived)

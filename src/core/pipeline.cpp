@@ -629,12 +629,22 @@ class Forward {
   // The encoder layer's sub-steps (lesson [layer]), each recorded under its
   // layer_step_id. Dropout is the identity at inference: no step for it.
 
-  // layer.residual1 / layer.residual2:(n,d) = input + sub-layer output. -> its id
+  // layer.residual1 / layer.residual2:(n,d) = input + sub-layer output, or
+  // the sub-layer's output alone with [layer] residual = false. -> its id
   StepId residual(LayerStep which, const StepId& input, const StepId& sublayer) {
     const StepId id = StepId::layer(which);
+    const bool first = which == LayerStep::residual1;
+    if (!lesson_.layer->residual) {
+      record(id,
+             first ? N_("Attention's output, no residual connection")
+                   : N_("Feed-forward output, no residual connection"),
+             StepKind::residual, {Op::identity, ids_of({sublayer})}, value(sublayer),
+             lesson_.tokens);
+      return id;
+    }
     record(id,
-           which == LayerStep::residual1 ? N_("Residual sum around attention")
-                                         : N_("Residual sum around the feed-forward network"),
+           first ? N_("Residual sum around attention")
+                 : N_("Residual sum around the feed-forward network"),
            StepKind::residual, {Op::add, ids_of({input, sublayer})}, value(input) + value(sublayer),
            lesson_.tokens);
     return id;

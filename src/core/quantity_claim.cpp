@@ -17,6 +17,9 @@ namespace {
 // Sequence lengths beyond this are not a cost anyone computes by hand.
 constexpr long long kMaxClaimSeq = 10000000;
 
+// The most layers a stack_grad_norm claim builds (BERT-base's 12; teach/stack_grad.hpp).
+constexpr long long kMaxClaimLayers = 12;
+
 // Bytes per unit, decimal (KB = 1000) and binary (KiB = 1024).
 constexpr std::pair<std::string_view, double> kByteUnits[] = {
     {"B", 1.0},      {"KB", 1e3},        {"MB", 1e6},          {"GB", 1e9},
@@ -44,7 +47,8 @@ class QuantityClaimReader {
         t_, where_,
         {"step", "shape", "quantity", "value", "unit", "tolerance", "batch", "seq", "dtype", "d_k",
          "samples", "seed", "vectors", "scaled", "says", "says_zh", "derived", "per",
-         "kv_heads", "window", "global", "stride", "causal", "chunk", "overlap", "keys"});
+         "kv_heads", "window", "global", "stride", "causal", "chunk", "overlap", "keys",
+         "layers", "at", "residual"});
     c_.key = where_;
     c_.line = toml_.line_of(&item_);
     if (const toml::node* n = t_.get("says")) c_.says = toml_.string(*n, key("says"));
@@ -64,6 +68,9 @@ class QuantityClaimReader {
       refuse({"window", "global", "stride", "causal", "chunk", "overlap"},
              tr("only an attended-cells claim (quantity = \"attended\" or "
                 "\"attended_fraction\") describes a mask pattern"));
+    if (!quantity || toml_.string(*quantity, key("quantity")) != "stack_grad_norm")
+      refuse({"layers", "at", "residual"},
+             tr("only a stack claim (quantity = \"stack_grad_norm\") builds layers"));
     if (shape)
       read_shape(*shape);
     else
@@ -142,6 +149,8 @@ class QuantityClaimReader {
       c_.samples = kSoftmaxGradSamples;
       read_sampling();
       if (t_.get("keys")) c_.keys = positive("keys", kMaxSampledKeys);
+    } else if (c_.quantity == "stack_grad_norm") {
+      read_stack();
     } else if (c_.quantity == "kv_cache_bytes") {
       read_kv_cache_keys();
     } else if (c_.quantity == "bytes" || c_.quantity == "flops") {
@@ -165,8 +174,8 @@ class QuantityClaimReader {
                  tr_format("\"{}\" is not a quantity; write \"bytes\", \"flops\", "
                            "\"kv_cache_bytes\", \"qk_mean\", \"qk_variance\", \"qk_std\", "
                            "\"qk_beyond_3\", \"attended\", \"attended_fraction\", \"max_abs\", "
-                           "\"norm\", \"softmax_grad_median\" or \"softmax_grad_vanished\" (or "
-                           "shape = [rows, cols] instead)",
+                           "\"norm\", \"softmax_grad_median\", \"softmax_grad_vanished\" or "
+                           "\"stack_grad_norm\" (or shape = [rows, cols] instead)",
                            c_.quantity));
     }
     c_.value = toml_.number(*value, key("value"));
@@ -215,6 +224,29 @@ class QuantityClaimReader {
       toml_.fail(&item_, key("step"),
                  tr_format("a {} claim needs step = \"<step id>\", e.g. \"grad.head0.jacobian\"",
                            c_.quantity));
+  }
+
+  // quantity = "stack_grad_norm": layers = k (1..12), at = l (1..k), seed,
+  // residual = true | false; nothing of a step or of sampling.
+  void read_stack() {
+    c_.kind = QuantityClaim::Kind::stack_grad_norm;
+    refuse({"step", "batch", "seq", "dtype", "unit", "d_k", "samples", "vectors", "scaled"},
+           tr("a stack claim builds its own layers from the lesson's shape; it takes layers, "
+              "at, seed, residual, value and tolerance"));
+    for (const char* name : {"layers", "at"})
+      if (!t_.get(name))
+        toml_.fail(&item_, key(name),
+                   tr("a stack_grad_norm claim needs layers = <k, 1 to 12> and at = <the layer "
+                      "whose input gradient is compared with layer k's, 1 to k>"));
+    c_.layers = positive("layers", kMaxClaimLayers);
+    c_.at = positive("at", static_cast<long long>(c_.layers));
+    if (const toml::node* n = t_.get("seed")) {
+      const long long s = toml_.integer(*n, key("seed"));
+      if (s < 0) toml_.fail(n, key("seed"), tr("a seed is a whole number of at least 0"));
+      c_.seed = static_cast<std::uint64_t>(s);
+    }
+    if (const toml::node* n = t_.get("residual"))
+      c_.residual = toml_.boolean(*n, key("residual"));
   }
 
   static bool is_attended(std::string_view quantity) {

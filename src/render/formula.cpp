@@ -281,6 +281,15 @@ StepFormula activation(const Context& c) {
           fmt::format("{} → {}", c.in(0), c.out())};
 }
 
+// layer.residual1/2 of a layer with residual = false: the sub-layer's output alone.
+StepFormula no_residual(const Context& c) {
+  return {c.say(N_("{} = {}: no residual connection (the lesson's [layer] residual = false), so "
+                   "the sub-layer's input is not added back"),
+                c.step.id, c.input_id(0)),
+          fmt::format("{} = {}", tex_id(c.step.id), tex_id(c.input_id(0))),
+          fmt::format("{} → {}", c.in(0), c.out())};
+}
+
 StepFormula layer_output(const Context& c) {
   const auto& layer = c.lesson.layer;
   return {c.say(N_("{} = {}: the encoder layer's result ({}, {})"), c.step.id, c.input_id(0),
@@ -679,7 +688,7 @@ StepFormula layer_formula(const Context& c) {
     case Op::scale_shift:
       return scale_shift(c);
     case Op::identity:
-      return layer_output(c);
+      return c.step.kind == StepKind::residual ? no_residual(c) : layer_output(c);
     default:
       return activation(c);
   }

@@ -17,6 +17,7 @@
 #include "render/numbers.hpp"
 #include "teach/qk_stats.hpp"
 #include "teach/softmax_grad_stats.hpp"
+#include "teach/stack_grad.hpp"
 
 namespace attn {
 
@@ -351,6 +352,51 @@ QuantityVerdict check_softmax_grad(const Lesson& lesson, const QuantityClaim& c)
   return v;
 }
 
+// "stack_grad_norm at layer 6 of 12, no residual", in `lang`.
+std::string stack_place(const QuantityClaim& c, Language lang) {
+  return fill(c.residual ? translate(lang, "{} at layer {} of {}, with residual sums")
+                         : translate(lang, "{} at layer {} of {}, no residual sums"),
+              c.quantity, c.at, c.layers);
+}
+
+std::string stack_details(const QuantityClaim& c, const std::vector<double>& norms,
+                          Language lang) {
+  std::vector<std::string> ratios;
+  for (double n : norms) ratios.push_back(fmt::format("{:.3g}", n / norms.back()));
+  return fill(translate(lang,
+                        "‖dL/d(input of layer {0})‖ / ‖dL/d(input of layer {1})‖ = {2:.4g} / "
+                        "{3:.4g} (Frobenius norms); {1} layers shaped like the lesson's, weights "
+                        "N(0, 1/d_model) from seed {4}, no biases, γ = 1, β = 0, upstream "
+                        "N(0, 1) at the top; the ratio at layers 1 to {1}: {5}"),
+              c.at, c.layers, norms[c.at - 1], norms.back(), c.seed,
+              fmt::join(ratios, lang == Language::zh ? "，" : ", "));
+}
+
+// quantity = "stack_grad_norm": the ratio of the input gradients' norms in a
+// seeded stack of the lesson's layer (teach/stack_grad.hpp).
+QuantityVerdict check_stack_grad(const Lesson& lesson, const QuantityClaim& c) {
+  std::vector<double> norms;
+  try {
+    norms = stack_input_grad_norms(lesson, {c.layers, c.seed, c.residual});
+  } catch (const InputError& e) {
+    fail(lesson, c, 0, "quantity", e.what());
+  }
+  const double value = norms[c.at - 1] / norms.back();
+  QuantityVerdict v;
+  v.claim = c;
+  v.place = stack_place(c, Language::en);
+  v.place_zh = stack_place(c, Language::zh);
+  v.computed_value = value;
+  v.tolerance = c.tolerance.value_or(half_unit(c.value.decimals));
+  v.agrees = std::abs(c.value.value - value) <= v.tolerance;
+  v.stated = as_stated(c.value.value, c);
+  v.computed_number = as_stated(value, c, 4);
+  v.computed = v.computed_number;
+  v.details = stack_details(c, norms, Language::en);
+  v.details_zh = stack_details(c, norms, Language::zh);
+  return v;
+}
+
 // "window 2, global [0], stride 4, causal", in `lang`; "full attention" when none.
 std::string pattern_text(const MaskPattern& p, Language lang) {
   std::vector<std::string> parts;
@@ -455,6 +501,10 @@ std::vector<QuantityVerdict> check_quantity_claims(const Lesson& lesson, const T
     }
     if (c.kind == QuantityClaim::Kind::softmax_grad) {
       out.push_back(check_softmax_grad(lesson, c));
+      continue;
+    }
+    if (c.kind == QuantityClaim::Kind::stack_grad_norm) {
+      out.push_back(check_stack_grad(lesson, c));
       continue;
     }
     if (c.kind == QuantityClaim::Kind::step_size) {

@@ -332,5 +332,15 @@ kv_cache = true
         r = run(*args)
         check(r.returncode == 2 and part in r.stderr, f"{args}: exit 2 naming {part!r}: {r.stderr}")
 
+    # [layer] residual = false: nn.TransformerEncoderLayer cannot drop its residual sums.
+    no_residual = os.path.join(tmp, "no-residual.toml")
+    with open(os.path.join(ROOT, "lessons", "encoder-layer-post-ln.toml"), encoding="utf-8") as f:
+        text = f.read().replace('[layer]\n', '[layer]\nresidual = false\n', 1)
+    with open(no_residual, "w", encoding="utf-8") as f:
+        f.write(text)
+    r = run("export", no_residual, "--to", "pytorch")
+    check(r.returncode == 2 and "residual = false" in r.stderr and r.stdout == "",
+          f"a lesson without residual sums is refused: {r.returncode} {r.stderr}")
+
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

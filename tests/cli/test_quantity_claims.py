@@ -172,7 +172,15 @@ with tempfile.TemporaryDirectory() as tmp:
             ('quantity = "qk_std"\nd_k = 4\nkeys = 4\nvalue = 1', "claim[0].keys", "softmax-gradient"),
             ('quantity = "softmax_grad_median"\nd_k = 64\nkeys = 0\nvalue = 1', "claim[0].keys", "out of range"),
             ('quantity = "softmax_grad_median"\nd_k = 256\nvalue = 1', "claim[0].samples", "kept under a second"),
-            ('quantity = "softmax_grad_vanished"\nstep = "Q"\nd_k = 4\nvalue = 1', "claim[0].step", "random vectors")):
+            ('quantity = "softmax_grad_vanished"\nstep = "Q"\nd_k = 4\nvalue = 1', "claim[0].step", "random vectors"),
+            ('quantity = "stack_grad_norm"\nlayers = 13\nat = 1\nvalue = 1', "claim[0].layers", "out of range"),
+            ('quantity = "stack_grad_norm"\nlayers = 2\nat = 3\nvalue = 1', "claim[0].at", "from 1 to 2"),
+            ('quantity = "stack_grad_norm"\nat = 1\nvalue = 1', "claim[0].layers", "needs layers"),
+            ('quantity = "stack_grad_norm"\nstep = "Q"\nlayers = 2\nat = 1\nvalue = 1', "claim[0].step",
+             "builds its own layers"),
+            ('step = "Q"\nquantity = "norm"\nlayers = 2\nvalue = 1', "claim[0].layers", "builds layers"),
+            ('quantity = "stack_grad_norm"\nlayers = 2\nat = 1\nvalue = 1', "claim[0].quantity",
+             "add [layer]")):
         path.write_text(LESSON + "\n[[claim]]\n" + claim + "\n", encoding="utf-8")
         r = run("check", str(path))
         first = LESSON.count("\n") + 2  # the [[claim]] line; its keys follow

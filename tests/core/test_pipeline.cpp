@@ -468,6 +468,35 @@ TEST_CASE("encoder layer, Pre-LN: LayerNorm first, attention on it, no final Lay
   CHECK(arma::approx_equal(step(t, "layer.output"), step(t, "layer.residual2"), "absdiff", 0.0));
 }
 
+TEST_CASE("encoder layer with residual = false: each residual step is the sub-layer's output") {
+  for (const char* norm : {"post", "pre"}) {
+    std::string body = kLayer;
+    body.replace(body.find("{}"), 2, norm);
+    body.replace(body.find("{}"), 2, "relu");
+    body.replace(body.find("[weights]"), 9, "residual = false\n[weights]");
+    const attn::Lesson L = lesson(body);
+    REQUIRE_FALSE(L.layer->residual);
+    const attn::Trace t = trace_of(L);
+    CAPTURE(norm);
+    CHECK(t.at("layer.residual1").made.op == attn::Op::identity);
+    CHECK(t.at("layer.residual1").made.inputs == std::vector<std::string>{"output"});
+    CHECK(t.at("layer.residual2").made.inputs == std::vector<std::string>{"layer.ffn.out"});
+    CHECK(arma::approx_equal(step(t, "layer.residual1"), step(t, "output"), "absdiff", 0.0));
+    CHECK(arma::approx_equal(step(t, "layer.residual2"), step(t, "layer.ffn.out"), "absdiff", 0.0));
+  }
+  // Post-LN, x = [1, 3]: the attention of one token gives X back, so
+  // residual1 = [1, 3] (not 2·X as with the sum); LN1 = [-b, b].
+  const attn::Trace t = trace_of(lesson([] {
+    std::string body = kLayer;
+    body.replace(body.find("{}"), 2, "post");
+    body.replace(body.find("{}"), 2, "relu");
+    return body.replace(body.find("[weights]"), 9, "residual = false\n[weights]");
+  }()));
+  CHECK(step(t, "layer.residual1")(0, 1) == 3.0);
+  const double b = 1.0 / std::sqrt(1.0 + 1e-5);
+  CHECK(step(t, "layer.ln1")(0, 1) == doctest::Approx(b).epsilon(kTol));
+}
+
 TEST_CASE("encoder layer with GELU: x·Φ(x), exact") {
   const attn::Trace t = trace_of(layer_lesson("post", "gelu"));
   const arma::mat& hidden = step(t, "layer.ffn.hidden");
