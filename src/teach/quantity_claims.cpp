@@ -377,7 +377,7 @@ std::string stack_details(const QuantityClaim& c, const std::vector<double>& nor
 QuantityVerdict check_stack_grad(const Lesson& lesson, const QuantityClaim& c) {
   std::vector<double> norms;
   try {
-    norms = stack_input_grad_norms(lesson, {c.layers, c.seed, c.residual});
+    norms = stack_input_grad_norms(lesson, {static_cast<std::size_t>(c.layers), c.seed, c.residual});
   } catch (const InputError& e) {
     fail(lesson, c, 0, "quantity", e.what());
   }
