@@ -108,12 +108,12 @@ void backward_lines(const Lesson& lesson, std::vector<ConventionLine>& lines) {
                         "target $T$, so $\\partial L / \\partial C = C - T$."))});
   lines.push_back(
       {std::string(tr("Backward, with G = dL/dC: dA = G·Vᵀ, dV = Aᵀ·G; D_i = Σ_k dA[i,k]·A[i,k], "
-                      "dS = A ⊙ (dA − D) (0 where masked), then ÷ √d_k; dQ = dS·K, dK = dSᵀ·Q; "
-                      "dW_Q = Xᵀ·dQ (K, V alike); dX adds up what comes back through every product "
-                      "that reads X.")),
+                      "dS = A ⊙ (dA − D) ÷ √d_k (0 where masked) is grad.scores; dQ = dS·K, "
+                      "dK = dSᵀ·Q; dW_Q = Xᵀ·dQ (K, V alike); dX adds up what comes back through "
+                      "every product that reads X.")),
        std::string(tr("Backward, with $G = \\partial L / \\partial C$: $dA = G V^\\top$, "
-                      "$dV = A^\\top G$; $D_i = \\sum_k dA_{ik} A_{ik}$, $dS = A \\odot (dA - D)$ "
-                      "(0 where masked), then $\\div \\sqrt{d_k}$; $dQ = dS\\,K$, "
+                      "$dV = A^\\top G$; $D_i = \\sum_k dA_{ik} A_{ik}$, $dS = A \\odot (dA - D) \\div "
+                      "\\sqrt{d_k}$ (0 where masked) is grad.scores; $dQ = dS\\,K$, "
                       "$dK = dS^\\top Q$; $dW_Q = X^\\top dQ$ ($K$, $V$ alike); $dX$ adds up what "
                       "comes back through every product that reads $X$."))});
 }

@@ -30,7 +30,7 @@ JSON HTML SVG CSV PDF LaTeX Markdown Moodle Cloze UTF-8 BOM NaN
 agrees disagrees carried slip pass FAIL MISSING
 B KB MB GB KiB MiB GiB Var inf nan
 BERT-base seq PE WordPiece GELU ReLU Pre-LN Post-LN concat
-MQA GQA RoPE ALiBi Longformer Swin FlashAttention elu""".split())
+MQA GQA RoPE ALiBi Longformer Swin FlashAttention elu dL dA dS""".split())
 # BERT-base: the model's name as the documents write it; seq, PE, WordPiece, GELU, ReLU,
 # Pre-LN, Post-LN: in lessons' title_zh, as the documents write them; concat: a step id;
 # MQA, GQA, RoPE, ALiBi: names of attention variants (issue 26); Longformer, Swin: model

@@ -283,7 +283,7 @@ def saturation(lesson_id, divisor):
 
 
 for lesson_id, divisor, vanished in (("why-scale-gradient", 8, None),
-                                     ("why-scale-gradient-unscaled", 1, "agrees"),
+                                     ("why-scale-grad-unscaled", 1, "agrees"),
                                      ("saturation-d64", 8, None),
                                      ("saturation-d64-unscaled", 1, "disagrees")):
     largest, norm = saturation(lesson_id, divisor)
@@ -298,7 +298,7 @@ for lesson_id, divisor, vanished in (("why-scale-gradient", 8, None),
         check(jac["status"] == vanished and jac["tolerance"] == 0.0025
               and (largest < 0.0025) == (vanished == "agrees"), f"{lesson_id}: vanished? {jac}")
 s0, _ = saturation("why-scale-gradient", 8)
-s1, _ = saturation("why-scale-gradient-unscaled", 1)
+s1, _ = saturation("why-scale-grad-unscaled", 1)
 check(abs(s0 - 0.6926419834 * 0.3073580166) < 1e-9 and s1 < 0.0025 < s0, f"8.5 vs 2: {s0}, {s1}")
 
 if failures:
