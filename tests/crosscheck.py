@@ -418,9 +418,9 @@ def backward_steps(lesson, golden, out):
     grads = numpy_backward.numpy_backward(model, given, found)
     grads.update(numpy_backward.formula_steps(model, found, grads))
     if "target" in lesson["backward"]:
-        grads["target"] = np.array(lesson["backward"]["target"], dtype=float)
+        grads["loss.target"] = np.array(lesson["backward"]["target"], dtype=float)
     scale = max([1.0] + [float(np.nanmax(np.abs(v))) for v in grads.values() if np.isfinite(v).any()])
-    order = [sid for sid in golden if sid.startswith("grad.") or sid == "target"]
+    order = [sid for sid in golden if sid.startswith("grad.") or sid == "loss.target"]
     for sid in order + sorted(set(grads) - set(order)):
         out.take(sid, grads[sid], bounds.Bound(absolute=1e-12 * scale))
 

@@ -32,7 +32,7 @@ constexpr GivenSpelling kGiven[] = {
     {"ln2_gamma", GivenRole::scale, 2}, {"ln2_beta", GivenRole::shift, 2},
     {"W_1", GivenRole::weight, 0},      {"b_1", GivenRole::bias, 0},
     {"W_2", GivenRole::weight, 0},      {"b_2", GivenRole::bias, 0},
-    {"target", GivenRole::input, 0}};
+    {"loss.target", GivenRole::input, 0}};
 static_assert(std::size(kGiven) == static_cast<std::size_t>(Given::target) + 1);
 
 constexpr const char* kPositionalIds[] = {"PE", "X+PE", "memory+PE"};

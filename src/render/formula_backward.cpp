@@ -154,10 +154,11 @@ std::string formula_in(const Step& step, const Notation& n) {
 StepFormula backward_given(const Step& step, Language lang) {
   const std::string shape = shape_str(step.value.n_rows, step.value.n_cols);
   const Notation text{false, lang}, tex{true, lang};
-  if (!step.step_id.is_gradient())  // target
-    return {fmt::format("target: {}", text.words(N_("given in the lesson; L = ½‖result − target‖²"))),
-            fmt::format("T: {}", tex.words(N_("given in the lesson; L = ½‖result − target‖²"))),
-            shape};
+  if (!step.step_id.is_gradient()) {  // loss.target
+    const char* given = N_("given in the lesson; L = ½‖result − target‖²");
+    return {fmt::format("loss.target: {}", text.words(given)),
+            fmt::format("T: {}", tex.words(given)), shape};
+  }
   const std::string of = step.step_id.forward().str();
   const char* words = N_("the upstream gradient dL/d({}), given in the lesson");
   return {fmt::format("{} = {}", step.id, text.words(words, of)),

@@ -59,7 +59,7 @@ def step_ids(lesson):
     r = run("run", lesson, "--format", "json", "--dtype", "f64")
     assert r.returncode == 0, r.stderr
     return [s["id"] for s in json.loads(r.stdout)["steps"]
-            if not s["id"].startswith("grad.") and s["id"] != "target"]
+            if not s["id"].startswith("grad.") and s["id"] != "loss.target"]
 
 
 def verify_script(name, lesson, script_path, expect_torch_modules=()):

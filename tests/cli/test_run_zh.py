@@ -32,7 +32,7 @@ OpenBLAS CPU GPU CUDA PyTorch NumPy BERT GPT ReLU GELU TOML JSON HTML SVG CSV PD
 LuaLaTeX Markdown UTF BOM NaN inf nan eps cpu cuda Softmax dk
 Q K V X W O M E S A C P I PE FFN QK d n m h t i j k c a s q v x p o b e ij pos cache sum
 FlashAttention elu
-dA dS dL D T Post-LN Pre-LN dropout
+dA dS dL D T Post Pre LN dropout
 """.split())
 COMMANDS = {"run", "check", "verify", "attn-trace"}
 CJK = re.compile(r"[\u4e00-\u9fff]")
