@@ -39,7 +39,7 @@ Softmax dk dropout erf FFN tril triu ones RSS LANG LC_ALL LC_MESSAGES memory
 text json svg pdf tokens heads d_model file_mb step_mcells trace_gb output_mb
 Var tanh MultiHead MHA JavaScript MQA GQA RoPE ALiBi
 FlashAttention elu
-dA dS dQ dK dV dC dX dY dL D grad GELU' T L ID
+dA dS dQ dK dV dC dX dY dL D grad GELU' T L ID upstream half_sq
 auto always never global row numbers heatmap csv dir lesson README dtype samples Python
 batch queries keys view transpose forward True true
 Longformer Swin
