@@ -139,6 +139,9 @@ struct CellExpansion {
   bool gelu = false;  // activation: GELU (else ReLU)
 
   std::vector<ExprPiece> expression;  // expression
+  // expression, when it is a sum: each summed term's value, in order (a
+  // gradient step's terms), so that a hint can multiply them out.
+  std::vector<double> term_values;
 };
 
 // Builders of an `expression` expansion (core/ops/tiles.cpp, linear.cpp).

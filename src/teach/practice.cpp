@@ -28,6 +28,24 @@ constexpr std::size_t kDefaultCells = 3;
 constexpr int kHintRungs = 3;
 constexpr int kHintPrecision = 4;
 
+// The decimals a hint writes its numbers with: 4, or more, so that the
+// smallest non-zero number of the cell's arithmetic keeps 3 significant
+// digits (a gradient of 0.0086 written 0.0086 would make the learner who
+// multiplies the hint's own numbers miss the answer's last decimal).
+int hint_decimals(const CellExpansion& e) {
+  double smallest = std::abs(e.value);
+  const auto see = [&](double v) {
+    if (v != 0 && std::isfinite(v) && (smallest == 0 || std::abs(v) < smallest))
+      smallest = std::abs(v);
+  };
+  for (const double v : e.source_values) see(v);
+  for (const ExprPiece& p : e.expression)
+    if (p.kind == ExprPiece::Kind::number) see(p.value);
+  if (!(smallest > 0)) return kHintPrecision;
+  const int digits = 2 - static_cast<int>(std::floor(std::log10(smallest)));
+  return std::clamp(digits, kHintPrecision, 8);
+}
+
 // A step a learner computes by hand; the copies (a head's block of columns,
 // the heads side by side, a cache's rows, the layer's result) ask nothing new.
 bool worth_asking(const Step& step) {
@@ -546,7 +564,8 @@ Hint PracticeSession::hint() {
   }
   const Trace mine = own.empty() ? truth_ : run_pipeline(lesson_, backend_, own);
   const CellExpansion e = expand_cell(lesson_, mine, r.cell.step, r.cell.row, r.cell.col);
-  const std::string worked = expansion_text(e, kHintPrecision);
+  const int decimals = hint_decimals(e);
+  const std::string worked = expansion_text(e, decimals);
   const std::vector<std::string> parts = equation_parts(worked);
   const Step& step = truth_.at(r.cell.step);
   Hint h{.rung = r.hints};
@@ -561,13 +580,17 @@ Hint PracticeSession::hint() {
     }
     case 2: {
       std::string terms = joined_parts(parts, parts.size() > 1 ? parts.size() - 1 : 1);
+      std::vector<double> values = e.term_values;
       if (e.sum) {
-        std::vector<std::string> products;
-        for (const ProductTerm& t : e.sum->terms)
-          products.push_back(format_by_hand(t.product(), kHintPrecision));
-        if (e.sum->bias) products.push_back(format_by_hand(*e.sum->bias, kHintPrecision));
-        terms += fmt::format(" = {}", fmt::join(products, " + "));
+        for (const ProductTerm& t : e.sum->terms) values.push_back(t.product());
+        if (e.sum->bias) values.push_back(*e.sum->bias);
       }
+      std::string sum;  // "0.2028 − 0.2114": each term multiplied out, signs as written
+      for (std::size_t i = 0; i < values.size(); ++i)
+        sum += (i == 0 ? format_by_hand(values[i], decimals)
+                       : (values[i] < 0 ? " − " : " + ") +
+                             format_by_hand(std::abs(values[i]), decimals));
+      if (values.size() > 1) terms += " = " + sum;  // one term would be the answer itself
       h.text = tr_format("hint 2 of 3, the terms: {}", terms);
       break;
     }
@@ -577,7 +600,7 @@ Hint PracticeSession::hint() {
         h.text += "\n" + tr_format("with the true earlier values: {}",
                                    expansion_text(expand_cell(lesson_, truth_, r.cell.step,
                                                               r.cell.row, r.cell.col),
-                                                  kHintPrecision));
+                                                  decimals));
   }
   return h;
 }

@@ -335,4 +335,31 @@ TEST_CASE("practice: the default steps of a backward lesson, and hints on a grad
                 h2.text);
 }
 
+TEST_CASE("practice: a hint's numbers keep 3 significant digits, so a learner who multiplies "
+          "them out is right") {
+  Fixture f("backward-by-hand");
+  // grad.head0.scores = grad.head0.scaled / √3: the small cells, -0.0086 / 1.732 = -0.0049.
+  PracticeSession s(f.lesson, *f.backend, {.steps = {"grad.head0.scores"}, .cells = 3});
+  const Trace& t = s.truth();
+  for (int guard = 0; !s.finished() && guard < 10; ++guard) {
+    const PracticeCell c = s.current().cell;
+    s.hint();
+    s.hint();
+    const Hint h3 = s.hint();
+    // "… = 0.57735 × (-0.00857) = -0.00495": the two factors as the hint writes them.
+    const std::string text = h3.text.substr(h3.text.find(" = ", h3.text.find("] = ") + 4) + 3);
+    const double a = std::stod(text), b = std::stod(text.substr(text.find('(') + 1));
+    const double g = t.at("grad.head0.scaled").value(c.row, c.col);
+    CAPTURE(h3.text);
+    if (std::abs(g) < 1e-12) {  // a zero cell: nothing to multiply
+      s.skip();
+      continue;
+    }
+    CHECK(std::abs(b - g) <= 5e-3 * std::abs(g));  // 3 significant digits at least
+    const CellMark m = s.answer(fmt::format("{:.4f}", a * b));
+    CHECK(m.cell.verdict == Verdict::ok);
+    if (m.cell.verdict != Verdict::ok) s.skip();
+  }
+}
+
 }  // namespace attn

@@ -311,8 +311,11 @@ void backward_expand(const ExpandContext& c, CellExpansion& e) {
       const TermContext t = trace_terms(c.trace, c.step, vjps[i]);
       if (i > 0) add_symbol(e, "+");
       if (vjps.size() > 1) add_symbol(e, "(");
-      add_terms(e, t, vjp_terms(t, e.row, e.col), numbers);
+      const VjpCell cell = vjp_terms(t, e.row, e.col);
+      add_terms(e, t, cell, numbers);
       if (vjps.size() > 1) add_symbol(e, ")");
+      if (numbers)
+        for (const Term& term : cell.terms) e.term_values.push_back(term_value(t, term));
     }
   }
 }
