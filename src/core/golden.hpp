@@ -55,8 +55,12 @@ struct GoldenMismatch {
 };
 
 // Two numbers are the same when both are NaN, both the same infinity, or
-// within `tolerance` of each other.
+// within tolerance_at(golden, tolerance) of each other.
 bool same_number(double golden, double computed, double tolerance);
+
+// `tolerance` as it applies at `golden`: absolute up to |golden| = 1, relative
+// above (tolerance · |golden|).
+double tolerance_at(double golden, double tolerance);
 
 // Every step of `trace` against `golden`: missing or extra steps (a large
 // given matrix is not missing), shapes, and the first cell of each step that

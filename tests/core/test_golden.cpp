@@ -98,6 +98,11 @@ TEST_CASE("same_number: NaN equals NaN, infinities equal themselves only") {
   CHECK_FALSE(attn::same_number(-inf, -1e300, 1e300));
   CHECK(attn::same_number(1.0, 1.0 + 1e-13, 1e-12));
   CHECK_FALSE(attn::same_number(1.0, 1.0 + 1e-11, 1e-12));
+  // Above 1 the tolerance is relative: e^10.49 in two summation orders.
+  CHECK(attn::same_number(35789.148073566685, 35789.148073566619, 1e-12));
+  CHECK_FALSE(attn::same_number(35789.148, 35789.149, 1e-12));
+  CHECK(attn::tolerance_at(0.5, 1e-12) == 1e-12);
+  CHECK(attn::tolerance_at(-2e4, 1e-12) == 2e-8);
 }
 
 TEST_CASE("the committed golden file of river-bank matches a fresh trace") {
