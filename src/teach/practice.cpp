@@ -33,11 +33,12 @@ constexpr int kHintPrecision = 4;
 // digits (a gradient of 0.0086 written 0.0086 would make the learner who
 // multiplies the hint's own numbers miss the answer's last decimal).
 int hint_decimals(const CellExpansion& e) {
-  double smallest = std::abs(e.value);
+  double smallest = 0;  // the smallest non-zero finite magnitude; 0 while none
   const auto see = [&](double v) {
     if (v != 0 && std::isfinite(v) && (smallest == 0 || std::abs(v) < smallest))
       smallest = std::abs(v);
   };
+  see(e.value);
   for (const double v : e.source_values) see(v);
   for (const ExprPiece& p : e.expression)
     if (p.kind == ExprPiece::Kind::number) see(p.value);
