@@ -43,9 +43,12 @@ Lesson with_upstream(Lesson lesson, std::uint64_t seed, bool half_sq = false) {
   return lesson;
 }
 
-// A small random lesson whose rows all have an open key (no NaN to carry).
+// A lesson small enough to check cell by cell (the 64-wide ones repeat the
+// small ones' arithmetic at 50 times the cost, far more under the sanitizers;
+// the oracles check their values), in f64 softmax attention.
 bool usable(const Lesson& lesson) {
-  return lesson.queries() * lesson.keys() <= 4096 && lesson.dtype == Dtype::f64 &&
+  return lesson.queries() * lesson.keys() <= 256 && lesson.X.n_cols <= 16 &&
+         lesson.W_Q.n_cols <= 16 && lesson.dtype == Dtype::f64 &&
          lesson.attention == AttentionKind::softmax;
 }
 
@@ -77,13 +80,13 @@ std::size_t check_cells(const Lesson& lesson, const Trace& trace, std::set<VjpKi
 
 }  // namespace
 
-TEST_CASE("backward: each gradient cell's arithmetic gives the step's value, on 300 random "
-          "lessons and every embedded lesson") {
+TEST_CASE("backward: each gradient cell's arithmetic gives the step's value, on 150 random "
+          "lessons and every small embedded lesson") {
   testing::HostBackend backend;
   std::set<VjpKind> kinds;
   std::size_t cells = 0, lessons = 0;
   std::vector<Lesson> all = all_embedded_lessons();
-  for (std::uint64_t seed = 1; seed <= 300; ++seed) all.push_back(testing::random_lesson(seed));
+  for (std::uint64_t seed = 1; seed <= 150; ++seed) all.push_back(testing::random_lesson(seed));
   for (std::size_t k = 0; k < all.size(); ++k) {
     if (!usable(all[k])) continue;
     const Lesson lesson = all[k].backward ? all[k] : with_upstream(all[k], 1000 + k, k % 2);
@@ -93,8 +96,8 @@ TEST_CASE("backward: each gradient cell's arithmetic gives the step's value, on 
     cells += check_cells(lesson, trace, kinds);
     ++lessons;
   }
-  CHECK(lessons > 300);
-  CHECK(cells > 100000);
+  CHECK(lessons > 180);
+  CHECK(cells > 20000);
   // The lessons go back through every kind of step.
   CHECK(kinds.size() == static_cast<std::size_t>(VjpKind::jacobian) + 1);
 }
