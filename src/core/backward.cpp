@@ -170,19 +170,12 @@ arma::mat rotated_back(const arma::mat& G, std::size_t shift) {
   return out;
 }
 
-double gelu_slope(double x) {
-  return 0.5 * std::erfc(-x / std::numbers::sqrt2) +
-         x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
-}
-
 // The softmax's vjp, A ⊙ (G − D), with the rows the masked_row policy made 0.
 arma::mat softmax_value(const Trace& trace, const Vjp& v, const arma::mat& G, const arma::mat& A,
                         const arma::mat& D) {
   arma::mat out = A % (G.each_col() - D.col(0));
-  const Step& masked = trace.input(trace.at(v.of), 0);
-  if (masked.made.op != Op::mask || !std::isinf(masked.made.fill)) return out;
   for (arma::uword r = 0; r < out.n_rows; ++r)
-    if (arma::all(trace.mask.row(r) != 0u))
+    if (policy_row(trace, trace.at(v.of), r))
       for (arma::uword c = 0; c < out.n_cols; ++c)
         if (std::isfinite(A(r, c))) out(r, c) = 0.0;
   return out;

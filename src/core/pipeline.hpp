@@ -36,6 +36,14 @@ Trace run_pipeline(const Lesson& lesson, Backend& backend, const Overrides& over
 // InputError naming both shapes when they differ.
 arma::mat with_overrides(const Overrides& overrides, const std::string& id, arma::mat computed);
 
+// GELU′(x) = Φ(x) + x·φ(x): the exact GELU's slope (core/ops/backward.cpp).
+double gelu_slope(double x);
+
+// Whether row r of the softmax step `weights` was set by the masked_row
+// policy (every key masked with fill −inf): then it does not depend on its
+// scores, and a finite cell of it sends no gradient back (core/ops/backward.cpp).
+bool policy_row(const Trace& trace, const Step& weights, std::size_t r);
+
 // The backward pass of lesson.backward (core/backward.cpp, docs/backward.md):
 // appends grad.<id> for every step the result depends on, in reverse order,
 // each with the cells `overrides` gives replaced. In another format than f64

@@ -52,12 +52,6 @@ struct TermContext {
   const arma::mat& in(std::size_t k) const { return trace.input(step, v.first + k).value; }
 };
 
-double gelu_slope(double x) {
-  const double Phi = 0.5 * std::erfc(-x / std::numbers::sqrt2);
-  const double phi = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
-  return Phi + x * phi;
-}
-
 double through(Through t, double v, double eps) {
   switch (t) {
     case Through::value:
@@ -86,10 +80,7 @@ VjpCell sum_of_products(std::size_t inner, const std::function<Term(std::size_t)
 // The softmax's gradient: A ⊙ (G − D); 0 on a row the masked_row policy made
 // (every key masked, fill −inf, the row finite: it does not depend on its scores).
 VjpCell softmax_terms(const TermContext& c, std::size_t r, std::size_t col) {
-  const Step& masked = c.trace.input(c.trace.at(c.v.of), 0);
-  const bool all_masked = arma::all(c.trace.mask.row(r) != 0u);
-  if (all_masked && masked.made.op == Op::mask && std::isinf(masked.made.fill) &&
-      std::isfinite(c.read(1, r, col)))
+  if (policy_row(c.trace, c.trace.at(c.v.of), r) && std::isfinite(c.read(1, r, col)))
     return {{}, N_("every key of this row is masked: masked_row sets the row, which does not "
                    "depend on its scores")};
   return {{product(1.0, {{1, r, col}, {0, r, col}}), product(-1.0, {{1, r, col}, {2, r, 0}})}};
@@ -425,3 +416,19 @@ const OpFacets backward{Op::backward,   "backward",        "per Operation::vjps,
                         &backward_flops};
 
 }  // namespace attn::ops
+
+namespace attn {
+
+double gelu_slope(double x) {
+  const double Phi = 0.5 * std::erfc(-x / std::numbers::sqrt2);
+  const double phi = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
+  return Phi + x * phi;
+}
+
+bool policy_row(const Trace& trace, const Step& weights, std::size_t r) {
+  const Step& masked = trace.input(weights, 0);
+  return masked.made.op == Op::mask && std::isinf(masked.made.fill) &&
+         arma::all(trace.mask.row(r) != 0u);
+}
+
+}  // namespace attn
